@@ -1,0 +1,141 @@
+import { readFileSync } from "node:fs";
+import { type BundlerConfig, defaultBundlerConfig, type EntryPointVersion, canonicalEntryPoints, entryPointVersions } from "@bundlekit/core";
+import { type Address, getAddress, type Hex, isAddress, isHex, size } from "viem";
+
+/** A configuration problem, reported as one line at start-up. Never contains a secret. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Everything the stand-alone service needs; see docs/configuration.md. */
+export interface ServerConfig {
+  /** The node to serve; undefined starts the embedded devnet. */
+  rpcUrl: string | undefined;
+  relayerKeys: Hex[];
+  entryPoints: { address: Address; version: EntryPointVersion }[];
+  host: string;
+  port: number;
+  /** SQLite file for the mempool; `:memory:` keeps nothing across restarts. */
+  database: string;
+  maxBodyBytes: number;
+  maxBatchSize: number;
+  logLevel: "debug" | "info" | "warn" | "error";
+  bundler: Partial<BundlerConfig>;
+}
+
+type Source = Record<string, unknown>;
+
+/**
+ * Read the configuration: a JSON file named by `BUNDLEKIT_CONFIG` (or `--config`), overridden by
+ * `BUNDLEKIT_*` environment variables. Throws `ConfigError` naming the setting at fault.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly string[] = []): ServerConfig {
+  const flag = argv.indexOf("--config");
+  const file = flag >= 0 ? argv[flag + 1] : env.BUNDLEKIT_CONFIG;
+  let json: Source = {};
+  if (file) {
+    try {
+      json = JSON.parse(readFileSync(file, "utf8")) as Source;
+    } catch (error) {
+      throw new ConfigError(`cannot read config file ${file}: ${(error as Error).message.split("\n")[0]}`);
+    }
+  }
+  const pick = (envName: string, key: string): unknown => env[envName] ?? json[key];
+
+  const rpcUrl = pick("BUNDLEKIT_RPC_URL", "rpcUrl");
+  if (rpcUrl !== undefined) parseUrl(rpcUrl);
+
+  const keysRaw = pick("BUNDLEKIT_RELAYER_KEYS", "relayerKeys");
+  const relayerKeys = (typeof keysRaw === "string" ? keysRaw.split(",") : ((keysRaw as unknown[]) ?? []))
+    .map((k) => String(k).trim())
+    .filter((k) => k.length > 0);
+  relayerKeys.forEach((key, index) => {
+    if (!isHex(key, { strict: true }) || size(key as Hex) !== 32) {
+      throw new ConfigError(`relayer key #${index + 1} is not a 0x-prefixed 32-byte hex private key`);
+    }
+  });
+  if (rpcUrl !== undefined && relayerKeys.length === 0) {
+    throw new ConfigError("BUNDLEKIT_RELAYER_KEYS (or relayerKeys) is required with an RPC URL");
+  }
+
+  return {
+    rpcUrl: rpcUrl as string | undefined,
+    relayerKeys: relayerKeys as Hex[],
+    entryPoints: parseEntryPoints(pick("BUNDLEKIT_ENTRYPOINTS", "entryPoints")),
+    host: String(pick("BUNDLEKIT_HOST", "host") ?? "127.0.0.1"),
+    port: integer(pick("BUNDLEKIT_PORT", "port") ?? 4337, "port", 0, 65535),
+    database: String(pick("BUNDLEKIT_DATABASE", "database") ?? (rpcUrl ? "bundlekit-mempool.sqlite" : ":memory:")),
+    maxBodyBytes: integer(pick("BUNDLEKIT_MAX_BODY_BYTES", "maxBodyBytes") ?? 1024 * 1024, "maxBodyBytes", 1024),
+    maxBatchSize: integer(pick("BUNDLEKIT_MAX_BATCH_SIZE", "maxBatchSize") ?? 100, "maxBatchSize", 1),
+    logLevel: oneOf(pick("BUNDLEKIT_LOG_LEVEL", "logLevel") ?? "info", "logLevel", ["debug", "info", "warn", "error"] as const),
+    bundler: {
+      bundleInterval: integer(pick("BUNDLEKIT_BUNDLE_INTERVAL", "bundleInterval") ?? defaultBundlerConfig.bundleInterval, "bundleInterval", 10),
+      bundleSize: integer(pick("BUNDLEKIT_BUNDLE_SIZE", "bundleSize") ?? defaultBundlerConfig.bundleSize, "bundleSize", 1),
+      ...(pick("BUNDLEKIT_BENEFICIARY", "beneficiary") !== undefined
+        ? { beneficiary: address(pick("BUNDLEKIT_BENEFICIARY", "beneficiary"), "beneficiary") }
+        : {}),
+    },
+  };
+}
+
+function parseUrl(value: unknown): URL {
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    throw new ConfigError(`BUNDLEKIT_RPC_URL "${redactUrl(String(value))}" is not a valid URL`);
+  }
+  if (!["http:", "https:", "ws:", "wss:"].includes(url.protocol)) {
+    throw new ConfigError(`BUNDLEKIT_RPC_URL must be http(s) or ws(s), got ${url.protocol}`);
+  }
+  return url;
+}
+
+/** A URL safe to print: no credentials, no path or query (API keys often hide there). */
+export function redactUrl(value: string): string {
+  try {
+    const url = new URL(value);
+    return `${url.protocol}//${url.host}${url.pathname.length > 1 || url.search ? "/…" : ""}`;
+  } catch {
+    return value.length > 12 ? `${value.slice(0, 12)}…` : value;
+  }
+}
+
+function parseEntryPoints(value: unknown): ServerConfig["entryPoints"] {
+  if (value === undefined) return entryPointVersions.map((version) => ({ version, address: canonicalEntryPoints[version] }));
+  const items = typeof value === "string" ? value.split(",").map((s) => s.trim()) : (value as unknown[]);
+  if (!Array.isArray(items) || items.length === 0) throw new ConfigError("entryPoints must list at least one EntryPoint");
+  return items.map((item) => {
+    // "0xADDRESS" (a canonical one) or "0xADDRESS@0.7" or {address, version}
+    const [addr, ver] = typeof item === "string" ? item.split("@") : [(item as Source).address, (item as Source).version];
+    const entryAddress = address(addr, "entryPoints");
+    const version =
+      ver === undefined
+        ? entryPointVersions.find((v) => canonicalEntryPoints[v] === entryAddress)
+        : entryPointVersions.find((v) => v === String(ver));
+    if (!version) {
+      throw new ConfigError(
+        ver === undefined
+          ? `EntryPoint ${entryAddress} is not a canonical one; give its version as ${entryAddress}@0.7`
+          : `EntryPoint version ${String(ver)} is not supported (use one of ${entryPointVersions.join(", ")})`,
+      );
+    }
+    return { address: entryAddress, version };
+  });
+}
+
+function address(value: unknown, name: string): Address {
+  if (typeof value !== "string" || !isAddress(value, { strict: false })) throw new ConfigError(`${name}: "${String(value)}" is not an address`);
+  return getAddress(value);
+}
+
+function integer(value: unknown, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const n = typeof value === "number" ? value : Number(String(value));
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${String(value)}"`);
+  return n;
+}
+
+function oneOf<T extends string>(value: unknown, name: string, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T)) throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${String(value)}"`);
+  return value as T;
+}

@@ -1,0 +1,64 @@
+import { type Devnet, startDevnet } from "@bundlekit/devnet";
+import { ConfigError, loadConfig, redactUrl } from "./config.ts";
+import { createConsoleLogger } from "./logger.ts";
+import { type BundlerService, startBundlerService } from "./server.ts";
+
+/**
+ * `pnpm start`: serve the chain at BUNDLEKIT_RPC_URL, or with no RPC URL start the embedded
+ * devnet (anvil with the canonical EntryPoints) and serve that. Ctrl-C stops everything.
+ */
+async function main() {
+  const config = loadConfig(process.env, process.argv.slice(2));
+  const logger = createConsoleLogger(config.logLevel);
+  let devnet: Devnet | undefined;
+  let service: BundlerService | undefined;
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    await service?.close().catch(() => {});
+    await devnet?.stop().catch(() => {});
+    process.exit(code);
+  };
+  process.on("SIGINT", () => void stop(0));
+  process.on("SIGTERM", () => void stop(0));
+
+  try {
+    if (config.rpcUrl) {
+      service = await startBundlerService({ ...config, rpcUrl: config.rpcUrl }, logger);
+    } else {
+      devnet = await startDevnet();
+      service = await startBundlerService(
+        { ...config, rpcUrl: devnet.rpcUrl, relayerKeys: config.relayerKeys.length > 0 ? config.relayerKeys : devnet.relayerKeys },
+        logger,
+      );
+    }
+  } catch (error) {
+    await devnet?.stop().catch(() => {});
+    if (error instanceof ConfigError) {
+      process.stderr.write(`bundlekit: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  const lines = [
+    `Bundlekit is serving chain ${service.chainId}`,
+    `  bundler:     ${service.url}`,
+    `  node:        ${devnet ? devnet.rpcUrl : redactUrl(config.rpcUrl!)}${devnet ? "  (embedded devnet)" : ""}`,
+    `  chain id:    ${service.chainId}`,
+    ...service.bundler.entryPoints.all.map((ep) => `  EntryPoint v${ep.version}: ${ep.address}`),
+    `  relayers:    ${service.bundler.relayers.join(", ")}`,
+    "Press Ctrl-C to stop.",
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+main().catch((error) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`bundlekit: ${error.message}\n`);
+  } else {
+    process.stderr.write(`bundlekit: failed to start: ${(error as Error).message?.split("\n")[0]}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,75 @@
+import { type Bundler, createBundler, createRpcHandler, defineEntryPoint, type Logger, type MempoolStore, silentLogger } from "@bundlekit/core";
+import { createLocalKeySigner } from "@bundlekit/signer-relayer";
+import { createSqliteMempoolStore } from "@bundlekit/storage-kysely";
+import { type JsonRpcServer, startJsonRpcServer } from "@bundlekit/transport-jsonrpc";
+import { createPublicClient, http, webSocket } from "viem";
+import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
+
+/** A running stand-alone bundler service. */
+export interface BundlerService {
+  /** The JSON-RPC endpoint, `http://host:port/v1/<chainId>/`. */
+  url: string;
+  chainId: number;
+  bundler: Bundler;
+  /** Stop bundling, wait for bundles in flight, close the HTTP server and the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Wire the engine for one chain: viem client → SQLite mempool → local relayer keys → engine →
+ * JSON-RPC over HTTP at `/v1/<chainId>/`. Checks that every EntryPoint has code before serving.
+ */
+export async function startBundlerService(
+  config: ServerConfig & { rpcUrl: string },
+  logger: Logger = silentLogger,
+): Promise<BundlerService> {
+  const transport = config.rpcUrl.startsWith("ws") ? webSocket(config.rpcUrl) : http(config.rpcUrl);
+  const client = createPublicClient({ transport, pollingInterval: 250 });
+  let chainId: number;
+  try {
+    chainId = await client.getChainId();
+  } catch {
+    throw new ConfigError(`cannot reach the node at ${redactUrl(config.rpcUrl)}`);
+  }
+  for (const { address } of config.entryPoints) {
+    const code = await client.getCode({ address });
+    if (!code || code === "0x") throw new ConfigError(`EntryPoint ${address} has no code on chain ${chainId}`);
+  }
+  const signer = createLocalKeySigner(config.relayerKeys);
+  const store: MempoolStore = await createSqliteMempoolStore({ filename: config.database });
+  let server: JsonRpcServer | undefined;
+  try {
+    const bundler = await createBundler({
+      client,
+      store,
+      signer,
+      entryPoints: config.entryPoints.map(({ version, address }) => defineEntryPoint(version, address)),
+      config: config.bundler,
+      logger,
+    });
+    const handler = createRpcHandler(bundler, { maxBatchSize: config.maxBatchSize, logger });
+    server = await startJsonRpcServer({
+      handler,
+      basePath: `/v1/${chainId}`,
+      maxBodyBytes: config.maxBodyBytes,
+      port: config.port,
+      host: config.host,
+    });
+    bundler.start();
+    const running = server;
+    return {
+      url: running.url,
+      chainId,
+      bundler,
+      async close() {
+        await running.close();
+        await bundler.stop();
+        await store.close?.();
+      },
+    };
+  } catch (error) {
+    await server?.close();
+    await store.close?.();
+    throw error;
+  }
+}

@@ -1,0 +1,60 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const main = fileURLToPath(new URL("../src/main.ts", import.meta.url));
+const key = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
+
+function start(env: Record<string, string>): { child: ChildProcess; output: () => { stdout: string; stderr: string }; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", main], {
+    env: { PATH: process.env.PATH, BUNDLEKIT_PORT: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (d) => (stdout += d));
+  child.stderr!.on("data", (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, output: () => ({ stdout, stderr }), exited };
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe("pnpm start (src/main.ts)", () => {
+  it("starts the devnet and the bundler, serves, and stops both on SIGINT", async () => {
+    const run = start({});
+    await expect.poll(() => run.output().stdout, { timeout: 30_000, interval: 100 }).toContain("Press Ctrl-C to stop.");
+    const { stdout } = run.output();
+    const bundlerUrl = /bundler:\s+(\S+)/.exec(stdout)![1]!;
+    const nodeUrl = /node:\s+(\S+)/.exec(stdout)![1]!;
+    expect(stdout).toMatch(/chain id:\s+31337/);
+    expect(stdout).toContain("EntryPoint v0.7: 0x0000000071727De22E5E9d8BAf0edAc6f37da032");
+
+    const answer = await fetch(bundlerUrl, { method: "POST", body: JSON.stringify({ id: 1, method: "eth_chainId" }) });
+    expect(await answer.json()).toEqual({ jsonrpc: "2.0", id: 1, result: "0x7a69" });
+
+    run.child.kill("SIGINT");
+    expect(await run.exited).toBe(0);
+    await expect(fetch(nodeUrl, { method: "POST", body: "{}" })).rejects.toThrow();
+    expect(alive(run.child.pid!)).toBe(false);
+  });
+
+  it.each([
+    [{ BUNDLEKIT_RPC_URL: "not-a-url", BUNDLEKIT_RELAYER_KEYS: key }, /^bundlekit: BUNDLEKIT_RPC_URL "not-a-url" is not a valid URL\n$/],
+    [{ BUNDLEKIT_RPC_URL: "http://127.0.0.1:9", BUNDLEKIT_RELAYER_KEYS: "0x1234" }, /^bundlekit: relayer key #1 is not a 0x-prefixed 32-byte hex private key\n$/],
+    [{ BUNDLEKIT_RPC_URL: "http://127.0.0.1:9" }, /^bundlekit: BUNDLEKIT_RELAYER_KEYS .* is required with an RPC URL\n$/],
+    [{ BUNDLEKIT_PORT: "http" }, /^bundlekit: port must be an integer from 0 to 65535, got "http"\n$/],
+  ])("stops with one clear line for a bad configuration (%o)", async (env, message) => {
+    const run = start(env);
+    expect(await run.exited).toBe(1);
+    expect(run.output().stderr).toMatch(message);
+    expect(run.output().stdout).toBe("");
+  });
+});

@@ -1,0 +1,81 @@
+import { type Address, encodeFunctionData, type Hex } from "viem";
+import type { EntryPoint } from "../entrypoint/registry.ts";
+import { InfrastructureError } from "../errors/errors.ts";
+import type { ChainClient } from "../ports/chain-client.ts";
+import type { MempoolEntry } from "../ports/mempool-store.ts";
+import { toEntryPointStruct } from "../userop/pack.ts";
+import { isUserOperationV06 } from "../userop/types.ts";
+import { decodeEntryPointRevert } from "../validation/entry-point-revert.ts";
+import { estimateGas } from "../validation/eth-call.ts";
+
+/** A `handleOps` call ready to sign. */
+export interface Bundle {
+  entryPoint: EntryPoint;
+  entries: MempoolEntry[];
+  data: Hex;
+  /** `eth_estimateGas` of the call. */
+  gas: bigint;
+  /** EIP-7702 authorizations of the operations (v0.8+); non-empty makes the transaction type 4. */
+  authorizationList: NonNullable<Extract<MempoolEntry["userOperation"], { authorization?: unknown }>["authorization"]>[];
+}
+
+/** An operation the builder dropped, with the EntryPoint's reason. */
+export interface RejectedEntry {
+  entry: MempoolEntry;
+  reason: string;
+}
+
+/**
+ * Turn claimed operations into a `handleOps` call that the node accepts: estimate it, and while
+ * the EntryPoint names a failing operation (`FailedOp`), drop that one and try again. Operations
+ * valid at admission can fail here when chain state moved on.
+ */
+export async function buildBundle(
+  client: ChainClient,
+  entryPoint: EntryPoint,
+  entries: readonly MempoolEntry[],
+  relayer: Address,
+  beneficiary: Address,
+): Promise<{ bundle: Bundle | undefined; rejected: RejectedEntry[] }> {
+  const rejected: RejectedEntry[] = [];
+  let candidates = [...entries];
+  while (candidates.length > 0) {
+    const ops = candidates.map((entry) => toEntryPointStruct(entry.userOperation));
+    const data = encodeFunctionData({ abi: entryPoint.abi, functionName: "handleOps", args: [ops, beneficiary] });
+    const authorizationList = candidates.flatMap(({ userOperation: op }) =>
+      !isUserOperationV06(op) && op.authorization ? [op.authorization] : [],
+    );
+    const result = await estimateGas(client, {
+      from: relayer,
+      to: entryPoint.address,
+      data,
+      ...(authorizationList.length > 0 ? { authorizationList: authorizationList.map(toRpcAuthorization) } : {}),
+    });
+    if (!result.reverted) {
+      return { bundle: { entryPoint, entries: candidates, data, gas: result.gas, authorizationList }, rejected };
+    }
+    const failure = decodeEntryPointRevert(entryPoint.abi, result.data);
+    const index = failure?.opIndex;
+    if (index === undefined || index >= candidates.length) {
+      if (result.data === "0x" && !failure) {
+        throw new InfrastructureError(`handleOps estimation failed without revert data: ${result.message}`);
+      }
+      for (const entry of candidates) rejected.push({ entry, reason: failure?.reason ?? result.message });
+      return { bundle: undefined, rejected };
+    }
+    rejected.push({ entry: candidates[index]!, reason: failure!.reason });
+    candidates = candidates.filter((_, i) => i !== index);
+  }
+  return { bundle: undefined, rejected };
+}
+
+function toRpcAuthorization(a: Bundle["authorizationList"][number]) {
+  return {
+    address: a.address,
+    chainId: `0x${a.chainId.toString(16)}`,
+    nonce: `0x${a.nonce.toString(16)}`,
+    yParity: `0x${(a.yParity ?? 0).toString(16)}`,
+    r: a.r,
+    s: a.s,
+  };
+}

@@ -1,0 +1,279 @@
+import { randomUUID } from "node:crypto";
+import type { Address, Hash } from "viem";
+import { buildBundle } from "../bundle/build-bundle.ts";
+import { createEntryPointRegistry, type EntryPoint, type EntryPointRegistry } from "../entrypoint/registry.ts";
+import {
+  DuplicateUserOperationError,
+  EntryPointRejectionError,
+  InvalidParamsError,
+  MempoolRejectionError,
+} from "../errors/errors.ts";
+import { estimateUserOperationGas, type GasEstimate } from "../gas/estimate-user-operation-gas.ts";
+import { createChainFeeOracle, type FeeOracle, type GasPrice } from "../gas/fee-oracle.ts";
+import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
+import type { ChainClient } from "../ports/chain-client.ts";
+import { type Clock, systemClock } from "../ports/clock.ts";
+import { type Logger, silentLogger } from "../ports/logger.ts";
+import type { MempoolStore } from "../ports/mempool-store.ts";
+import type { RelayerSigner } from "../ports/relayer-signer.ts";
+import type { Submitter } from "../ports/submitter.ts";
+import {
+  getUserOperationByHash,
+  getUserOperationReceipt,
+  type LookupContext,
+  type UserOperationLookup,
+  type UserOperationReceipt,
+} from "../receipt/lookup.ts";
+import { createClassicSubmitter } from "../submit/classic-submitter.ts";
+import { sendBundle } from "../submit/send-bundle.ts";
+import { getUserOperationHash } from "../userop/hash.ts";
+import { splitNonce, type UserOperation } from "../userop/types.ts";
+import type { StateOverride } from "../validation/eth-call.ts";
+import { nonceOverride } from "../validation/nonce-override.ts";
+import { precheckUserOperation } from "../validation/prechecks.ts";
+import { validateUserOperation } from "../validation/validate-user-operation.ts";
+import { type BundlerConfig, defaultBundlerConfig } from "./config.ts";
+import { createStatusHub, type StatusListener } from "./status.ts";
+
+export interface CreateBundlerParameters {
+  /** Read access to the chain. */
+  client: ChainClient;
+  /** Durable mempool state. */
+  store: MempoolStore;
+  /** Relayer accounts that send bundles. */
+  signer: RelayerSigner;
+  /** How bundles reach the chain. Default: `eth_sendRawTransaction` through `client`. */
+  submitter?: Submitter;
+  /** EntryPoints served. Default: canonical v0.6, v0.7 and v0.8. */
+  entryPoints?: readonly EntryPoint[];
+  /** Fee suggestions. Default: from the node, with `config.gasPriceMarkupPercent`. */
+  feeOracle?: FeeOracle;
+  clock?: Clock;
+  logger?: Logger;
+  config?: Partial<BundlerConfig>;
+  preVerificationGas?: PreVerificationGasConfig;
+  /** Names this engine in bundle claims when several share a store. Default: a random UUID. */
+  instanceId?: string;
+}
+
+/** The engine's Promise API. Methods take domain values; `@bundlekit/core`'s RPC layer decodes the wire. */
+export interface Bundler {
+  readonly chainId: number;
+  readonly entryPoints: EntryPointRegistry;
+  readonly config: Readonly<BundlerConfig>;
+  readonly relayers: readonly Address[];
+  /** Validate and admit an operation; resolves with its hash once it is durable in the store. */
+  sendUserOperation(op: UserOperation, entryPoint: Address): Promise<Hash>;
+  estimateUserOperationGas(op: UserOperation, entryPoint: Address): Promise<GasEstimate>;
+  getUserOperationByHash(userOpHash: Hash): Promise<UserOperationLookup | undefined>;
+  getUserOperationReceipt(userOpHash: Hash): Promise<UserOperationReceipt | undefined>;
+  getGasPrice(): Promise<GasPrice>;
+  /** Bundle whatever is pending now, on every EntryPoint; resolves with the sent transactions. */
+  sendBundleNow(): Promise<Hash[]>;
+  /** Follow operations' status changes; returns the unsubscribe function. */
+  onStatusChange(listener: StatusListener): () => void;
+  /** Start automatic bundling (when `bundlingMode` is `auto`). */
+  start(): void;
+  /** Stop bundling and wait for bundles in flight. Does not close the store. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Create a bundler engine over the given ports. Reads the chain id from the node; everything
+ * else is wired from the parameters.
+ */
+export async function createBundler(parameters: CreateBundlerParameters): Promise<Bundler> {
+  const { client, store, signer } = parameters;
+  const config: BundlerConfig = { ...defaultBundlerConfig, ...parameters.config };
+  const clock = parameters.clock ?? systemClock;
+  const logger = parameters.logger ?? silentLogger;
+  const entryPoints = createEntryPointRegistry(parameters.entryPoints);
+  const feeOracle = parameters.feeOracle ?? createChainFeeOracle(client, { markupPercent: config.gasPriceMarkupPercent });
+  const submitter = parameters.submitter ?? createClassicSubmitter(client);
+  const instanceId = parameters.instanceId ?? randomUUID();
+  const chainId = await client.getChainId();
+  const status = createStatusHub();
+  const lookup: LookupContext = { client, store, entryPoints, receiptLookupRange: config.receiptLookupRange };
+
+  const sendContext = {
+    client,
+    chainId,
+    store,
+    submitter,
+    feeOracle,
+    clock,
+    logger,
+    emit: status.emit,
+    gasLimitMarkupPercent: config.bundleGasLimitMarkupPercent,
+    receiptTimeoutMs: config.receiptTimeoutMs,
+  };
+  const inFlight = new Set<Promise<Hash | undefined>>();
+  let timer: NodeJS.Timeout | undefined;
+  let running = false;
+
+  async function runBundle(entryPoint: EntryPoint): Promise<Hash | undefined> {
+    // Claim before leasing: an EntryPoint with nothing pending must not hold a relayer.
+    const claimed = await store.claimForBundle({
+      entryPoint: entryPoint.address,
+      limit: config.bundleSize,
+      claimant: instanceId,
+      leaseMs: config.bundleClaimLeaseMs,
+      now: clock.now(),
+    });
+    if (claimed.length === 0) return undefined;
+    const relayer = signer.lease();
+    try {
+      if (!relayer) {
+        await store.requeue(claimed.map((e) => e.userOpHash), clock.now());
+        return undefined;
+      }
+      const beneficiary = config.beneficiary ?? relayer.address;
+      const { bundle, rejected } = await buildBundle(client, entryPoint, claimed, relayer.address, beneficiary);
+      for (const { entry, reason } of rejected) {
+        await store.markFailed([entry.userOpHash], reason, clock.now());
+        status.emit({ userOpHash: entry.userOpHash, status: "failed", reason });
+        logger.warn("operation dropped from bundle", { userOpHash: entry.userOpHash, reason });
+      }
+      if (!bundle) return undefined;
+      return await sendBundle(sendContext, relayer, bundle);
+    } catch (error) {
+      // Not sent: give the claimed operations back so the next attempt retries them.
+      const current = await Promise.all(claimed.map((e) => store.get(e.userOpHash)));
+      const unsent = current.filter((e) => e?.status === "bundling").map((e) => e!.userOpHash);
+      await store.requeue(unsent, clock.now());
+      throw error;
+    } finally {
+      relayer?.release();
+    }
+  }
+
+  /** Start one bundle per idle relayer and EntryPoint while operations are pending. */
+  function bundleOnce(): Promise<Hash | undefined>[] {
+    const started: Promise<Hash | undefined>[] = [];
+    for (const entryPoint of entryPoints.all) {
+      const job = runBundle(entryPoint).catch((error) => {
+        logger.error("bundle failed", { entryPoint: entryPoint.address, error: String(error) });
+        return undefined;
+      });
+      inFlight.add(job);
+      job.finally(() => inFlight.delete(job));
+      started.push(job);
+    }
+    return started;
+  }
+
+  /**
+   * Run a simulation; when the operation's nonce is ahead of the chain (AA25) and the sender's
+   * previous nonce is in the pool, run it again as if that one had landed. A sender may queue
+   * consecutive operations without waiting for each to be bundled.
+   */
+  async function withQueuedNonce<T>(entryPoint: EntryPoint, op: UserOperation, run: (override?: StateOverride) => Promise<T>) {
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof EntryPointRejectionError && error.reason.startsWith("AA25"))) throw error;
+      const { sequence } = splitNonce(op.nonce);
+      const previous = sequence > 0n ? await store.findBySenderNonce(entryPoint.address, op.sender, op.nonce - 1n) : undefined;
+      if (!previous) throw error;
+      return run(nonceOverride(entryPoint.address, op.sender, op.nonce));
+    }
+  }
+
+  function validate(entryPoint: EntryPoint, op: UserOperation) {
+    const context = { client, nowSeconds: BigInt(Math.floor(clock.now() / 1000)), preVerificationGas: parameters.preVerificationGas };
+    return withQueuedNonce(entryPoint, op, (stateOverride) => validateUserOperation({ ...context, stateOverride }, entryPoint, op));
+  }
+
+  function schedule() {
+    if (!running) return;
+    timer = setTimeout(() => {
+      bundleOnce();
+      schedule();
+    }, config.bundleInterval);
+  }
+
+  return {
+    chainId,
+    entryPoints,
+    config,
+    relayers: signer.addresses,
+
+    async sendUserOperation(op, entryPointAddress) {
+      const entryPoint = entryPoints.get(entryPointAddress);
+      precheckUserOperation(op, config);
+      const userOpHash = getUserOperationHash(op, entryPoint, chainId);
+      if (await store.get(userOpHash)) throw new DuplicateUserOperationError(userOpHash);
+      const [gasPrice, , existing] = await Promise.all([
+        feeOracle.getGasPrice(),
+        validate(entryPoint, op),
+        store.findBySenderNonce(entryPoint.address, op.sender, op.nonce),
+      ]);
+      if (op.maxFeePerGas < gasPrice.baseFeePerGas) {
+        throw new InvalidParamsError("maxFeePerGas", `${op.maxFeePerGas} is below the current base fee ${gasPrice.baseFeePerGas}`);
+      }
+      const entry = {
+        userOpHash,
+        entryPoint: entryPoint.address,
+        entryPointVersion: entryPoint.version,
+        userOperation: op,
+        receivedAt: clock.now(),
+      };
+      if (existing) {
+        const bumped = (fee: bigint) => fee + fee / 10n;
+        if (op.maxFeePerGas < bumped(existing.userOperation.maxFeePerGas) || op.maxPriorityFeePerGas < bumped(existing.userOperation.maxPriorityFeePerGas)) {
+          throw new MempoolRejectionError(
+            `replacement underpriced: an operation with this sender and nonce is pending; raise maxFeePerGas and maxPriorityFeePerGas by at least 10%`,
+            { replacing: existing.userOpHash },
+          );
+        }
+        if (!(await store.replace(existing.userOpHash, entry))) {
+          throw new MempoolRejectionError("the operation it would replace is already being bundled", { replacing: existing.userOpHash });
+        }
+        status.emit({ userOpHash: existing.userOpHash, status: "failed", reason: `replaced by ${userOpHash}` });
+      } else {
+        await store.add(entry);
+      }
+      status.emit({ userOpHash, status: "pending" });
+      logger.debug("operation accepted", { userOpHash, sender: op.sender, entryPoint: entryPoint.address });
+      return userOpHash;
+    },
+
+    estimateUserOperationGas(op, entryPointAddress) {
+      const entryPoint = entryPoints.get(entryPointAddress);
+      const context = {
+        client,
+        feeOracle,
+        validationGasLimit: config.validationGasLimit,
+        executionGasLimit: config.executionGasLimit,
+        gasLimitMarkupPercent: config.estimationGasMarkupPercent,
+        staticBuffer: config.estimationStaticBuffer,
+        pvgMarkupPercent: config.pvgMarkupPercent,
+        preVerificationGas: parameters.preVerificationGas,
+      };
+      return withQueuedNonce(entryPoint, op, (stateOverride) => estimateUserOperationGas({ ...context, stateOverride }, entryPoint, op));
+    },
+
+    getUserOperationByHash: (userOpHash) => getUserOperationByHash(lookup, userOpHash),
+    getUserOperationReceipt: (userOpHash) => getUserOperationReceipt(lookup, userOpHash),
+    getGasPrice: () => feeOracle.getGasPrice(),
+
+    async sendBundleNow() {
+      const sent = await Promise.all(bundleOnce());
+      return sent.filter((hash): hash is Hash => hash !== undefined);
+    },
+
+    onStatusChange: status.subscribe,
+
+    start() {
+      if (running || config.bundlingMode !== "auto") return;
+      running = true;
+      schedule();
+    },
+
+    async stop() {
+      running = false;
+      clearTimeout(timer);
+      await Promise.all(inFlight);
+    },
+  };
+}

@@ -1,0 +1,122 @@
+import type { Address } from "viem";
+
+/**
+ * JSON-RPC error codes of ERC-7769 plus the JSON-RPC 2.0 base codes. Every error the engine
+ * raises carries one of these, so transports map errors to the wire in one place.
+ */
+export const RpcErrorCode = {
+  parseError: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internalError: -32603,
+  entryPointRejected: -32500,
+  paymasterRejected: -32501,
+  opcodeOrStorageRule: -32502,
+  outOfTimeRange: -32503,
+  throttledOrBanned: -32504,
+  stakeTooLow: -32505,
+  signatureInvalid: -32507,
+  paymasterDepositTooLow: -32508,
+  executionReverted: -32521,
+} as const;
+
+export type RpcErrorCode = (typeof RpcErrorCode)[keyof typeof RpcErrorCode];
+
+/** Base of every error Bundlekit reports to a caller: a short message, a wire code and a data object. */
+export class BundlerError extends Error {
+  override name = "BundlerError";
+  readonly code: RpcErrorCode;
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(
+    code: RpcErrorCode,
+    message: string,
+    data?: Record<string, unknown>,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.code = code;
+    this.data = data;
+  }
+}
+
+/** A request parameter is missing or malformed (-32602). `field` is its path, e.g. `params[0].nonce`. */
+export class InvalidParamsError extends BundlerError {
+  override name = "InvalidParamsError";
+  readonly field: string;
+  constructor(field: string, problem: string) {
+    super(RpcErrorCode.invalidParams, `invalid ${field}: ${problem}`, { field, reason: problem });
+    this.field = field;
+  }
+}
+
+/** The EntryPoint named by the request is not one this bundler serves (-32602). */
+export class UnsupportedEntryPointError extends BundlerError {
+  override name = "UnsupportedEntryPointError";
+  constructor(entryPoint: string, supported: readonly Address[]) {
+    super(
+      RpcErrorCode.invalidParams,
+      `unsupported EntryPoint ${entryPoint}; supported: ${supported.join(", ")}`,
+      { entryPoint, supported },
+    );
+  }
+}
+
+/**
+ * The EntryPoint rejected the operation in simulation, with its `AAxx` reason. The code follows
+ * ERC-7769: paymaster reasons (AA3x) are -32501, signature failures -32507, time range -32503,
+ * everything else -32500.
+ */
+export class EntryPointRejectionError extends BundlerError {
+  override name = "EntryPointRejectionError";
+  readonly reason: string;
+  constructor(reason: string, data: Record<string, unknown> = {}) {
+    super(rejectionCode(reason), reason, { reason, ...data });
+    this.reason = reason;
+  }
+}
+
+function rejectionCode(reason: string): RpcErrorCode {
+  if (/^AA24|^AA34|signature/i.test(reason)) return RpcErrorCode.signatureInvalid;
+  if (/^AA22|^AA32|expired|not due/i.test(reason)) return RpcErrorCode.outOfTimeRange;
+  if (/^AA31/.test(reason)) return RpcErrorCode.paymasterDepositTooLow;
+  if (/^AA3/.test(reason)) return RpcErrorCode.paymasterRejected;
+  return RpcErrorCode.entryPointRejected;
+}
+
+/** The operation's own call reverted while estimating its gas (-32521). */
+export class ExecutionRevertedError extends BundlerError {
+  override name = "ExecutionRevertedError";
+  constructor(revertData: string, reason?: string) {
+    super(
+      RpcErrorCode.executionReverted,
+      reason ? `execution reverted: ${reason}` : "execution reverted",
+      { revertData, ...(reason ? { reason } : {}) },
+    );
+  }
+}
+
+/** A mempool rule refused the operation (duplicate, underpriced replacement, …) (-32602). */
+export class MempoolRejectionError extends BundlerError {
+  override name = "MempoolRejectionError";
+  constructor(message: string, data?: Record<string, unknown>) {
+    super(RpcErrorCode.invalidParams, message, data);
+  }
+}
+
+/** The node or another dependency failed; the caller may retry (-32603). */
+export class InfrastructureError extends BundlerError {
+  override name = "InfrastructureError";
+  constructor(message: string, options?: ErrorOptions) {
+    super(RpcErrorCode.internalError, message, undefined, options);
+  }
+}
+
+/** The store already holds an operation with this hash (-32602). */
+export class DuplicateUserOperationError extends BundlerError {
+  override name = "DuplicateUserOperationError";
+  constructor(userOpHash: string) {
+    super(RpcErrorCode.invalidParams, `user operation ${userOpHash} is already known`, { userOpHash });
+  }
+}

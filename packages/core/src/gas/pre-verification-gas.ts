@@ -1,0 +1,107 @@
+import { encodeAbiParameters, type Hex, hexToBytes, keccak256, size, stringToHex } from "viem";
+import { toPackedUserOperation } from "viem/account-abstraction";
+import type { UserOperation } from "../userop/types.ts";
+import { isUserOperationV06 } from "../userop/types.ts";
+
+/**
+ * Overheads behind `preVerificationGas`: the part of a bundle's cost no gas limit of the
+ * operation covers (its share of the 21000 base fee and the EntryPoint's fixed work, and the
+ * calldata it adds). Defaults follow the ERC-4337 reference bundler's mainnet calculator.
+ */
+export interface PreVerificationGasConfig {
+  transactionGasStipend: number;
+  fixedGasOverhead: number;
+  perUserOpGasOverhead: number;
+  perUserOpWordGasOverhead: number;
+  executeUserOpGasOverhead: number;
+  executeUserOpPerWordGasOverhead: number;
+  standardTokenGasCost: number;
+  /** EIP-7623 calldata floor (Prague): 10 gas per token. */
+  floorPerTokenGasCost: number;
+  tokensPerNonzeroByte: number;
+  eip7702AuthGas: number;
+  /** Bundle size assumed when sharing the fixed costs; 1 is safe. */
+  expectedBundleSize: number;
+}
+
+export const defaultPreVerificationGasConfig: PreVerificationGasConfig = {
+  transactionGasStipend: 21_000,
+  fixedGasOverhead: 9_830,
+  perUserOpGasOverhead: 7_260,
+  perUserOpWordGasOverhead: 9.5,
+  executeUserOpGasOverhead: 1_610,
+  executeUserOpPerWordGasOverhead: 8.2,
+  standardTokenGasCost: 4,
+  floorPerTokenGasCost: 10,
+  tokensPerNonzeroByte: 4,
+  eip7702AuthGas: 25_000,
+  expectedBundleSize: 1,
+};
+
+const executeUserOpSelector = "0x8dd7712f";
+const packedUserOpTypeHash = keccak256(
+  stringToHex(
+    "PackedUserOperation(address sender,uint256 nonce,bytes initCode,bytes callData,bytes32 accountGasLimits,uint256 preVerificationGas,bytes32 gasFees,bytes paymasterAndData)",
+  ),
+);
+
+/**
+ * The `preVerificationGas` an operation must carry. `verificationGasUsed` is the gas its
+ * validation really used (from simulation); it matters under the EIP-7623 calldata floor, where
+ * an operation that executes little must pay for its calldata at the floor price.
+ */
+export function calculatePreVerificationGas(
+  op: UserOperation,
+  verificationGasUsed: bigint,
+  config: PreVerificationGasConfig = defaultPreVerificationGasConfig,
+): bigint {
+  const encoded = encodeForCalldata(op);
+  let tokens = 0;
+  for (const byte of hexToBytes(encoded)) tokens += byte === 0 ? 1 : config.tokensPerNonzeroByte;
+  const words = size(encoded) / 32;
+
+  let perOp = config.perUserOpGasOverhead;
+  if (!isUserOperationV06(op) && op.authorization) perOp += config.eip7702AuthGas;
+  let callDataOverhead = 0;
+  if (op.callData.startsWith(executeUserOpSelector)) {
+    perOp += config.executeUserOpGasOverhead + config.executeUserOpPerWordGasOverhead * words;
+  } else {
+    callDataOverhead = Math.ceil(size(op.callData) / 32) * config.perUserOpWordGasOverhead;
+  }
+  const bundleShare = config.fixedGasOverhead / config.expectedBundleSize;
+  const stipendShare = config.transactionGasStipend / config.expectedBundleSize;
+  const postOpGasLimit = isUserOperationV06(op) ? 0n : (op.paymasterPostOpGasLimit ?? 0n);
+  // Under EIP-7623 the transaction pays max(standard, floor); execution counts toward standard.
+  const executionGasUsed = Number((op.callGasLimit + postOpGasLimit) / 10n + verificationGasUsed);
+  const standard = config.standardTokenGasCost * tokens + bundleShare + perOp + callDataOverhead + executionGasUsed;
+  const floor = config.floorPerTokenGasCost * tokens;
+  const total = Math.round(stipendShare + Math.max(standard, floor)) - executionGasUsed;
+  return BigInt(Math.max(total, 0));
+}
+
+/** The operation as it sits in `handleOps` calldata (full bytes, not hashes). */
+function encodeForCalldata(op: UserOperation): Hex {
+  if (isUserOperationV06(op)) {
+    return encodeAbiParameters(
+      [
+        { type: "address" }, { type: "uint256" }, { type: "bytes" }, { type: "bytes" }, { type: "uint256" },
+        { type: "uint256" }, { type: "uint256" }, { type: "uint256" }, { type: "uint256" }, { type: "bytes" }, { type: "bytes" },
+      ],
+      [
+        op.sender, op.nonce, op.initCode, op.callData, op.callGasLimit, op.verificationGasLimit,
+        op.preVerificationGas, op.maxFeePerGas, op.maxPriorityFeePerGas, op.paymasterAndData, op.signature,
+      ],
+    );
+  }
+  const packed = toPackedUserOperation(op as never);
+  return encodeAbiParameters(
+    [
+      { type: "bytes32" }, { type: "address" }, { type: "uint256" }, { type: "bytes" }, { type: "bytes" },
+      { type: "bytes32" }, { type: "uint256" }, { type: "bytes32" }, { type: "bytes" }, { type: "bytes" },
+    ],
+    [
+      packedUserOpTypeHash, packed.sender, packed.nonce, packed.initCode, packed.callData,
+      packed.accountGasLimits, packed.preVerificationGas, packed.gasFees, packed.paymasterAndData, packed.signature,
+    ],
+  );
+}

@@ -1,0 +1,6 @@
+export * from "./chain-client.ts";
+export * from "./clock.ts";
+export * from "./logger.ts";
+export * from "./mempool-store.ts";
+export * from "./relayer-signer.ts";
+export * from "./submitter.ts";

@@ -1,0 +1,102 @@
+import type { Address, Hash } from "viem";
+import type { EntryPointVersion } from "../entrypoint/version.ts";
+import type { UserOperation } from "../userop/types.ts";
+
+/**
+ * Where a user operation is in its life:
+ * - `pending`: accepted, waiting for a bundle;
+ * - `bundling`: claimed by a bundle builder (a lease that expires back to `pending`);
+ * - `submitted`: in a bundle transaction sent to the chain;
+ * - `included`: its `UserOperationEvent` is on chain (it may still have reverted: see the receipt);
+ * - `failed`: dropped from the pool with a reason (rejected on re-simulation, bundle reverted).
+ */
+export type UserOperationStatus = "pending" | "bundling" | "submitted" | "included" | "failed";
+
+export const userOperationStatuses: readonly UserOperationStatus[] = [
+  "pending",
+  "bundling",
+  "submitted",
+  "included",
+  "failed",
+];
+
+/** Where an included operation landed. */
+export interface Inclusion {
+  transactionHash: Hash;
+  blockHash: Hash;
+  blockNumber: bigint;
+}
+
+/** What the engine hands the store when it accepts an operation. */
+export interface NewMempoolEntry {
+  userOpHash: Hash;
+  entryPoint: Address;
+  entryPointVersion: EntryPointVersion;
+  userOperation: UserOperation;
+  /** Milliseconds since the epoch (from the engine's `Clock`). */
+  receivedAt: number;
+}
+
+/** An operation as the store keeps it. */
+export interface MempoolEntry extends NewMempoolEntry {
+  status: UserOperationStatus;
+  updatedAt: number;
+  /** Set from `submitted` on: the bundle transaction that carries it. */
+  transactionHash?: Hash | undefined;
+  /** Set once `included`. */
+  inclusion?: Inclusion | undefined;
+  /** Set once `failed`. */
+  failureReason?: string | undefined;
+}
+
+export interface ClaimForBundleParameters {
+  entryPoint: Address;
+  /** At most this many operations. */
+  limit: number;
+  /** Who claims (an engine instance id); claims by others are never returned. */
+  claimant: string;
+  /** The claim lapses back to `pending` this long after `now` unless the op moves on. */
+  leaseMs: number;
+  now: number;
+}
+
+/**
+ * The mempool's durable state. Intent-level: each method is one step of an operation's life, and
+ * each is atomic. An operation is durable once `add` resolves; the engine returns its hash only
+ * then. Implementations: `createMemoryMempoolStore` (core/testing), SQLite and Postgres
+ * (`@bundlekit/storage-kysely`). Every implementation passes `mempoolStoreContract` (core/testing).
+ */
+export interface MempoolStore {
+  /** Store a newly accepted operation as `pending`. Throws `DuplicateUserOperationError` if the hash is known. */
+  add(entry: NewMempoolEntry): Promise<void>;
+  /**
+   * Swap the `pending` operation `replacedHash` for `entry` (same sender and nonce, higher fees)
+   * in one step. Resolves false, changing nothing, when `replacedHash` is no longer pending.
+   */
+  replace(replacedHash: Hash, entry: NewMempoolEntry): Promise<boolean>;
+  /** The operation with this hash, in any status. */
+  get(userOpHash: Hash): Promise<MempoolEntry | undefined>;
+  /** The operation of `sender` with `nonce` on `entryPoint` still in the pool (`pending`, `bundling` or `submitted`). */
+  findBySenderNonce(entryPoint: Address, sender: Address, nonce: bigint): Promise<MempoolEntry | undefined>;
+  /** Operations in `status`, oldest first. */
+  list(status: UserOperationStatus, options?: { entryPoint?: Address; limit?: number }): Promise<MempoolEntry[]>;
+  /** How many operations are in each status. */
+  countByStatus(): Promise<Record<UserOperationStatus, number>>;
+  /**
+   * Atomically claim up to `limit` operations for one bundle, oldest first, at most one per
+   * sender, skipping senders that already have an operation claimed or submitted (so a sender's
+   * nonces land in order). Claimed operations move to `bundling`. Expired claims count as
+   * pending. Safe when several engines share one database: no operation is claimed twice.
+   */
+  claimForBundle(parameters: ClaimForBundleParameters): Promise<MempoolEntry[]>;
+  /** Claimed operations were sent in `transactionHash`. */
+  markSubmitted(userOpHashes: readonly Hash[], transactionHash: Hash, now: number): Promise<void>;
+  /** The operation's `UserOperationEvent` was seen on chain. */
+  markIncluded(userOpHash: Hash, inclusion: Inclusion, now: number): Promise<void>;
+  /** The operations leave the pool for good, with a reason. */
+  markFailed(userOpHashes: readonly Hash[], reason: string, now: number): Promise<void>;
+  /** Claimed or submitted operations go back to `pending` (their bundle was not mined, or was reorged out). */
+  requeue(userOpHashes: readonly Hash[], now: number): Promise<void>;
+  /** Release connections. Optional: stores without resources omit it. */
+  close?(): Promise<void>;
+}

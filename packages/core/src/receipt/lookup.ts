@@ -1,0 +1,130 @@
+import { type Address, decodeFunctionData, type Hash, type Hex } from "viem";
+import type { EntryPointRegistry } from "../entrypoint/registry.ts";
+import type { ChainClient } from "../ports/chain-client.ts";
+import type { MempoolStore } from "../ports/mempool-store.ts";
+import { fromPackedUserOperation, type PackedUserOperation } from "../userop/pack.ts";
+import type { UserOperation } from "../userop/types.ts";
+import { decodeUserOperationEvent, logsOfUserOperation, type RawLog, userOperationEventTopic } from "./user-operation-event.ts";
+
+/** `eth_getUserOperationByHash`'s answer in domain form. */
+export interface UserOperationLookup {
+  userOperation: UserOperation;
+  entryPoint: Address;
+  transactionHash: Hash | undefined;
+  blockHash: Hash | undefined;
+  blockNumber: bigint | undefined;
+}
+
+/** `eth_getUserOperationReceipt`'s answer: the event's fields, this op's logs and the raw transaction receipt. */
+export interface UserOperationReceipt {
+  userOpHash: Hash;
+  entryPoint: Address;
+  sender: Address;
+  nonce: bigint;
+  paymaster: Address;
+  actualGasCost: bigint;
+  actualGasUsed: bigint;
+  success: boolean;
+  reason?: string;
+  logs: RawLog[];
+  /** The node's receipt with hex fields, plus `confirmations` and `byzantium`. */
+  receipt: Record<string, unknown>;
+}
+
+export interface LookupContext {
+  client: ChainClient;
+  store: MempoolStore;
+  entryPoints: EntryPointRegistry;
+  receiptLookupRange: bigint;
+}
+
+/** Find the `UserOperationEvent` of `userOpHash`: from the store's record if it has one, else in recent chain logs. */
+async function findEvent(context: LookupContext, userOpHash: Hash): Promise<RawLog | undefined> {
+  const entry = await context.store.get(userOpHash);
+  if (entry?.inclusion) {
+    const receipt = (await context.client.request({
+      method: "eth_getTransactionReceipt",
+      params: [entry.inclusion.transactionHash],
+    } as never)) as { logs: RawLog[] } | null;
+    const log = receipt?.logs.find((l) => l.topics[0] === userOperationEventTopic && l.topics[1] === userOpHash);
+    if (log) return log;
+  }
+  if (entry && entry.status !== "included") return undefined;
+  const latest = await context.client.getBlockNumber();
+  const fromBlock = latest > context.receiptLookupRange ? latest - context.receiptLookupRange : 0n;
+  const logs = (await context.client.request({
+    method: "eth_getLogs",
+    params: [
+      {
+        address: context.entryPoints.all.map((ep) => ep.address),
+        topics: [userOperationEventTopic, userOpHash],
+        fromBlock: `0x${fromBlock.toString(16)}`,
+        toBlock: "latest",
+      },
+    ],
+  } as never)) as RawLog[];
+  return logs.find((log) => !log.removed);
+}
+
+/** The receipt of an included operation, or undefined while it is pending or unknown. */
+export async function getUserOperationReceipt(context: LookupContext, userOpHash: Hash): Promise<UserOperationReceipt | undefined> {
+  const event = await findEvent(context, userOpHash);
+  if (!event) return undefined;
+  const [receipt, latest] = await Promise.all([
+    context.client.request({ method: "eth_getTransactionReceipt", params: [event.transactionHash] } as never) as Promise<
+      (Record<string, unknown> & { logs: RawLog[]; blockNumber: Hex }) | null
+    >,
+    context.client.getBlockNumber(),
+  ]);
+  if (!receipt) return undefined;
+  const decoded = decodeUserOperationEvent(event);
+  return {
+    userOpHash,
+    entryPoint: event.address,
+    sender: decoded.sender,
+    nonce: decoded.nonce,
+    paymaster: decoded.paymaster,
+    actualGasCost: decoded.actualGasCost,
+    actualGasUsed: decoded.actualGasUsed,
+    success: decoded.success,
+    logs: logsOfUserOperation(receipt.logs, userOpHash, event.address),
+    receipt: {
+      ...receipt,
+      confirmations: `0x${(latest - BigInt(receipt.blockNumber) + 1n).toString(16)}`,
+      byzantium: true,
+    },
+  };
+}
+
+/** The operation with its inclusion, from the store, or from the chain for ones the store no longer holds. */
+export async function getUserOperationByHash(context: LookupContext, userOpHash: Hash): Promise<UserOperationLookup | undefined> {
+  const entry = await context.store.get(userOpHash);
+  if (entry && entry.status !== "failed") {
+    return {
+      userOperation: entry.userOperation,
+      entryPoint: entry.entryPoint,
+      transactionHash: entry.inclusion?.transactionHash,
+      blockHash: entry.inclusion?.blockHash,
+      blockNumber: entry.inclusion?.blockNumber,
+    };
+  }
+  if (entry) return undefined;
+  const event = await findEvent(context, userOpHash);
+  if (!event) return undefined;
+  const entryPoint = context.entryPoints.get(event.address);
+  const transaction = await context.client.getTransaction({ hash: event.transactionHash });
+  const { args } = decodeFunctionData({ abi: entryPoint.abi, data: transaction.input });
+  const { sender, nonce } = decodeUserOperationEvent(event);
+  const packed = (args?.[0] as readonly Record<string, unknown>[] | undefined)?.find(
+    (op) => String(op.sender).toLowerCase() === sender.toLowerCase() && op.nonce === nonce,
+  );
+  if (!packed) return undefined;
+  const userOperation = (entryPoint.version === "0.6" ? { ...packed } : fromPackedUserOperation(packed as unknown as PackedUserOperation)) as UserOperation;
+  return {
+    userOperation,
+    entryPoint: entryPoint.address,
+    transactionHash: event.transactionHash,
+    blockHash: event.blockHash,
+    blockNumber: BigInt(event.blockNumber),
+  };
+}

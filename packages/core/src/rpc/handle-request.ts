@@ -1,0 +1,88 @@
+import type { Bundler } from "../engine/create-bundler.ts";
+import { BundlerError, RpcErrorCode } from "../errors/errors.ts";
+import { type Logger, silentLogger } from "../ports/logger.ts";
+import { type RpcMethod, rpcMethods } from "./methods.ts";
+
+export type JsonRpcId = string | number | null;
+
+export interface JsonRpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export type JsonRpcResponse =
+  | { jsonrpc: "2.0"; id: JsonRpcId; result: unknown }
+  | { jsonrpc: "2.0"; id: JsonRpcId; error: JsonRpcError };
+
+export interface RpcHandlerOptions {
+  /** Most requests one batch may hold. Default 100. */
+  maxBatchSize?: number;
+  /** Extra or replacement methods (e.g. debug methods when enabled). */
+  methods?: Record<string, RpcMethod>;
+  logger?: Logger;
+}
+
+/** Handles parsed JSON-RPC bodies; transports only frame bytes around it. */
+export interface RpcHandler {
+  /**
+   * Answer one parsed body: a request, or a batch array. Resolves with the response (an array
+   * for a batch), or undefined when nothing is owed (only notifications). Never rejects.
+   */
+  handle(body: unknown): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined>;
+  /** The response to a body that was not valid JSON. */
+  parseError(detail: string): JsonRpcResponse;
+}
+
+const errorResponse = (id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse => ({
+  jsonrpc: "2.0",
+  id,
+  error: data === undefined ? { code, message } : { code, message, data },
+});
+
+/** The JSON-RPC 2.0 envelope around the engine: validation of requests, batches and error mapping. */
+export function createRpcHandler(bundler: Bundler, options: RpcHandlerOptions = {}): RpcHandler {
+  const methods: Record<string, RpcMethod> = { ...rpcMethods, ...options.methods };
+  const maxBatchSize = options.maxBatchSize ?? 100;
+  const logger = options.logger ?? silentLogger;
+
+  async function handleOne(request: unknown): Promise<JsonRpcResponse | undefined> {
+    if (typeof request !== "object" || request === null || Array.isArray(request)) {
+      return errorResponse(null, RpcErrorCode.invalidRequest, "invalid request: expected a JSON-RPC request object");
+    }
+    const { id, method, params, jsonrpc } = request as Record<string, unknown>;
+    const validId = id === undefined || id === null || typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
+    const replyId: JsonRpcId = validId && id !== undefined ? (id as JsonRpcId) : null;
+    if (!validId) return errorResponse(null, RpcErrorCode.invalidRequest, "invalid request: id must be a number, a string or null");
+    if (jsonrpc !== undefined && jsonrpc !== null && jsonrpc !== "2.0") {
+      return errorResponse(replyId, RpcErrorCode.invalidRequest, 'invalid request: jsonrpc must be "2.0"');
+    }
+    if (typeof method !== "string") return errorResponse(replyId, RpcErrorCode.invalidRequest, "invalid request: method must be a string");
+    const run = Object.hasOwn(methods, method) ? methods[method] : undefined;
+    if (!run) return errorResponse(replyId, RpcErrorCode.methodNotFound, `method ${method} is not supported`);
+    if (params !== undefined && params !== null && !Array.isArray(params)) {
+      return errorResponse(replyId, RpcErrorCode.invalidParams, "invalid params: params must be an array");
+    }
+    try {
+      const result = await run((params as unknown[] | null | undefined) ?? [], bundler);
+      return id === undefined ? undefined : { jsonrpc: "2.0", id: replyId, result };
+    } catch (error) {
+      if (error instanceof BundlerError) return errorResponse(replyId, error.code, error.message, error.data);
+      logger.error("internal error", { method, error: String(error) });
+      return errorResponse(replyId, RpcErrorCode.internalError, "internal error");
+    }
+  }
+
+  return {
+    async handle(body) {
+      if (!Array.isArray(body)) return handleOne(body);
+      if (body.length === 0) return errorResponse(null, RpcErrorCode.invalidRequest, "invalid request: empty batch");
+      if (body.length > maxBatchSize) {
+        return errorResponse(null, RpcErrorCode.invalidRequest, `invalid request: batch of ${body.length} exceeds the limit of ${maxBatchSize}`);
+      }
+      const responses = (await Promise.all(body.map(handleOne))).filter((r): r is JsonRpcResponse => r !== undefined);
+      return responses.length > 0 ? responses : undefined;
+    },
+    parseError: (detail) => errorResponse(null, RpcErrorCode.parseError, `parse error: ${detail}`),
+  };
+}

@@ -1,0 +1,3 @@
+export * from "./fixtures.ts";
+export * from "./memory-mempool-store.ts";
+export * from "./mempool-store-contract.ts";

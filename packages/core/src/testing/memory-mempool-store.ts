@@ -1,0 +1,227 @@
+import { type Address, getAddress, type Hash } from "viem";
+import { DuplicateUserOperationError } from "../errors/errors.ts";
+import {
+  type MempoolEntry,
+  type MempoolStore,
+  type NewMempoolEntry,
+  type UserOperationStatus,
+  userOperationStatuses,
+} from "../ports/mempool-store.ts";
+
+/** An entry plus its checksummed sender and the claim that holds it while `bundling`. */
+interface Stored extends MempoolEntry {
+  sender: Address;
+  claimedBy?: string | undefined;
+  claimedUntil?: number | undefined;
+}
+
+/**
+ * A `MempoolStore` in process memory: the reference implementation of the port's rules, for tests
+ * and single-process experiments. Nothing survives a restart. Every method runs synchronously to
+ * completion, so each is atomic, and entries are copied in and out so callers cannot alter them.
+ *
+ * How the rules read (the SQL stores in `@bundlekit/storage-kysely` follow the same reading):
+ * - hashes and addresses match regardless of letter case; addresses are kept checksummed;
+ * - ties in age (`receivedAt`) break by hash, so "oldest first" is deterministic;
+ * - an expired claim stays `bundling` until it is claimed again: only `claimForBundle` has a `now`;
+ * - `replace` keeps the replaced operation as `failed` ("replaced by <hash>");
+ * - `failed` is final; `markIncluded` applies in any status (the chain has the last word).
+ */
+export function createMemoryMempoolStore(): MempoolStore {
+  const entries = new Map<Hash, Stored>();
+  /** `senderNonceKey` → hashes of the operations with that sender and nonce, in any status. */
+  const bySenderNonce = new Map<string, Set<Hash>>();
+
+  function insert(entry: NewMempoolEntry): void {
+    const stored: Stored = {
+      ...structuredClone(entry),
+      userOpHash: hashKey(entry.userOpHash),
+      entryPoint: getAddress(entry.entryPoint),
+      sender: getAddress(entry.userOperation.sender),
+      status: "pending",
+      updatedAt: entry.receivedAt,
+    };
+    entries.set(stored.userOpHash, stored);
+    const key = senderNonceKey(stored.entryPoint, stored.sender, stored.userOperation.nonce);
+    const hashes = bySenderNonce.get(key) ?? new Set();
+    bySenderNonce.set(key, hashes.add(stored.userOpHash));
+  }
+
+  /** Apply `change` to each known operation among `hashes` whose status is in `from`. */
+  function transition(
+    hashes: readonly Hash[],
+    from: readonly UserOperationStatus[],
+    change: (entry: Stored) => void,
+  ) {
+    for (const hash of hashes) {
+      const entry = entries.get(hashKey(hash));
+      if (entry && from.includes(entry.status)) {
+        change(entry);
+        entry.claimedBy = undefined;
+        entry.claimedUntil = undefined;
+      }
+    }
+  }
+
+  return {
+    async add(entry) {
+      if (entries.has(hashKey(entry.userOpHash))) {
+        throw new DuplicateUserOperationError(entry.userOpHash);
+      }
+      insert(entry);
+    },
+
+    async replace(replacedHash, entry) {
+      const replaced = entries.get(hashKey(replacedHash));
+      if (replaced?.status !== "pending") return false;
+      if (
+        hashKey(entry.userOpHash) !== replaced.userOpHash &&
+        entries.has(hashKey(entry.userOpHash))
+      ) {
+        throw new DuplicateUserOperationError(entry.userOpHash);
+      }
+      Object.assign(replaced, {
+        status: "failed",
+        failureReason: replacedReason(entry.userOpHash),
+        updatedAt: entry.receivedAt,
+      });
+      insert(entry);
+      return true;
+    },
+
+    async get(userOpHash) {
+      const entry = entries.get(hashKey(userOpHash));
+      return entry && toEntry(entry);
+    },
+
+    async findBySenderNonce(entryPoint, sender, nonce) {
+      const hashes = bySenderNonce.get(senderNonceKey(entryPoint, sender, nonce)) ?? [];
+      const found = [...hashes]
+        .map((hash) => entries.get(hash)!)
+        .filter((entry) => entry.status === "pending" || entry.status === "bundling")
+        .sort(byAge)[0];
+      return found && toEntry(found);
+    },
+
+    async list(status, options = {}) {
+      const entryPoint = options.entryPoint && getAddress(options.entryPoint);
+      const found = [...entries.values()]
+        .filter(
+          (entry) => entry.status === status && (!entryPoint || entry.entryPoint === entryPoint),
+        )
+        .sort(byAge);
+      return found.slice(0, options.limit ?? found.length).map(toEntry);
+    },
+
+    async countByStatus() {
+      const counts = Object.fromEntries(
+        userOperationStatuses.map((status) => [status, 0]),
+      ) as Record<UserOperationStatus, number>;
+      for (const entry of entries.values()) counts[entry.status] += 1;
+      return counts;
+    },
+
+    async claimForBundle({ entryPoint, limit, claimant, leaseMs, now }) {
+      const onEntryPoint = [...entries.values()].filter(
+        (entry) => entry.entryPoint === getAddress(entryPoint),
+      );
+      const claimed = (entry: Stored) => entry.status === "bundling" && entry.claimedUntil! > now;
+      const busySenders = new Set(
+        onEntryPoint
+          .filter((entry) => claimed(entry) || entry.status === "submitted")
+          .map((entry) => entry.sender),
+      );
+      // Per free sender, its lowest nonce: a sender's nonces must land in order.
+      const nextOfSender = new Map<Address, Stored>();
+      for (const entry of onEntryPoint) {
+        const claimable =
+          entry.status === "pending" || (entry.status === "bundling" && !claimed(entry));
+        if (!claimable || busySenders.has(entry.sender)) continue;
+        const next = nextOfSender.get(entry.sender);
+        if (!next || bySenderOrder(entry, next) < 0) nextOfSender.set(entry.sender, entry);
+      }
+      const picked = [...nextOfSender.values()].sort(byAge).slice(0, Math.max(0, limit));
+      for (const entry of picked) {
+        Object.assign(entry, {
+          status: "bundling",
+          claimedBy: claimant,
+          claimedUntil: now + leaseMs,
+          updatedAt: now,
+        });
+      }
+      return picked.map(toEntry);
+    },
+
+    async markSubmitted(userOpHashes, transactionHash, now) {
+      transition(userOpHashes, ["bundling", "submitted"], (entry) => {
+        Object.assign(entry, { status: "submitted", transactionHash, updatedAt: now });
+      });
+    },
+
+    async markIncluded(userOpHash, inclusion, now) {
+      transition([userOpHash], userOperationStatuses, (entry) => {
+        Object.assign(entry, {
+          status: "included",
+          transactionHash: inclusion.transactionHash,
+          inclusion: { ...inclusion },
+          failureReason: undefined,
+          updatedAt: now,
+        });
+      });
+    },
+
+    async markFailed(userOpHashes, reason, now) {
+      transition(userOpHashes, ["pending", "bundling", "submitted"], (entry) => {
+        Object.assign(entry, { status: "failed", failureReason: reason, updatedAt: now });
+      });
+    },
+
+    async requeue(userOpHashes, now) {
+      transition(userOpHashes, ["bundling", "submitted"], (entry) => {
+        Object.assign(entry, { status: "pending", transactionHash: undefined, updatedAt: now });
+      });
+    },
+  };
+}
+
+/** The `failureReason` of an operation that `replace` swapped out. */
+function replacedReason(replacementHash: Hash): string {
+  return `replaced by ${replacementHash.toLowerCase()}`;
+}
+
+function hashKey(hash: Hash): Hash {
+  return hash.toLowerCase() as Hash;
+}
+
+function senderNonceKey(entryPoint: Address, sender: Address, nonce: bigint): string {
+  return `${getAddress(entryPoint)}/${getAddress(sender)}/${nonce}`;
+}
+
+/** Oldest first; ties by hash. */
+function byAge(a: MempoolEntry, b: MempoolEntry): number {
+  return (
+    a.receivedAt - b.receivedAt ||
+    (a.userOpHash < b.userOpHash ? -1 : a.userOpHash > b.userOpHash ? 1 : 0)
+  );
+}
+
+/** Lowest nonce first, then oldest. */
+function bySenderOrder(a: MempoolEntry, b: MempoolEntry): number {
+  const nonceA = a.userOperation.nonce;
+  const nonceB = b.userOperation.nonce;
+  return nonceA < nonceB ? -1 : nonceA > nonceB ? 1 : byAge(a, b);
+}
+
+/** A copy without the bookkeeping, and without unset optional fields. */
+function toEntry(stored: Stored): MempoolEntry {
+  const {
+    sender: _sender,
+    claimedBy: _claimedBy,
+    claimedUntil: _claimedUntil,
+    ...entry
+  } = structuredClone(stored);
+  for (const key of ["transactionHash", "inclusion", "failureReason"] as const) {
+    if (entry[key] === undefined) delete entry[key];
+  }
+  return entry;
+}

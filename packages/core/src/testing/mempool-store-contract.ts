@@ -1,0 +1,553 @@
+import type { Address, Hash } from "viem";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { canonicalEntryPoints } from "../entrypoint/version.ts";
+import { DuplicateUserOperationError } from "../errors/errors.ts";
+import type {
+  ClaimForBundleParameters,
+  MempoolEntry,
+  MempoolStore,
+  NewMempoolEntry,
+} from "../ports/mempool-store.ts";
+import { type FixtureEntryOptions, fixtureAccount, fixtureEntry } from "./fixtures.ts";
+
+/** A store for one contract test, with what the contract needs to know about its backend. */
+export interface MempoolStoreUnderTest {
+  store: MempoolStore;
+  /**
+   * Remove what the store left behind (files, schemas). Runs after the contract has closed every
+   * store it opened.
+   */
+  cleanup?: () => Promise<void>;
+  /** Persistent stores: open the same data again, as a restarted engine would (`store` is closed first). */
+  reopen?: () => Promise<MempoolStore>;
+  /** Stores that share a database: one more instance on the same data, as a second engine opens it. */
+  openAnother?: () => Promise<MempoolStore>;
+}
+
+const ep06 = canonicalEntryPoints["0.6"];
+const ep07 = canonicalEntryPoints["0.7"];
+const ep08 = canonicalEntryPoints["0.8"];
+const t0 = 1_750_000_000_000;
+const txHash: Hash = "0x2a4be8cb0dcf2ab7ab4d8c0d5c0fdab6b4c32b5e0c4f27e4f6b2e6c0b1a3d4e5";
+const blockHash: Hash = "0x9e3b1f0e4b6f3ad7c1c2b0a8f1e4d2c3b5a6978812345678901234567890abcd";
+
+/**
+ * The behaviour every `MempoolStore` owes the engine, as a vitest suite. Each adapter runs it
+ * against itself (one suite for every backend), so the memory store and the SQL stores cannot
+ * drift apart. `makeStore` runs before every test and must return an empty store.
+ */
+export function mempoolStoreContract(
+  name: string,
+  makeStore: () => Promise<MempoolStoreUnderTest>,
+): void {
+  describe(`MempoolStore contract: ${name}`, () => {
+    let underTest: MempoolStoreUnderTest;
+    let store: MempoolStore;
+    const open = new Set<MempoolStore>();
+
+    /** Track a store so it is closed after the test. */
+    function opened(another: MempoolStore): MempoolStore {
+      open.add(another);
+      return another;
+    }
+
+    async function close(which: MempoolStore): Promise<void> {
+      if (open.delete(which)) await which.close?.();
+    }
+
+    let cleanup: (() => Promise<void>) | undefined;
+
+    beforeEach(async () => {
+      underTest = await makeStore();
+      cleanup = underTest.cleanup;
+      store = opened(underTest.store);
+    });
+
+    afterEach(async () => {
+      for (const which of [...open]) await close(which);
+      await cleanup?.();
+      cleanup = undefined; // a failed makeStore must not clean up the previous test twice
+    });
+
+    async function added(...options: FixtureEntryOptions[]): Promise<NewMempoolEntry[]> {
+      const entries = await Promise.all(options.map((o) => fixtureEntry(o)));
+      for (const entry of entries) await store.add(entry);
+      return entries;
+    }
+
+    function claim(parameters: Partial<ClaimForBundleParameters> = {}, on: MempoolStore = store) {
+      return on.claimForBundle({
+        entryPoint: ep07,
+        limit: 10,
+        claimant: "engine-a",
+        leaseMs: 30_000,
+        now: t0 + 1_000,
+        ...parameters,
+      });
+    }
+
+    const hashes = (entries: readonly { userOpHash: Hash }[]) => entries.map((e) => e.userOpHash);
+    const statusOf = async (hash: Hash) => (await store.get(hash))?.status;
+
+    describe("add and get", () => {
+      async function expectRoundTrip(options: FixtureEntryOptions) {
+        const [entry] = await added(options);
+        const stored = await store.get(entry!.userOpHash);
+        expect(stored).toStrictEqual({ ...entry, status: "pending", updatedAt: entry!.receivedAt });
+        expect(typeof stored!.userOperation.nonce).toBe("bigint");
+      }
+
+      it("round-trips a v0.6 operation exactly, bigints intact", async () => {
+        await expectRoundTrip({ version: "0.6", nonce: (0xbeefn << 64n) | 3n });
+      });
+
+      it("round-trips a v0.7 operation with factory and paymaster exactly", async () => {
+        await expectRoundTrip({ version: "0.7", sponsored: true, nonce: 2n ** 200n + 1n });
+      });
+
+      it("round-trips a v0.8 operation with an EIP-7702 authorization exactly", async () => {
+        await expectRoundTrip({ version: "0.8", eip7702: true, nonce: 7n });
+      });
+
+      it("returns undefined for an unknown hash", async () => {
+        const entry = await fixtureEntry();
+        expect(await store.get(entry.userOpHash)).toBeUndefined();
+      });
+
+      it("refuses a known hash with DuplicateUserOperationError and changes nothing", async () => {
+        const [entry] = await added({ sender: 1 });
+        await expect(store.add({ ...entry!, receivedAt: t0 + 5 })).rejects.toBeInstanceOf(
+          DuplicateUserOperationError,
+        );
+        expect(await store.get(entry!.userOpHash)).toMatchObject({
+          receivedAt: entry!.receivedAt,
+          status: "pending",
+        });
+        expect(await store.countByStatus()).toMatchObject({ pending: 1 });
+      });
+
+      it("matches hashes and addresses regardless of letter case", async () => {
+        const [entry] = await added({ sender: 1, nonce: 5n });
+        const upper = `0x${entry!.userOpHash.slice(2).toUpperCase()}` as Hash;
+        expect((await store.get(upper))?.userOpHash).toBe(entry!.userOpHash);
+        const found = await store.findBySenderNonce(
+          ep07.toLowerCase() as Address,
+          fixtureAccount(1).address.toLowerCase() as Address,
+          5n,
+        );
+        expect(found?.userOpHash).toBe(entry!.userOpHash);
+      });
+    });
+
+    describe("findBySenderNonce", () => {
+      it("finds a pending operation, and still finds it once claimed", async () => {
+        const [entry] = await added({ sender: 1, nonce: 5n });
+        const sender = fixtureAccount(1).address;
+        expect((await store.findBySenderNonce(ep07, sender, 5n))?.userOpHash).toBe(
+          entry!.userOpHash,
+        );
+        await claim();
+        expect(await store.findBySenderNonce(ep07, sender, 5n)).toMatchObject({
+          userOpHash: entry!.userOpHash,
+          status: "bundling",
+        });
+      });
+
+      it("does not find submitted, included or failed operations", async () => {
+        const entries = await added({ sender: 1 }, { sender: 2 }, { sender: 3 });
+        await claim();
+        await store.markSubmitted(hashes(entries), txHash, t0 + 2_000);
+        await store.markIncluded(
+          entries[1]!.userOpHash,
+          { transactionHash: txHash, blockHash, blockNumber: 1n },
+          t0 + 3_000,
+        );
+        await store.markFailed([entries[2]!.userOpHash], "bundle transaction reverted", t0 + 3_000);
+        for (const sender of [1, 2, 3]) {
+          expect(
+            await store.findBySenderNonce(ep07, fixtureAccount(sender).address, 0n),
+          ).toBeUndefined();
+        }
+      });
+
+      it("looks within one EntryPoint, sender and nonce", async () => {
+        const [on07, on08] = await added(
+          { sender: 1, nonce: 5n },
+          { sender: 1, nonce: 5n, version: "0.8" },
+        );
+        const sender = fixtureAccount(1).address;
+        expect((await store.findBySenderNonce(ep07, sender, 5n))?.userOpHash).toBe(
+          on07!.userOpHash,
+        );
+        expect((await store.findBySenderNonce(ep08, sender, 5n))?.userOpHash).toBe(
+          on08!.userOpHash,
+        );
+        expect(await store.findBySenderNonce(ep07, fixtureAccount(2).address, 5n)).toBeUndefined();
+        expect(await store.findBySenderNonce(ep07, sender, 6n)).toBeUndefined();
+        expect(await store.findBySenderNonce(ep07, sender, 5n + (1n << 64n))).toBeUndefined();
+      });
+    });
+
+    describe("replace", () => {
+      it("swaps a pending operation for its replacement in one step", async () => {
+        const [old] = await added({ sender: 1, nonce: 3n });
+        const replacement = await fixtureEntry({
+          sender: 1,
+          nonce: 3n,
+          feeBump: 10n ** 9n,
+          receivedAt: t0 + 10,
+        });
+        expect(await store.replace(old!.userOpHash, replacement)).toBe(true);
+        expect(await store.get(replacement.userOpHash)).toStrictEqual({
+          ...replacement,
+          status: "pending",
+          updatedAt: replacement.receivedAt,
+        });
+        expect(await store.get(old!.userOpHash)).toMatchObject({
+          status: "failed",
+          failureReason: `replaced by ${replacement.userOpHash}`,
+          updatedAt: replacement.receivedAt,
+        });
+        const found = await store.findBySenderNonce(ep07, fixtureAccount(1).address, 3n);
+        expect(found?.userOpHash).toBe(replacement.userOpHash);
+        expect(await store.countByStatus()).toMatchObject({ pending: 1, failed: 1 });
+      });
+
+      it("returns false and changes nothing once the old operation is claimed", async () => {
+        const [old] = await added({ sender: 1 });
+        await claim();
+        const replacement = await fixtureEntry({
+          sender: 1,
+          feeBump: 10n ** 9n,
+          receivedAt: t0 + 10,
+        });
+        expect(await store.replace(old!.userOpHash, replacement)).toBe(false);
+        expect(await store.get(replacement.userOpHash)).toBeUndefined();
+        expect(await statusOf(old!.userOpHash)).toBe("bundling");
+      });
+
+      it("returns false for an unknown or failed operation", async () => {
+        const [old] = await added({ sender: 1 });
+        await store.markFailed([old!.userOpHash], "AA25 invalid account nonce", t0 + 5);
+        const replacement = await fixtureEntry({ sender: 1, feeBump: 10n ** 9n });
+        expect(await store.replace(old!.userOpHash, replacement)).toBe(false);
+        const unknown = await fixtureEntry({ sender: 2 });
+        expect(await store.replace(unknown.userOpHash, replacement)).toBe(false);
+        expect(await store.get(replacement.userOpHash)).toBeUndefined();
+      });
+
+      it("refuses a replacement whose hash is known, changing nothing", async () => {
+        const [old, other] = await added({ sender: 1 }, { sender: 2 });
+        await expect(store.replace(old!.userOpHash, other!)).rejects.toBeInstanceOf(
+          DuplicateUserOperationError,
+        );
+        expect(await statusOf(old!.userOpHash)).toBe("pending");
+        expect(await store.countByStatus()).toMatchObject({ pending: 2, failed: 0 });
+      });
+    });
+
+    describe("list and countByStatus", () => {
+      it("lists one status oldest first, by EntryPoint, up to a limit", async () => {
+        const [a, b, c, d] = await added(
+          { sender: 1, receivedAt: t0 + 30 },
+          { sender: 2, receivedAt: t0 + 10 },
+          { sender: 3, receivedAt: t0 + 20, version: "0.8" },
+          { sender: 4, receivedAt: t0 + 40 },
+        );
+        expect(hashes(await store.list("pending"))).toEqual(hashes([b!, c!, a!, d!]));
+        expect(hashes(await store.list("pending", { entryPoint: ep07 }))).toEqual(
+          hashes([b!, a!, d!]),
+        );
+        expect(hashes(await store.list("pending", { entryPoint: ep08 }))).toEqual(hashes([c!]));
+        expect(hashes(await store.list("pending", { limit: 2 }))).toEqual(hashes([b!, c!]));
+        expect(hashes(await store.list("pending", { entryPoint: ep07, limit: 1 }))).toEqual(
+          hashes([b!]),
+        );
+        expect(await store.list("bundling")).toEqual([]);
+      });
+
+      it("counts every status, zeros included", async () => {
+        expect(await store.countByStatus()).toStrictEqual({
+          pending: 0,
+          bundling: 0,
+          submitted: 0,
+          included: 0,
+          failed: 0,
+        });
+        const entries = await added(
+          { sender: 1, receivedAt: t0 + 1 },
+          { sender: 2, receivedAt: t0 + 2 },
+          { sender: 3, receivedAt: t0 + 3 },
+          { sender: 4, receivedAt: t0 + 4 },
+          { sender: 5, receivedAt: t0 + 5 },
+        );
+        const [a, b, c] = hashes(entries);
+        await claim({ limit: 4 });
+        await store.markSubmitted([a!, b!, c!], txHash, t0 + 2_000);
+        await store.markIncluded(
+          a!,
+          { transactionHash: txHash, blockHash, blockNumber: 7n },
+          t0 + 3_000,
+        );
+        await store.markFailed([b!], "bundle transaction reverted", t0 + 3_000);
+        expect(await store.countByStatus()).toStrictEqual({
+          pending: 1,
+          bundling: 1,
+          submitted: 1,
+          included: 1,
+          failed: 1,
+        });
+      });
+    });
+
+    describe("claimForBundle", () => {
+      it("claims oldest first and moves the operations to bundling", async () => {
+        const [a, b, c] = await added(
+          { sender: 1, receivedAt: t0 + 300 },
+          { sender: 2, receivedAt: t0 + 100 },
+          { sender: 3, receivedAt: t0 + 200 },
+        );
+        const claimed = await claim({ now: t0 + 1_000 });
+        expect(hashes(claimed)).toEqual(hashes([b!, c!, a!]));
+        for (const entry of claimed)
+          expect(entry).toMatchObject({ status: "bundling", updatedAt: t0 + 1_000 });
+        expect(await store.get(a!.userOpHash)).toMatchObject({
+          status: "bundling",
+          updatedAt: t0 + 1_000,
+        });
+      });
+
+      it("claims at most `limit` operations", async () => {
+        const entries = await added(
+          ...[1, 2, 3, 4, 5].map((sender) => ({ sender, receivedAt: t0 + sender })),
+        );
+        expect(await claim({ limit: 0 })).toEqual([]);
+        expect(hashes(await claim({ limit: 2 }))).toEqual(hashes(entries.slice(0, 2)));
+        expect(hashes(await claim({ limit: 2, claimant: "engine-b" }))).toEqual(
+          hashes(entries.slice(2, 4)),
+        );
+      });
+
+      it("claims only operations of the given EntryPoint", async () => {
+        const [on07, on08] = await added({ sender: 1 }, { sender: 2, version: "0.8" });
+        expect(hashes(await claim({ entryPoint: ep08 }))).toEqual(hashes([on08!]));
+        expect(hashes(await claim({ entryPoint: ep07 }))).toEqual(hashes([on07!]));
+      });
+
+      it("claims at most one operation per sender: its lowest nonce", async () => {
+        // Numeric, not lexical, order: 9 < 16 < 2^64.
+        const [, lowest, other] = await added(
+          { sender: 1, nonce: 16n, receivedAt: t0 + 1 },
+          { sender: 1, nonce: 9n, receivedAt: t0 + 2 },
+          { sender: 2, nonce: 0n, receivedAt: t0 + 3 },
+          { sender: 1, nonce: 2n ** 64n, receivedAt: t0 + 4 },
+        );
+        expect(hashes(await claim())).toEqual(hashes([lowest!, other!]));
+      });
+
+      it("skips senders with an operation bundling or submitted", async () => {
+        const [first, second, other] = await added(
+          { sender: 1, nonce: 0n, receivedAt: t0 + 1 },
+          { sender: 1, nonce: 1n, receivedAt: t0 + 2 },
+          { sender: 2, nonce: 0n, receivedAt: t0 + 3 },
+        );
+        expect(hashes(await claim({ limit: 1 }))).toEqual(hashes([first!]));
+        expect(hashes(await claim({ claimant: "engine-b" }))).toEqual(hashes([other!]));
+        await store.markSubmitted([first!.userOpHash], txHash, t0 + 2_000);
+        expect(await claim({ claimant: "engine-b", now: t0 + 3_000 })).toEqual([]);
+        const inclusion = { transactionHash: txHash, blockHash, blockNumber: 9n };
+        await store.markIncluded(first!.userOpHash, inclusion, t0 + 4_000);
+        expect(hashes(await claim({ claimant: "engine-b", now: t0 + 5_000 }))).toEqual(
+          hashes([second!]),
+        );
+      });
+
+      it("does not claim an operation under an unexpired claim, for anyone", async () => {
+        await added({ sender: 1 });
+        await claim({ claimant: "engine-a", now: t0, leaseMs: 30_000 });
+        expect(await claim({ claimant: "engine-b", now: t0 + 29_999 })).toEqual([]);
+        expect(await claim({ claimant: "engine-a", now: t0 + 29_999 })).toEqual([]);
+      });
+
+      it("lets an expired claim be claimed again, by another claimant too", async () => {
+        const [entry] = await added({ sender: 1 });
+        await claim({ claimant: "engine-a", now: t0, leaseMs: 1_000 });
+        const reclaimed = await claim({ claimant: "engine-b", now: t0 + 1_000, leaseMs: 1_000 });
+        expect(reclaimed).toMatchObject([
+          { userOpHash: entry!.userOpHash, status: "bundling", updatedAt: t0 + 1_000 },
+        ]);
+        expect(await claim({ claimant: "engine-a", now: t0 + 1_500 })).toEqual([]);
+        expect(hashes(await claim({ claimant: "engine-a", now: t0 + 2_000 }))).toEqual(
+          hashes([entry!]),
+        );
+      });
+
+      /** 12 senders with nonces 0 and 1: claims may take only the 12 nonce-0 operations. */
+      async function expectDisjointConcurrentClaims(stores: MempoolStore[]) {
+        const entries = await added(
+          ...Array.from({ length: 12 }, (_, i) => [
+            { sender: i, nonce: 0n, receivedAt: t0 + i },
+            { sender: i, nonce: 1n, receivedAt: t0 + i },
+          ]).flat(),
+        );
+        const claims = await Promise.all(
+          ["engine-a", "engine-b", "engine-c", "engine-d"].map((claimant, i) =>
+            claim({ claimant, limit: 4 }, stores[i % stores.length]),
+          ),
+        );
+        const claimed = hashes(claims.flat());
+        expect(new Set(claimed).size).toBe(claimed.length);
+        const firstNonces = hashes(entries.filter((e) => e.userOperation.nonce === 0n));
+        expect(claimed.toSorted()).toEqual(firstNonces.toSorted());
+      }
+
+      it("never gives concurrent claimants the same operation, and together they take all", async () => {
+        await expectDisjointConcurrentClaims([store]);
+      });
+
+      it("never gives two store instances on one database the same operation", async ({ skip }) => {
+        if (!underTest.openAnother) return skip("the store does not share a database");
+        await expectDisjointConcurrentClaims([store, opened(await underTest.openAnother())]);
+      });
+    });
+
+    describe("transitions", () => {
+      it("markSubmitted records the bundle transaction", async () => {
+        const entries = await added(
+          { sender: 1, receivedAt: t0 + 1 },
+          { sender: 2, receivedAt: t0 + 2 },
+        );
+        await claim();
+        await store.markSubmitted(hashes(entries), txHash, t0 + 2_000);
+        for (const entry of entries) {
+          expect(await store.get(entry.userOpHash)).toMatchObject({
+            status: "submitted",
+            transactionHash: txHash,
+            updatedAt: t0 + 2_000,
+          });
+        }
+        expect(hashes(await store.list("submitted"))).toEqual(hashes(entries));
+        expect(await claim({ now: t0 + 100_000 })).toEqual([]);
+      });
+
+      it("markIncluded records where the operation landed, block number as bigint", async () => {
+        const [entry] = await added({ sender: 1 });
+        await claim();
+        await store.markSubmitted([entry!.userOpHash], txHash, t0 + 2_000);
+        const inclusion = { transactionHash: txHash, blockHash, blockNumber: 8_123_456n };
+        await store.markIncluded(entry!.userOpHash, inclusion, t0 + 14_000);
+        expect(await store.get(entry!.userOpHash)).toStrictEqual({
+          ...entry,
+          status: "included",
+          updatedAt: t0 + 14_000,
+          transactionHash: txHash,
+          inclusion,
+        });
+      });
+
+      it("markFailed records the reason, whether pending, claimed or submitted", async () => {
+        const [pending, claimed, submitted] = await added(
+          { sender: 1, receivedAt: t0 + 3 },
+          { sender: 2, receivedAt: t0 + 1 },
+          { sender: 3, receivedAt: t0 + 2 },
+        );
+        await claim({ limit: 2 });
+        await store.markSubmitted([submitted!.userOpHash], txHash, t0 + 2_000);
+        await store.markFailed(
+          hashes([pending!, claimed!, submitted!]),
+          "AA23 reverted",
+          t0 + 3_000,
+        );
+        for (const entry of [pending!, claimed!, submitted!]) {
+          expect(await store.get(entry.userOpHash)).toMatchObject({
+            status: "failed",
+            failureReason: "AA23 reverted",
+            updatedAt: t0 + 3_000,
+          });
+        }
+        expect(await claim({ now: t0 + 100_000 })).toEqual([]);
+      });
+
+      it("requeue puts claimed and submitted operations back to pending and claimable", async () => {
+        const [claimed, submitted] = await added(
+          { sender: 1, receivedAt: t0 + 1 },
+          { sender: 2, receivedAt: t0 + 2 },
+        );
+        await claim({ claimant: "engine-a", leaseMs: 60_000 });
+        await store.markSubmitted([submitted!.userOpHash], txHash, t0 + 2_000);
+        await store.requeue(hashes([claimed!, submitted!]), t0 + 3_000);
+        for (const entry of [claimed!, submitted!]) {
+          expect(await store.get(entry.userOpHash)).toStrictEqual({
+            ...entry,
+            status: "pending",
+            updatedAt: t0 + 3_000,
+          });
+        }
+        expect(hashes(await claim({ claimant: "engine-b", now: t0 + 4_000 }))).toEqual(
+          hashes([claimed!, submitted!]),
+        );
+      });
+
+      it("leaves failed operations failed and included ones included", async () => {
+        const [failed, included] = await added({ sender: 1 }, { sender: 2 });
+        await claim();
+        await store.markSubmitted(hashes([failed!, included!]), txHash, t0 + 2_000);
+        await store.markFailed([failed!.userOpHash], "bundle transaction reverted", t0 + 3_000);
+        const inclusion = { transactionHash: txHash, blockHash, blockNumber: 11n };
+        await store.markIncluded(included!.userOpHash, inclusion, t0 + 3_000);
+        const before = await Promise.all(
+          hashes([failed!, included!]).map((hash) => store.get(hash)),
+        );
+        await store.requeue(hashes([failed!, included!]), t0 + 4_000);
+        await store.markSubmitted(hashes([failed!, included!]), blockHash, t0 + 5_000);
+        await store.markFailed([included!.userOpHash], "late", t0 + 6_000);
+        const after = await Promise.all(
+          hashes([failed!, included!]).map((hash) => store.get(hash)),
+        );
+        expect(after).toStrictEqual(before);
+      });
+
+      it("ignores unknown hashes and empty lists", async () => {
+        const unknown = await fixtureEntry();
+        await store.markSubmitted([], txHash, t0);
+        await store.markSubmitted([unknown.userOpHash], txHash, t0);
+        await store.markIncluded(
+          unknown.userOpHash,
+          { transactionHash: txHash, blockHash, blockNumber: 1n },
+          t0,
+        );
+        await store.markFailed([unknown.userOpHash], "gone", t0);
+        await store.requeue([], t0);
+        expect(await store.get(unknown.userOpHash)).toBeUndefined();
+        expect(Object.values(await store.countByStatus())).toEqual([0, 0, 0, 0, 0]);
+      });
+    });
+
+    it("keeps every operation and its state across close and reopen", async ({ skip }) => {
+      if (!underTest.reopen) return skip("the store does not persist");
+      const entries = await added(
+        { sender: 1, version: "0.6", receivedAt: t0 + 1 },
+        { sender: 2, version: "0.7", sponsored: true, receivedAt: t0 + 2 },
+        { sender: 3, version: "0.8", eip7702: true, receivedAt: t0 + 3 },
+      );
+      await claim({ entryPoint: ep06 });
+      await store.markSubmitted([entries[0]!.userOpHash], txHash, t0 + 2_000);
+      await claim({ entryPoint: ep07, leaseMs: 60_000 });
+      const before: (MempoolEntry | undefined)[] = await Promise.all(
+        hashes(entries).map((hash) => store.get(hash)),
+      );
+
+      await close(store);
+      store = opened(await underTest.reopen());
+      const after = await Promise.all(hashes(entries).map((hash) => store.get(hash)));
+      expect(after).toStrictEqual(before);
+      // The claim survived too: only the v0.8 operation is free.
+      const now = t0 + 3_000;
+      expect(await claim({ entryPoint: ep06, claimant: "engine-b", now })).toEqual([]);
+      expect(await claim({ entryPoint: ep07, claimant: "engine-b", now })).toEqual([]);
+      expect(hashes(await claim({ entryPoint: ep08, claimant: "engine-b", now }))).toEqual(
+        hashes([entries[2]!]),
+      );
+    });
+  });
+}

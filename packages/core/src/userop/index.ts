@@ -1,0 +1,5 @@
+export * from "./codec.ts";
+export * from "./hash.ts";
+export * from "./pack.ts";
+export * from "./types.ts";
+export * from "./wire.ts";

@@ -1,0 +1,53 @@
+import { type Address, getAddress, type Hex } from "viem";
+import { toPackedUserOperation } from "viem/account-abstraction";
+import type { UserOperation, UserOperationV07 } from "./types.ts";
+import { isUserOperationV06 } from "./types.ts";
+
+/**
+ * The user operation as the EntryPoint's ABI takes it: the v0.6 struct as is, or the v0.7+
+ * `PackedUserOperation` (gas limits and fees packed into 32-byte words).
+ */
+export function toEntryPointStruct(op: UserOperation) {
+  return isUserOperationV06(op) ? op : toPackedUserOperation(op as never);
+}
+
+/** A `PackedUserOperation` (v0.7+) as read from `handleOps` calldata. */
+export interface PackedUserOperation {
+  sender: Address;
+  nonce: bigint;
+  initCode: Hex;
+  callData: Hex;
+  accountGasLimits: Hex;
+  preVerificationGas: bigint;
+  gasFees: Hex;
+  paymasterAndData: Hex;
+  signature: Hex;
+}
+
+/** Unpack a v0.7+ `PackedUserOperation` into the ERC-7769 form. */
+export function fromPackedUserOperation(packed: PackedUserOperation): UserOperationV07 {
+  const word = (hex: Hex, half: 0 | 1) => BigInt(`0x${hex.slice(2 + half * 32, 34 + half * 32) || "0"}`);
+  const op: UserOperationV07 = {
+    sender: getAddress(packed.sender),
+    nonce: packed.nonce,
+    callData: packed.callData,
+    verificationGasLimit: word(packed.accountGasLimits, 0),
+    callGasLimit: word(packed.accountGasLimits, 1),
+    preVerificationGas: packed.preVerificationGas,
+    maxPriorityFeePerGas: word(packed.gasFees, 0),
+    maxFeePerGas: word(packed.gasFees, 1),
+    signature: packed.signature,
+  };
+  if (packed.initCode.length >= 42) {
+    op.factory = getAddress(packed.initCode.slice(0, 42));
+    op.factoryData = `0x${packed.initCode.slice(42)}`;
+  }
+  if (packed.paymasterAndData.length >= 106) {
+    const p = packed.paymasterAndData;
+    op.paymaster = getAddress(p.slice(0, 42));
+    op.paymasterVerificationGasLimit = BigInt(`0x${p.slice(42, 74)}`);
+    op.paymasterPostOpGasLimit = BigInt(`0x${p.slice(74, 106)}`);
+    op.paymasterData = `0x${p.slice(106)}`;
+  }
+  return op;
+}

@@ -1,0 +1,73 @@
+import type { Address, Hex } from "viem";
+import { InfrastructureError } from "../errors/errors.ts";
+import type { ChainClient } from "../ports/chain-client.ts";
+
+/** Per-account overrides for `eth_call`, in the node's wire form. */
+export type StateOverride = Record<Address, { code?: Hex; balance?: Hex; stateDiff?: Record<Hex, Hex> }>;
+
+export interface EthCallParameters {
+  to: Address;
+  data: Hex;
+  from?: Address;
+  gas?: bigint;
+  stateOverride?: StateOverride;
+  authorizationList?: readonly unknown[];
+}
+
+/** The outcome of an `eth_call`: returned data, or the revert data when it reverted. */
+export type EthCallResult = { reverted: false; data: Hex } | { reverted: true; data: Hex; message: string };
+
+/**
+ * `eth_estimateGas` with the same split: the gas, or the revert data when the call reverts.
+ */
+export async function estimateGas(
+  client: ChainClient,
+  parameters: EthCallParameters,
+): Promise<{ reverted: false; gas: bigint } | { reverted: true; data: Hex; message: string }> {
+  const result = await rpcCall(client, "eth_estimateGas", parameters);
+  return result.reverted ? result : { reverted: false, gas: BigInt(result.data) };
+}
+
+/**
+ * `eth_call` that tells a revert (with its data, which the EntryPoint uses to report results and
+ * `FailedOp`) apart from a transport or node failure (thrown as `InfrastructureError`).
+ */
+export function ethCall(client: ChainClient, parameters: EthCallParameters): Promise<EthCallResult> {
+  return rpcCall(client, "eth_call", parameters);
+}
+
+async function rpcCall(
+  client: ChainClient,
+  method: "eth_call" | "eth_estimateGas",
+  parameters: EthCallParameters,
+): Promise<EthCallResult> {
+  const { to, data, from, gas, stateOverride, authorizationList } = parameters;
+  const call: Record<string, unknown> = { to, data };
+  if (from) call.from = from;
+  if (gas !== undefined) call.gas = `0x${gas.toString(16)}`;
+  if (authorizationList) call.authorizationList = authorizationList;
+  const params: unknown[] = [call, "latest"];
+  if (stateOverride) params.push(stateOverride);
+  try {
+    const result = await client.request({ method, params } as never);
+    return { reverted: false, data: result as Hex };
+  } catch (error) {
+    const revert = findRevert(error);
+    if (revert) return { reverted: true, ...revert };
+    throw new InfrastructureError(`${method} failed: ${(error as Error).message?.split("\n")[0]}`, { cause: error });
+  }
+}
+
+/** Walk a viem error chain for the node's revert data. */
+function findRevert(error: unknown): { data: Hex; message: string } | undefined {
+  for (let e = error as Record<string, unknown> | undefined; e; e = e.cause as Record<string, unknown> | undefined) {
+    const data = typeof e.data === "object" && e.data !== null ? (e.data as Record<string, unknown>).data : e.data;
+    if (typeof data === "string" && data.startsWith("0x")) {
+      return { data: data as Hex, message: String(e.details ?? e.message ?? "execution reverted") };
+    }
+    if (typeof e.details === "string" && /revert/i.test(e.details)) {
+      return { data: "0x", message: e.details };
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,33 @@
+import { InvalidParamsError } from "../errors/errors.ts";
+import type { UserOperation } from "../userop/types.ts";
+import { isUserOperationV06 } from "../userop/types.ts";
+
+export interface PrecheckLimits {
+  validationGasLimit: bigint;
+}
+
+/**
+ * Cheap checks before any simulation (stage 1 of validation): no chain access, so a malformed or
+ * hopeless operation costs nothing. Throws `InvalidParamsError` naming the field.
+ */
+export function precheckUserOperation(op: UserOperation, limits: PrecheckLimits): void {
+  if (op.maxPriorityFeePerGas > op.maxFeePerGas) {
+    throw new InvalidParamsError("maxPriorityFeePerGas", "is higher than maxFeePerGas");
+  }
+  if (op.verificationGasLimit > limits.validationGasLimit) {
+    throw new InvalidParamsError(
+      "verificationGasLimit",
+      `${op.verificationGasLimit} is above the bundler's limit of ${limits.validationGasLimit}`,
+    );
+  }
+  if (op.signature === "0x") throw new InvalidParamsError("signature", "is empty");
+  if (!isUserOperationV06(op) && op.paymaster) {
+    const paymasterGas = op.paymasterVerificationGasLimit ?? 0n;
+    if (paymasterGas > limits.validationGasLimit) {
+      throw new InvalidParamsError(
+        "paymasterVerificationGasLimit",
+        `${paymasterGas} is above the bundler's limit of ${limits.validationGasLimit}`,
+      );
+    }
+  }
+}

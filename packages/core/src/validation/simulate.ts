@@ -1,0 +1,175 @@
+import { concat, decodeErrorResult, decodeFunctionResult, encodeFunctionData, type Hex, zeroAddress } from "viem";
+import type { EntryPoint } from "../entrypoint/registry.ts";
+import { EntryPointRejectionError, InfrastructureError } from "../errors/errors.ts";
+import type { ChainClient } from "../ports/chain-client.ts";
+import { toEntryPointStruct } from "../userop/pack.ts";
+import type { UserOperation } from "../userop/types.ts";
+import { isUserOperationV06 } from "../userop/types.ts";
+import { decodeEntryPointRevert } from "./entry-point-revert.ts";
+import { type EthCallResult, ethCall, type StateOverride } from "./eth-call.ts";
+import { parseValidationData, type ValidationData } from "./validation-data.ts";
+
+/** Stake of an entity as the EntryPoint reports it. */
+export interface StakeInfo {
+  stake: bigint;
+  unstakeDelaySec: bigint;
+}
+
+/** What `simulateValidation` tells about an operation, the same for every EntryPoint version. */
+export interface ValidationResult {
+  /** Gas used before execution, including `preVerificationGas`. */
+  preOpGas: bigint;
+  prefund: bigint;
+  account: ValidationData;
+  paymaster: ValidationData | undefined;
+  sender: StakeInfo;
+  factory: StakeInfo;
+  paymasterStake: StakeInfo;
+}
+
+/** What `simulateHandleOp` tells: validation plus execution, with the amount paid. */
+export interface ExecutionResult {
+  preOpGas: bigint;
+  paid: bigint;
+  targetSuccess: boolean;
+  targetResult: Hex;
+}
+
+export interface SimulateOptions {
+  /** Extra state overrides (e.g. a sender balance for estimation). */
+  stateOverride?: StateOverride | undefined;
+}
+
+/**
+ * Run the EntryPoint's `simulateValidation` on the node: v0.6 through its own method (which
+ * always reverts with the result), v0.7+ by placing `EntryPointSimulations` at the EntryPoint's
+ * address. A `FailedOp` becomes `EntryPointRejectionError` with its `AAxx` reason.
+ */
+export async function simulateValidation(
+  client: ChainClient,
+  entryPoint: EntryPoint,
+  op: UserOperation,
+  options: SimulateOptions = {},
+): Promise<ValidationResult> {
+  const abi = entryPoint.simulations?.abi ?? entryPoint.abi;
+  const result = await callSimulation(client, entryPoint, op, "simulateValidation", [toEntryPointStruct(op)], options);
+  if (isUserOperationV06(op)) {
+    const decoded = decodeSimulationRevert(abi, result, ["ValidationResult", "ValidationResultWithAggregation"]);
+    const [returnInfo, senderInfo, factoryInfo, paymasterInfo] = decoded as [V06ReturnInfo, StakeInfo, StakeInfo, StakeInfo];
+    const account: ValidationData = {
+      aggregator: returnInfo.sigFailed ? "0x0000000000000000000000000000000000000001" : zeroAddress,
+      signatureFailed: returnInfo.sigFailed,
+      validAfter: BigInt(returnInfo.validAfter),
+      validUntil: BigInt(returnInfo.validUntil) === 0n ? (1n << 48n) - 1n : BigInt(returnInfo.validUntil),
+    };
+    return {
+      preOpGas: returnInfo.preOpGas,
+      prefund: returnInfo.prefund,
+      account,
+      paymaster: op.paymasterAndData === "0x" ? undefined : account,
+      sender: senderInfo,
+      factory: factoryInfo,
+      paymasterStake: paymasterInfo,
+    };
+  }
+  const data = expectReturn(abi, result);
+  const decoded = decodeFunctionResult({ abi, functionName: "simulateValidation", data }) as unknown as V07ValidationResult;
+  return {
+    preOpGas: decoded.returnInfo.preOpGas,
+    prefund: decoded.returnInfo.prefund,
+    account: parseValidationData(decoded.returnInfo.accountValidationData),
+    paymaster: op.paymaster ? parseValidationData(decoded.returnInfo.paymasterValidationData) : undefined,
+    sender: decoded.senderInfo,
+    factory: decoded.factoryInfo,
+    paymasterStake: decoded.paymasterInfo,
+  };
+}
+
+/** Run `simulateHandleOp`: validation and execution of one operation, reporting what it paid. */
+export async function simulateHandleOp(
+  client: ChainClient,
+  entryPoint: EntryPoint,
+  op: UserOperation,
+  options: SimulateOptions = {},
+): Promise<ExecutionResult> {
+  const abi = entryPoint.simulations?.abi ?? entryPoint.abi;
+  const args = [toEntryPointStruct(op), zeroAddress, "0x"];
+  const result = await callSimulation(client, entryPoint, op, "simulateHandleOp", args, options);
+  const decoded = isUserOperationV06(op)
+    ? (() => {
+        const [preOpGas, paid, , , targetSuccess, targetResult] = decodeSimulationRevert(abi, result, ["ExecutionResult"]);
+        return { preOpGas, paid, targetSuccess, targetResult } as ExecutionResult;
+      })()
+    : (decodeFunctionResult({ abi, functionName: "simulateHandleOp", data: expectReturn(abi, result) }) as unknown as ExecutionResult);
+  return {
+    preOpGas: decoded.preOpGas,
+    paid: decoded.paid,
+    targetSuccess: decoded.targetSuccess,
+    targetResult: decoded.targetResult,
+  };
+}
+
+type V06ReturnInfo = {
+  preOpGas: bigint;
+  prefund: bigint;
+  sigFailed: boolean;
+  validAfter: number | bigint;
+  validUntil: number | bigint;
+};
+
+type V07ValidationResult = {
+  returnInfo: { preOpGas: bigint; prefund: bigint; accountValidationData: bigint; paymasterValidationData: bigint };
+  senderInfo: StakeInfo;
+  factoryInfo: StakeInfo;
+  paymasterInfo: StakeInfo;
+};
+
+async function callSimulation(
+  client: ChainClient,
+  entryPoint: EntryPoint,
+  op: UserOperation,
+  functionName: "simulateValidation" | "simulateHandleOp",
+  args: readonly unknown[],
+  options: SimulateOptions,
+): Promise<EthCallResult> {
+  const abi = entryPoint.simulations?.abi ?? entryPoint.abi;
+  const stateOverride: StateOverride = { ...options.stateOverride };
+  if (entryPoint.simulations) {
+    stateOverride[entryPoint.address] = { ...stateOverride[entryPoint.address], code: entryPoint.simulations.deployedBytecode };
+  }
+  if (!isUserOperationV06(op) && op.authorization) {
+    // Simulate the EIP-7702 delegation the bundle transaction will carry.
+    stateOverride[op.sender] = { ...stateOverride[op.sender], code: concat(["0xef0100", op.authorization.address]) };
+  }
+  return ethCall(client, {
+    to: entryPoint.address,
+    data: encodeFunctionData({ abi, functionName, args }),
+    stateOverride,
+  });
+}
+
+/** v0.6 simulations revert on success: decode one of the expected result errors, or the failure. */
+function decodeSimulationRevert(abi: EntryPointAbi, result: EthCallResult, expected: string[]): readonly unknown[] {
+  if (!result.reverted) throw new InfrastructureError("EntryPoint simulation returned instead of reverting with its result");
+  try {
+    const decoded = decodeErrorResult({ abi, data: result.data });
+    if (expected.includes(decoded.errorName)) return decoded.args as readonly unknown[];
+  } catch {
+    // fall through to failure decoding
+  }
+  throw rejection(abi, result);
+}
+
+function expectReturn(abi: EntryPointAbi, result: EthCallResult): Hex {
+  if (result.reverted) throw rejection(abi, result);
+  return result.data;
+}
+
+function rejection(abi: EntryPointAbi, result: EthCallResult & { reverted: true }): Error {
+  const failure = decodeEntryPointRevert(abi, result.data);
+  if (failure) return new EntryPointRejectionError(failure.reason, failure.inner ? { revertData: failure.inner } : {});
+  return new EntryPointRejectionError(`validation reverted: ${result.message}`, { revertData: result.data });
+}
+
+type EntryPointAbi = EntryPoint["abi"];
+

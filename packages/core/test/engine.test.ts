@@ -1,0 +1,167 @@
+import type { EntryPointVersion } from "@bundlekit/devnet";
+import { type Hash, pad, parseEther, toEventSelector } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BundlerError, RpcErrorCode } from "../src/errors/errors.ts";
+import type { StatusChange } from "../src/engine/status.ts";
+import { userOperationEventTopic } from "../src/receipt/user-operation-event.ts";
+import { createMemoryMempoolStore } from "../src/testing/index.ts";
+import { engineFixture } from "./fixtures.ts";
+
+const depositedTopic = toEventSelector("Deposited(address,uint256)");
+
+/** The engine on a real anvil: admission, bundling, inclusion and lookups. */
+describe("bundler engine", () => {
+  let fx: Awaited<ReturnType<typeof engineFixture>>;
+  beforeAll(async () => {
+    fx = await engineFixture();
+  });
+  afterAll(() => fx?.devnet.stop());
+
+  const rejection = async (promise: Promise<unknown>) => {
+    const error = await promise.then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(BundlerError);
+    return error as BundlerError;
+  };
+
+  it.each<EntryPointVersion>(["0.6", "0.7", "0.8"])("follows a v%s operation from pending to included", async (version) => {
+    const { bundler } = await fx.makeBundler();
+    const changes: StatusChange[] = [];
+    bundler.onStatusChange((c) => changes.push(c));
+    const account = await fx.makeAccount(version);
+    const recipient = privateKeyToAccount(fx.devnet.accountKeys[15]!).address;
+    const before = await fx.client.getBalance({ address: recipient });
+    const op = await fx.makeOperation(bundler, account, { to: recipient, value: parseEther("0.1") });
+
+    const hash = await bundler.sendUserOperation(op, account.entryPoint.address);
+    const pending = await bundler.getUserOperationByHash(hash);
+    expect(pending).toMatchObject({ entryPoint: account.entryPoint.address, transactionHash: undefined, blockNumber: undefined });
+    expect(pending!.userOperation).toEqual(op);
+    expect(await bundler.getUserOperationReceipt(hash)).toBeUndefined();
+
+    const [transactionHash] = await bundler.sendBundleNow();
+    expect(transactionHash).toMatch(/^0x[0-9a-f]{64}$/);
+    const receipt = await bundler.getUserOperationReceipt(hash);
+    expect(receipt).toMatchObject({ userOpHash: hash, sender: account.address, nonce: op.nonce, success: true });
+    expect(receipt!.receipt.transactionHash).toBe(transactionHash);
+    expect(receipt!.actualGasCost).toBeGreaterThan(0n);
+    const included = await bundler.getUserOperationByHash(hash);
+    expect(included!.transactionHash).toBe(transactionHash);
+    expect(included!.blockNumber).toBe(BigInt(receipt!.receipt.blockNumber as string));
+    expect(await fx.client.getBalance({ address: recipient })).toBe(before + parseEther("0.1"));
+    expect(changes.map((c) => c.status)).toEqual(["pending", "submitted", "included"]);
+  });
+
+  it("reports a reverted execution as included with success false", async () => {
+    const { bundler } = await fx.makeBundler();
+    const account = await fx.makeAccount("0.7", parseEther("0.5"));
+    // Estimate a payable call, then ask for more value than the account holds: execution reverts.
+    const op = await fx.makeOperation(bundler, account, { to: account.address, value: 1n });
+    const reverting = await fx.makeOperation(bundler, account, { to: account.address, value: 1n }, {
+      callData: await account.encodeCalls([{ to: fx.devnet.deployments["0.7"].entryPoint, value: parseEther("100") }]),
+      callGasLimit: op.callGasLimit + 50_000n,
+    });
+    const hash = await bundler.sendUserOperation(reverting, account.entryPoint.address);
+    await bundler.sendBundleNow();
+    const receipt = await bundler.getUserOperationReceipt(hash);
+    expect(receipt?.success).toBe(false);
+  });
+
+  it("refuses a duplicate and an underpriced replacement, accepts a 10% bump", async () => {
+    const { bundler, store } = await fx.makeBundler();
+    const account = await fx.makeAccount("0.7");
+    const to = privateKeyToAccount(fx.devnet.accountKeys[16]!).address;
+    const op = await fx.makeOperation(bundler, account, { to, value: 1n });
+    const hash = await bundler.sendUserOperation(op, account.entryPoint.address);
+    const duplicate = await rejection(bundler.sendUserOperation(op, account.entryPoint.address));
+    expect(duplicate.code).toBe(RpcErrorCode.invalidParams);
+    expect(duplicate.message).toMatch(/already known/);
+
+    const cheap = await fx.makeOperation(bundler, account, { to, value: 2n }, {
+      maxFeePerGas: op.maxFeePerGas + op.maxFeePerGas / 20n,
+      maxPriorityFeePerGas: op.maxPriorityFeePerGas + op.maxPriorityFeePerGas / 20n,
+    });
+    expect((await rejection(bundler.sendUserOperation(cheap, account.entryPoint.address))).message).toMatch(/replacement underpriced/);
+
+    const bumped = await fx.makeOperation(bundler, account, { to, value: 3n }, {
+      maxFeePerGas: op.maxFeePerGas + op.maxFeePerGas / 10n,
+      maxPriorityFeePerGas: op.maxPriorityFeePerGas + op.maxPriorityFeePerGas / 10n,
+    });
+    const replacement = await bundler.sendUserOperation(bumped, account.entryPoint.address);
+    expect((await store.get(hash))?.status).toBe("failed");
+    expect((await store.get(replacement))?.status).toBe("pending");
+  });
+
+  it.each<EntryPointVersion>(["0.6", "0.7", "0.8"])("rejects a v%s operation signed by the wrong key with -32507", async (version) => {
+    const { bundler, store } = await fx.makeBundler();
+    const account = await fx.makeAccount(version);
+    const op = await fx.makeOperation(bundler, account, { to: account.address, value: 0n });
+    const forged = { ...op, signature: await privateKeyToAccount(fx.devnet.accountKeys[14]!).signMessage({ message: "not this op" }) };
+    const error = await rejection(bundler.sendUserOperation(forged, account.entryPoint.address));
+    expect(error.code).toBe(RpcErrorCode.signatureInvalid);
+    expect(error.message).toMatch(/AA24/);
+    expect(await store.countByStatus()).toMatchObject({ pending: 0 });
+  });
+
+  it("rejects an operation whose account cannot pay with the EntryPoint's AA21 reason", async () => {
+    const { bundler } = await fx.makeBundler();
+    const account = await fx.makeAccount("0.7", 0n);
+    const op = await fx.makeOperation(bundler, account, { to: account.address, value: 0n });
+    const error = await rejection(bundler.sendUserOperation(op, account.entryPoint.address));
+    expect(error.code).toBe(RpcErrorCode.entryPointRejected);
+    expect(error.message).toMatch(/AA21/);
+  });
+
+  it("bundles a sender's consecutive nonces in order", async () => {
+    const { bundler } = await fx.makeBundler();
+    const account = await fx.makeAccount("0.7");
+    const to = privateKeyToAccount(fx.devnet.accountKeys[16]!).address;
+    const first = await fx.makeOperation(bundler, account, { to, value: 1n });
+    const firstHash = await bundler.sendUserOperation(first, account.entryPoint.address);
+    await bundler.sendBundleNow(); // deploys the account
+    // Nonce 2 is estimated and admitted while nonce 1 is still only in the pool.
+    const hashes: Hash[] = [];
+    for (const nonce of [1n, 2n]) {
+      const op = await fx.makeOperation(bundler, account, { to, value: nonce }, { nonce });
+      hashes.push(await bundler.sendUserOperation(op, account.entryPoint.address));
+    }
+    expect(await bundler.sendBundleNow()).toHaveLength(1); // one op per sender per bundle
+    await bundler.sendBundleNow();
+    for (const hash of [firstHash, ...hashes]) expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+  });
+
+  it("finds operations included before a restart from chain logs", async () => {
+    const { bundler } = await fx.makeBundler();
+    const account = await fx.makeAccount("0.8");
+    const op = await fx.makeOperation(bundler, account, { to: account.address, value: 0n });
+    const hash = await bundler.sendUserOperation(op, account.entryPoint.address);
+    await bundler.sendBundleNow();
+    const before = await bundler.getUserOperationReceipt(hash);
+
+    const { bundler: restarted } = await fx.makeBundler({ store: createMemoryMempoolStore() });
+    const receipt = await restarted.getUserOperationReceipt(hash);
+    expect(receipt).toEqual({ ...before, receipt: { ...before!.receipt, confirmations: receipt!.receipt.confirmations } });
+    const lookup = await restarted.getUserOperationByHash(hash);
+    expect(lookup?.userOperation).toEqual(op);
+    expect(lookup?.transactionHash).toBe(before!.receipt.transactionHash);
+  });
+
+  it("gives each operation only the logs its execution emitted", async () => {
+    const { bundler } = await fx.makeBundler({ config: { bundleSize: 10 } });
+    const accounts = await Promise.all([fx.makeAccount("0.7"), fx.makeAccount("0.7")]);
+    const hashes: Hash[] = [];
+    for (const account of accounts) {
+      // Paying the EntryPoint deposits for the sender: the EntryPoint emits Deposited(sender, …).
+      const op = await fx.makeOperation(bundler, account, { to: account.entryPoint.address, value: 1000n });
+      hashes.push(await bundler.sendUserOperation(op, account.entryPoint.address));
+    }
+    expect(await bundler.sendBundleNow()).toHaveLength(1);
+    const receipts = await Promise.all(hashes.map((h) => bundler.getUserOperationReceipt(h)));
+    expect(receipts[0]!.receipt.transactionHash).toBe(receipts[1]!.receipt.transactionHash);
+    receipts.forEach((receipt, i) => {
+      const deposits = receipt!.logs.filter((log) => log.topics[0] === depositedTopic);
+      expect(deposits.map((log) => log.topics[1])).toEqual([pad(accounts[i]!.address.toLowerCase() as Hash)]);
+      expect(receipt!.logs.some((log) => log.topics[0] === userOperationEventTopic)).toBe(false);
+    });
+  });
+});

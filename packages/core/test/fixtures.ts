@@ -1,0 +1,108 @@
+import { type Devnet, type EntryPointVersion, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
+import { type Address, createPublicClient, createWalletClient, defineChain, type Hex, http, parseEther } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import type { SmartAccount } from "viem/account-abstraction";
+import { type Bundler, createBundler } from "../src/engine/create-bundler.ts";
+import type { ChainClient } from "../src/ports/chain-client.ts";
+import type { MempoolStore } from "../src/ports/mempool-store.ts";
+import type { RelayerLease, RelayerSigner } from "../src/ports/relayer-signer.ts";
+import { createMemoryMempoolStore } from "../src/testing/index.ts";
+import type { UserOperation } from "../src/userop/types.ts";
+import { canonicalEntryPoints } from "../src/entrypoint/version.ts";
+import type { BundlerConfig } from "../src/engine/config.ts";
+
+/** A relayer signer at the port: local viem accounts, one lease each. */
+export function testSigner(keys: readonly Hex[]): RelayerSigner {
+  const accounts = keys.map((k) => privateKeyToAccount(k));
+  const busy = new Set<number>();
+  return {
+    addresses: accounts.map((a) => a.address),
+    lease(): RelayerLease | undefined {
+      const index = accounts.findIndex((_, i) => !busy.has(i));
+      if (index < 0) return undefined;
+      busy.add(index);
+      const account = accounts[index]!;
+      return { address: account.address, signTransaction: (tx) => account.signTransaction(tx), release: () => busy.delete(index) };
+    },
+  };
+}
+
+/** A devnet with a client, and engines over it that bundle only when asked. */
+export async function engineFixture() {
+  const devnet: Devnet = await startDevnet();
+  const chain = defineChain({
+    id: devnet.chainId,
+    name: "devnet",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [devnet.rpcUrl] } },
+  });
+  const client = createPublicClient({ chain, transport: http(devnet.rpcUrl), pollingInterval: 50 });
+  const funder = createWalletClient({ chain, transport: http(devnet.rpcUrl), account: privateKeyToAccount(devnet.accountKeys.at(-1)!) });
+  let nextKey = 0;
+  let funding: Promise<unknown> = Promise.resolve();
+
+  async function makeBundler(options: { store?: MempoolStore; config?: Partial<BundlerConfig> } = {}) {
+    const store = options.store ?? createMemoryMempoolStore();
+    const bundler = await createBundler({
+      client: client as unknown as ChainClient,
+      store,
+      signer: testSigner(devnet.relayerKeys),
+      config: { bundlingMode: "manual", ...options.config },
+    });
+    return { bundler, store };
+  }
+
+  /** A funded, counterfactual SimpleAccount with a fresh owner. */
+  async function makeAccount(version: EntryPointVersion, fund = parseEther("1")) {
+    const owner = privateKeyToAccount(devnet.accountKeys[nextKey++]!);
+    const account = await toSimpleAccount({ client, owner, version });
+    if (fund > 0n) {
+      // One funder: send one transfer at a time so nonces never collide.
+      const sent = funding.then(async () =>
+        client.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: account.address, value: fund }) }),
+      );
+      funding = sent.catch(() => {});
+      await sent;
+    }
+    return account;
+  }
+
+  /** An operation of `account` moving `value` to `to`, gas from the engine's estimate, signed. */
+  async function makeOperation(
+    bundler: Bundler,
+    account: SmartAccount,
+    call: { to: Address; value?: bigint; data?: Hex },
+    overrides: Partial<UserOperation> & { nonce?: bigint } = {},
+  ): Promise<UserOperation> {
+    const version = account.entryPoint.version as EntryPointVersion;
+    const deployed = (await client.getCode({ address: account.address })) !== undefined;
+    const factoryArgs = deployed ? {} : await account.getFactoryArgs();
+    const nonce = overrides.nonce ?? (await account.getNonce({ key: 0n }));
+    const callData = await account.encodeCalls([call]);
+    const draft = (
+      version === "0.6"
+        ? {
+            sender: account.address,
+            nonce,
+            initCode: factoryArgs.factory ? `${factoryArgs.factory}${factoryArgs.factoryData!.slice(2)}` : "0x",
+            callData,
+            paymasterAndData: "0x",
+          }
+        : { sender: account.address, nonce, ...factoryArgs, callData }
+    ) as UserOperation;
+    const stub = { ...draft, callGasLimit: 0n, verificationGasLimit: 0n, preVerificationGas: 0n, maxFeePerGas: 0n, maxPriorityFeePerGas: 0n, signature: await account.getStubSignature() } as UserOperation;
+    const estimate = await bundler.estimateUserOperationGas(stub, account.entryPoint.address);
+    const op = {
+      ...draft,
+      callGasLimit: estimate.callGasLimit,
+      verificationGasLimit: estimate.verificationGasLimit,
+      preVerificationGas: estimate.preVerificationGas,
+      maxFeePerGas: estimate.maxFeePerGas,
+      maxPriorityFeePerGas: estimate.maxPriorityFeePerGas,
+      ...overrides,
+    } as UserOperation;
+    return { ...op, signature: await account.signUserOperation({ ...(op as object), chainId: devnet.chainId } as never) } as UserOperation;
+  }
+
+  return { devnet, client, makeBundler, makeAccount, makeOperation, entryPoints: canonicalEntryPoints };
+}

@@ -1,0 +1,18 @@
+export {
+  CANONICAL_DEPLOYMENTS,
+  type CanonicalDeployment,
+  CREATE2_DEPLOYER,
+  ENTRY_POINT_VERSIONS,
+  type EntryPointVersion,
+} from "./addresses.ts";
+export {
+  type AnvilInstance,
+  resolveAnvilBinary,
+  type StartAnvilOptions,
+  startAnvil,
+} from "./anvil.ts";
+export { type ContractArtifact, type ContractName, loadArtifact } from "./artifacts.ts";
+export { type DeployOptions, type DevnetDeployment, deployErc4337Contracts } from "./deploy.ts";
+export { type Devnet, type StartDevnetOptions, startDevnet } from "./devnet.ts";
+export { DEVNET_MNEMONIC, deriveDevnetKeys } from "./keys.ts";
+export { type ToSimpleAccountParameters, toSimpleAccount } from "./simple-account.ts";

@@ -1,0 +1,52 @@
+import type { RelayerLease, RelayerSigner } from "@bundlekit/core";
+import { type Hex, isHex, size } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+
+/** A relayer private key that is not 32 bytes of hex. The message never contains the key. */
+export class InvalidRelayerKeyError extends Error {
+  override name = "InvalidRelayerKeyError";
+  constructor(index: number) {
+    super(`relayer key #${index + 1} is not a 0x-prefixed 32-byte hex private key`);
+  }
+}
+
+/**
+ * A pool of relayers from local private keys. Each relayer is leased to one bundle at a time,
+ * so a relayer's nonces never race; keys stay inside their viem accounts.
+ */
+export function createLocalKeySigner(privateKeys: readonly string[]): RelayerSigner {
+  if (privateKeys.length === 0) throw new Error("at least one relayer key is required");
+  const accounts = privateKeys.map((key, index) => {
+    if (!isHex(key, { strict: true }) || size(key as Hex) !== 32) throw new InvalidRelayerKeyError(index);
+    return privateKeyToAccount(key as Hex);
+  });
+  const addresses = accounts.map((a) => a.address);
+  if (new Set(addresses).size !== addresses.length) throw new Error("relayer keys must be distinct");
+  const busy = new Set<number>();
+  let next = 0;
+
+  return {
+    addresses,
+    lease(): RelayerLease | undefined {
+      // Round-robin over idle relayers, so load and fees spread across them.
+      for (let tried = 0; tried < accounts.length; tried++) {
+        const index = (next + tried) % accounts.length;
+        if (busy.has(index)) continue;
+        busy.add(index);
+        next = (index + 1) % accounts.length;
+        const account = accounts[index]!;
+        let released = false;
+        return {
+          address: account.address,
+          signTransaction: (transaction) => account.signTransaction(transaction),
+          release() {
+            if (released) return;
+            released = true;
+            busy.delete(index);
+          },
+        };
+      }
+      return undefined;
+    },
+  };
+}

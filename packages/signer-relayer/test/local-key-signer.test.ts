@@ -1,0 +1,58 @@
+import { parseTransaction, recoverTransactionAddress } from "viem";
+import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
+import { describe, expect, it } from "vitest";
+import { createLocalKeySigner, InvalidRelayerKeyError } from "../src/index.ts";
+
+describe("createLocalKeySigner", () => {
+  const keys = [generatePrivateKey(), generatePrivateKey()];
+
+  it("exposes the relayer addresses, never the keys", () => {
+    const signer = createLocalKeySigner(keys);
+    expect(signer.addresses).toEqual(keys.map((k) => privateKeyToAddress(k)));
+    expect(JSON.stringify(signer)).not.toContain(keys[0]!.slice(2));
+  });
+
+  it("leases each relayer to one holder at a time", () => {
+    const signer = createLocalKeySigner(keys);
+    const a = signer.lease()!;
+    const b = signer.lease()!;
+    expect(a.address).not.toBe(b.address);
+    expect(signer.lease()).toBeUndefined();
+    a.release();
+    a.release();
+    expect(signer.lease()?.address).toBe(a.address);
+    expect(signer.lease()).toBeUndefined();
+  });
+
+  it("signs transactions recoverable to the leased relayer", async () => {
+    const lease = createLocalKeySigner(keys).lease()!;
+    const signed = await lease.signTransaction({
+      type: "eip1559",
+      chainId: 31337,
+      to: lease.address,
+      nonce: 0,
+      gas: 21000n,
+      maxFeePerGas: 1n,
+      maxPriorityFeePerGas: 1n,
+    });
+    expect(parseTransaction(signed).chainId).toBe(31337);
+    expect(await recoverTransactionAddress({ serializedTransaction: signed as never })).toBe(lease.address);
+  });
+
+  it("rejects malformed keys without echoing them", () => {
+    const secretLooking = keys[1]!.slice(0, 60);
+    for (const bad of ["0x1234", "not-hex", `0x${"zz".repeat(32)}`, keys[0]!.slice(2), secretLooking]) {
+      const error = (() => {
+        try {
+          createLocalKeySigner([bad]);
+        } catch (e) {
+          return e as Error;
+        }
+      })();
+      expect(error).toBeInstanceOf(InvalidRelayerKeyError);
+      expect(error!.message).not.toContain(bad.slice(2, 20));
+    }
+    expect(() => createLocalKeySigner([])).toThrow(/at least one/);
+    expect(() => createLocalKeySigner([keys[0]!, keys[0]!])).toThrow(/distinct/);
+  });
+});

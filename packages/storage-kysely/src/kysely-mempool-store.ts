@@ -1,0 +1,269 @@
+import {
+  DuplicateUserOperationError,
+  type MempoolEntry,
+  type MempoolStore,
+  type NewMempoolEntry,
+  type UserOperationStatus,
+  userOperationStatuses,
+} from "@bundlekit/core";
+import {
+  type Dialect,
+  type Expression,
+  type ExpressionBuilder,
+  Kysely,
+  type SqlBool,
+  type Updateable,
+} from "kysely";
+import type { Hash } from "viem";
+import { migrateToLatest } from "./migrations.ts";
+import { addressKey, hashKey, nonceKey, toEntry, toRow } from "./rows.ts";
+import type { MempoolDatabase, UserOperationsTable } from "./schema.ts";
+import { writeTransactionsFor } from "./write-transactions.ts";
+
+/** Options of `createKyselyMempoolStore`. */
+export interface KyselyMempoolStoreOptions<DB extends MempoolDatabase = MempoolDatabase> {
+  /**
+   * The database: a Kysely instance, or a Kysely dialect to open one with (SQLite via
+   * better-sqlite3, or PostgreSQL). The store owns it from here on: `close()` destroys it. To
+   * share an application's instance, pass `db.withTables<MempoolDatabase>()`.
+   */
+  db: Kysely<DB> | Dialect;
+  /** Run `migrateToLatest` before returning the store. Default true. */
+  migrate?: boolean;
+  /** SQLite: how long a write waits for another connection's write lock before failing. Default 5000. */
+  busyTimeoutMs?: number;
+}
+
+/** A SQL-backed `MempoolStore`; `close()` destroys its Kysely instance. */
+export interface KyselyMempoolStore extends MempoolStore {
+  close(): Promise<void>;
+}
+
+type Where = (eb: ExpressionBuilder<MempoolDatabase, "user_operations">) => Expression<SqlBool>;
+
+/** Rows in these statuses stay in the pool: they can still fail, be requeued or resubmitted. */
+const inPool: UserOperationStatus[] = ["pending", "bundling", "submitted"];
+const sentOrClaimed: UserOperationStatus[] = ["bundling", "submitted"];
+const clearClaim = {
+  claimed_by: null,
+  claimed_until: null,
+} satisfies Updateable<UserOperationsTable>;
+
+/**
+ * A `MempoolStore` on any Kysely backend it knows (SQLite, PostgreSQL): one set of queries,
+ * with the dialect's write transactions (see `write-transactions.ts`) as the only difference.
+ * Several stores — in one process or many — may share a database; claims never overlap.
+ */
+export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
+  options: KyselyMempoolStoreOptions<DB>,
+): Promise<KyselyMempoolStore> {
+  // Only the mempool's tables are used, so a wider database type narrows safely.
+  const db =
+    options.db instanceof Kysely
+      ? (options.db as unknown as Kysely<MempoolDatabase>)
+      : new Kysely<MempoolDatabase>({ dialect: options.db });
+  const transactions = writeTransactionsFor(db, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
+  try {
+    if (options.migrate ?? true) await migrateToLatest(db);
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+
+  /** Insert `entry` as pending, or throw `DuplicateUserOperationError` if its hash is known. */
+  async function insert(trx: Kysely<MempoolDatabase>, entry: NewMempoolEntry): Promise<void> {
+    const { numInsertedOrUpdatedRows } = await trx
+      .insertInto("user_operations")
+      .values(toRow(entry))
+      .onConflict((oc) => oc.column("hash").doNothing())
+      .executeTakeFirstOrThrow();
+    if (numInsertedOrUpdatedRows === 0n) throw new DuplicateUserOperationError(entry.userOpHash);
+  }
+
+  /** Set `changes` on each of `hashes` whose status is in `from`. */
+  async function transition(
+    hashes: readonly Hash[],
+    from: readonly UserOperationStatus[],
+    changes: Updateable<UserOperationsTable>,
+  ): Promise<void> {
+    if (hashes.length === 0) return;
+    await transactions.write((trx) =>
+      trx
+        .updateTable("user_operations")
+        .set({ ...changes, ...clearClaim })
+        .where("hash", "in", hashes.map(hashKey))
+        .where("status", "in", from)
+        .execute(),
+    );
+  }
+
+  return {
+    async add(entry) {
+      await transactions.write((trx) => insert(trx, entry));
+    },
+
+    async replace(replacedHash, entry) {
+      return transactions.write(async (trx) => {
+        const { numUpdatedRows } = await trx
+          .updateTable("user_operations")
+          .set({
+            status: "failed",
+            failure_reason: `replaced by ${hashKey(entry.userOpHash)}`,
+            updated_at: entry.receivedAt,
+          })
+          .where("hash", "=", hashKey(replacedHash))
+          .where("status", "=", "pending")
+          .executeTakeFirstOrThrow();
+        if (numUpdatedRows === 0n) return false;
+        await insert(trx, entry); // a duplicate throws, rolling the swap back
+        return true;
+      });
+    },
+
+    async get(userOpHash) {
+      const row = await db
+        .selectFrom("user_operations")
+        .selectAll()
+        .where("hash", "=", hashKey(userOpHash))
+        .executeTakeFirst();
+      return row && toEntry(row);
+    },
+
+    async findBySenderNonce(entryPoint, sender, nonce) {
+      const row = await db
+        .selectFrom("user_operations")
+        .selectAll()
+        .where("entry_point", "=", addressKey(entryPoint))
+        .where("sender", "=", addressKey(sender))
+        .where("nonce", "=", nonceKey(nonce))
+        .where("status", "in", ["pending", "bundling"])
+        .orderBy("received_at")
+        .orderBy("hash")
+        .executeTakeFirst();
+      return row && toEntry(row);
+    },
+
+    async list(status, { entryPoint, limit } = {}) {
+      let query = db.selectFrom("user_operations").selectAll().where("status", "=", status);
+      if (entryPoint) query = query.where("entry_point", "=", addressKey(entryPoint));
+      if (limit !== undefined) query = query.limit(limit);
+      const rows = await query.orderBy("received_at").orderBy("hash").execute();
+      return rows.map(toEntry);
+    },
+
+    async countByStatus() {
+      const rows = await db
+        .selectFrom("user_operations")
+        .select((eb) => ["status", eb.fn.countAll().as("count")])
+        .groupBy("status")
+        .execute();
+      const counts = Object.fromEntries(
+        userOperationStatuses.map((status) => [status, 0]),
+      ) as Record<UserOperationStatus, number>;
+      for (const row of rows) counts[row.status] = Number(row.count);
+      return counts;
+    },
+
+    async claimForBundle({ entryPoint, limit, claimant, leaseMs, now }) {
+      if (limit <= 0) return [];
+      const onEntryPoint = addressKey(entryPoint);
+      const underClaim: Where = (eb) =>
+        eb.and([eb("status", "=", "bundling"), eb("claimed_until", ">", now)]);
+      const claimable: Where = (eb) =>
+        eb.or([
+          eb("status", "=", "pending"),
+          eb.and([eb("status", "=", "bundling"), eb("claimed_until", "<=", now)]),
+        ]);
+      const rows = await transactions.claim(onEntryPoint, async (trx) => {
+        const busySenders = trx
+          .selectFrom("user_operations")
+          .select("sender")
+          .where("entry_point", "=", onEntryPoint)
+          .where((eb) => eb.or([eb("status", "=", "submitted"), underClaim(eb)]));
+        // Per free sender, its lowest nonce: a sender's nonces must land in order.
+        const nextOfSender = trx
+          .selectFrom("user_operations")
+          .select((eb) => [
+            "hash",
+            "received_at",
+            eb.fn
+              .agg<number>("row_number")
+              .over((ob) =>
+                ob.partitionBy("sender").orderBy("nonce").orderBy("received_at").orderBy("hash"),
+              )
+              .as("sender_rank"),
+          ])
+          .where("entry_point", "=", onEntryPoint)
+          .where(claimable)
+          .where("sender", "not in", busySenders);
+        const picked = trx
+          .selectFrom(nextOfSender.as("next"))
+          .select("next.hash")
+          .where("next.sender_rank", "=", 1)
+          .orderBy("next.received_at")
+          .orderBy("next.hash")
+          .limit(limit);
+        return trx
+          .updateTable("user_operations")
+          .set({
+            status: "bundling",
+            claimed_by: claimant,
+            claimed_until: now + leaseMs,
+            updated_at: now,
+          })
+          .where("hash", "in", picked)
+          .where(claimable) // re-checked under row locks (PostgreSQL)
+          .returningAll()
+          .execute();
+      });
+      return rows.map(toEntry).sort(byAge);
+    },
+
+    async markSubmitted(userOpHashes, transactionHash, now) {
+      await transition(userOpHashes, sentOrClaimed, {
+        status: "submitted",
+        transaction_hash: transactionHash,
+        updated_at: now,
+      });
+    },
+
+    async markIncluded(userOpHash, inclusion, now) {
+      await transition([userOpHash], userOperationStatuses, {
+        status: "included",
+        transaction_hash: inclusion.transactionHash,
+        block_hash: inclusion.blockHash,
+        block_number: inclusion.blockNumber.toString(),
+        failure_reason: null,
+        updated_at: now,
+      });
+    },
+
+    async markFailed(userOpHashes, reason, now) {
+      await transition(userOpHashes, inPool, {
+        status: "failed",
+        failure_reason: reason,
+        updated_at: now,
+      });
+    },
+
+    async requeue(userOpHashes, now) {
+      await transition(userOpHashes, sentOrClaimed, {
+        status: "pending",
+        transaction_hash: null,
+        updated_at: now,
+      });
+    },
+
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+/** Oldest first; ties by hash (the order of `list` and claims). */
+function byAge(a: MempoolEntry, b: MempoolEntry): number {
+  return (
+    a.receivedAt - b.receivedAt ||
+    (a.userOpHash < b.userOpHash ? -1 : a.userOpHash > b.userOpHash ? 1 : 0)
+  );
+}

@@ -1,0 +1,78 @@
+import { type Kysely, PostgresAdapter, sql } from "kysely";
+import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
+
+/**
+ * The schema's history, in order. Each migration is a value in code (no migration folder to
+ * ship); never edit one that has been released: add the next.
+ */
+export const mempoolMigrations: Readonly<Record<string, Migration>> = {
+  "0001_mempool": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("user_operations")
+        .addColumn("hash", "text", (c) => c.primaryKey())
+        .addColumn("entry_point", "text", (c) => c.notNull())
+        .addColumn("entry_point_version", "text", (c) => c.notNull())
+        .addColumn("sender", "text", (c) => c.notNull())
+        .addColumn("nonce", "text", (c) => c.notNull())
+        .addColumn("user_operation", "text", (c) => c.notNull())
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("received_at", "bigint", (c) => c.notNull())
+        .addColumn("updated_at", "bigint", (c) => c.notNull())
+        .addColumn("claimed_by", "text")
+        .addColumn("claimed_until", "bigint")
+        .addColumn("transaction_hash", "text")
+        .addColumn("block_hash", "text")
+        .addColumn("block_number", "bigint")
+        .addColumn("failure_reason", "text")
+        .execute();
+      // Listing and claiming: one status on one EntryPoint, oldest first.
+      await db.schema
+        .createIndex("user_operations_status_idx")
+        .on("user_operations")
+        .columns(["status", "entry_point", "received_at"])
+        .execute();
+      // Replacement lookups, and a sender's operations when claiming.
+      await db.schema
+        .createIndex("user_operations_sender_nonce_idx")
+        .on("user_operations")
+        .columns(["entry_point", "sender", "nonce"])
+        .execute();
+    },
+  },
+};
+
+const migrationProvider: MigrationProvider = {
+  getMigrations: async () => ({ ...mempoolMigrations }),
+};
+
+/**
+ * Bring the mempool tables up to date. Idempotent and safe to run from several processes at
+ * once (Kysely's migration lock). Bookkeeping goes to `bundlekit_mempool_migration*` tables, so
+ * an application's own Kysely migrations can live in the same database.
+ */
+export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: migrationProvider,
+    migrationTableName: "bundlekit_mempool_migration",
+    migrationLockTableName: "bundlekit_mempool_migration_lock",
+    migrationTableSchema: await postgresSchema(db),
+  });
+  const { error } = await migrator.migrateToLatest();
+  if (error) {
+    throw error instanceof Error ? error : new Error(`mempool migration failed: ${String(error)}`);
+  }
+}
+
+/**
+ * PostgreSQL: the schema the tables go to (first on the `search_path`). Named explicitly because
+ * the Migrator otherwise takes a bookkeeping table in any other schema for its own.
+ */
+async function postgresSchema<DB>(db: Kysely<DB>): Promise<string | undefined> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined;
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(
+    db,
+  );
+  return rows[0]?.schema ?? undefined;
+}

@@ -1,0 +1,30 @@
+import { PostgresDialect } from "kysely";
+import pg from "pg";
+import { createKyselyMempoolStore, type KyselyMempoolStore } from "./kysely-mempool-store.ts";
+
+/** Options of `createPostgresMempoolStore`: where to connect, and whether to migrate. */
+export type PostgresMempoolStoreOptions = (
+  | {
+      /** E.g. `postgres://user@host:5432/bundler`; opens a pool of its own. */
+      connectionString: string;
+    }
+  | {
+      /** A pool to use; `close()` ends it. */
+      pool: pg.Pool;
+    }
+) & {
+  /** Run the migrations on open. Default true. */
+  migrate?: boolean;
+};
+
+/**
+ * A mempool store in PostgreSQL: for several engine instances (machines) sharing one mempool.
+ * The tables go to the first schema of the connection's `search_path`.
+ */
+export async function createPostgresMempoolStore(
+  options: PostgresMempoolStoreOptions,
+): Promise<KyselyMempoolStore> {
+  const pool =
+    "pool" in options ? options.pool : new pg.Pool({ connectionString: options.connectionString });
+  return createKyselyMempoolStore({ db: new PostgresDialect({ pool }), migrate: options.migrate });
+}

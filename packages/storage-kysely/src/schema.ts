@@ -1,0 +1,45 @@
+import type { UserOperationStatus } from "@bundlekit/core";
+import type { ColumnType } from "kysely";
+
+/**
+ * A 64-bit integer column. Written as a number or decimal string; read back as a number
+ * (better-sqlite3), a bigint (better-sqlite3 with `safeIntegers`) or a string (pg's `int8`).
+ */
+type Int64 = ColumnType<number | bigint | string, number | string, number | string>;
+type NullableInt64 = ColumnType<
+  number | bigint | string | null,
+  number | string | null,
+  number | string | null
+>;
+
+/**
+ * One row per user operation. `hash` is lower-case hex, addresses are checksummed. `nonce` is
+ * the 256-bit nonce as `0x` plus 64 lower-case hex digits: fixed width, so text comparison and
+ * ordering match numeric ones on every backend (and any collation: the characters are 0-9a-f).
+ * `user_operation` is the JSON of core's `serializeUserOperation`; times are milliseconds since
+ * the epoch.
+ */
+export type UserOperationsTable = {
+  hash: string;
+  entry_point: string;
+  entry_point_version: string;
+  sender: string;
+  nonce: string;
+  user_operation: string;
+  status: UserOperationStatus;
+  received_at: Int64;
+  updated_at: Int64;
+  /** The claimant while `bundling`. */
+  claimed_by: string | null;
+  /** When the claim lapses, while `bundling`. */
+  claimed_until: NullableInt64;
+  transaction_hash: string | null;
+  block_hash: string | null;
+  block_number: NullableInt64;
+  failure_reason: string | null;
+};
+
+/** The tables the mempool store owns, as Kysely sees them (a type alias, so `withTables` takes it). */
+export type MempoolDatabase = {
+  user_operations: UserOperationsTable;
+};

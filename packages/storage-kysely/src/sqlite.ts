@@ -1,0 +1,37 @@
+import Database from "better-sqlite3";
+import { SqliteDialect } from "kysely";
+import { createKyselyMempoolStore, type KyselyMempoolStore } from "./kysely-mempool-store.ts";
+
+/** Options of `createSqliteMempoolStore`. */
+export interface SqliteMempoolStoreOptions {
+  /** The database file, created if missing; `":memory:"` for a throwaway store. */
+  filename: string;
+  /** Run the migrations on open. Default true. */
+  migrate?: boolean;
+  /** How long a write waits for another connection's write lock. Default 5000 ms. */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * A mempool store in one SQLite file (better-sqlite3): durable, no server, for a single machine.
+ * Files use WAL mode, so readers never wait for the writer; several stores (processes) may open
+ * the same file.
+ */
+export async function createSqliteMempoolStore(
+  options: SqliteMempoolStoreOptions,
+): Promise<KyselyMempoolStore> {
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
+  // Opening and migrating may wait for the write lock synchronously: no store work is in flight yet.
+  const database = new Database(options.filename, { timeout: busyTimeoutMs });
+  if (options.filename !== ":memory:" && options.filename !== "") {
+    database.pragma("journal_mode = WAL");
+  }
+  const store = await createKyselyMempoolStore({
+    db: new SqliteDialect({ database }),
+    migrate: options.migrate,
+    busyTimeoutMs,
+  });
+  // From here on writes wait asynchronously (see write-transactions.ts), never freezing the process.
+  database.pragma("busy_timeout = 0");
+  return store;
+}

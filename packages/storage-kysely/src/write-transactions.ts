@@ -1,0 +1,99 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Kysely, PostgresAdapter, SqliteAdapter, sql } from "kysely";
+import type { MempoolDatabase } from "./schema.ts";
+
+type Work<T> = (db: Kysely<MempoolDatabase>) => Promise<T>;
+
+/** How a backend keeps writes from interleaving: the one place the SQL store differs per dialect. */
+export interface WriteTransactions {
+  /** Run `work` in a transaction. */
+  write<T>(work: Work<T>): Promise<T>;
+  /** Run `work` in a transaction that no other claim for `entryPoint` runs alongside, in any process. */
+  claim<T>(entryPoint: string, work: Work<T>): Promise<T>;
+}
+
+/** The write transactions of `db`'s dialect: SQLite (better-sqlite3) or PostgreSQL. */
+export function writeTransactionsFor(
+  db: Kysely<MempoolDatabase>,
+  options: { busyTimeoutMs: number },
+): WriteTransactions {
+  const adapter = db.getExecutor().adapter;
+  if (adapter instanceof PostgresAdapter) return postgresTransactions(db);
+  if (adapter instanceof SqliteAdapter) return sqliteTransactions(db, options.busyTimeoutMs);
+  throw new Error(
+    `the Kysely mempool store supports SQLite and PostgreSQL, not ${adapter.constructor.name}`,
+  );
+}
+
+/**
+ * PostgreSQL: claims take a transaction-scoped advisory lock per EntryPoint (and schema), then
+ * read and update under READ COMMITTED, whose statements see everything committed before the
+ * lock was granted.
+ *
+ * Why not `SELECT … FOR UPDATE SKIP LOCKED` alone: it keeps two claimants off the same row, not
+ * off the same sender. Claimant A can lock a sender's nonce 0 while B skips it and locks nonce 1;
+ * and neither sees the other's uncommitted claims when skipping busy senders. Serialising the
+ * claims of one EntryPoint makes "one operation per sender" hold trivially; a claim is a few
+ * milliseconds, far below the bundle interval, so the lock costs no throughput that matters.
+ * Writers other than claims (add, replace, mark*) take only row locks; the claim's UPDATE
+ * re-checks each row's status after any such lock, so a row that changed meanwhile is left out.
+ */
+function postgresTransactions(db: Kysely<MempoolDatabase>): WriteTransactions {
+  return {
+    write: (work) => db.transaction().execute(work),
+    claim: (entryPoint, work) =>
+      db.transaction().execute(async (trx) => {
+        // One lock per EntryPoint and schema (separate schemas may hold separate mempools).
+        const key = sql`concat('bundlekit.claim:', current_schema(), ':', ${entryPoint}::text)`;
+        await sql`select pg_advisory_xact_lock(hashtext(${key}))`.execute(trx);
+        return work(trx);
+      }),
+  };
+}
+
+/**
+ * SQLite: every write is a `BEGIN IMMEDIATE` transaction, which takes the database's write lock
+ * up front, so a claim's read and update see no other writer in between, in any process. Within
+ * one Kysely instance, Kysely's connection mutex already queues callers (SQLite has one
+ * connection). Across instances the lock may be taken. better-sqlite3 can only wait for it
+ * synchronously (its `timeout`), which would freeze a process whose other instance holds the lock
+ * across an `await`; so the store retries with an async backoff instead, and works best with the
+ * driver's own busy timeout at 0 (`createSqliteMempoolStore` sets it).
+ */
+function sqliteTransactions(db: Kysely<MempoolDatabase>, busyTimeoutMs: number): WriteTransactions {
+  const write = <T>(work: Work<T>) =>
+    db.connection().execute(async (connection) => {
+      await beginImmediate(connection, busyTimeoutMs);
+      try {
+        const result = await work(connection);
+        await sql`commit`.execute(connection);
+        return result;
+      } catch (error) {
+        await sql`rollback`.execute(connection);
+        throw error;
+      }
+    });
+  // The write lock covers the whole database, so a claim needs nothing more.
+  return { write, claim: (_entryPoint, work) => write(work) };
+}
+
+async function beginImmediate(
+  connection: Kysely<MempoolDatabase>,
+  busyTimeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (let delayMs = 1; ; delayMs = Math.min(delayMs * 2, 50)) {
+    try {
+      await sql`begin immediate`.execute(connection);
+      return;
+    } catch (error) {
+      if (!isBusy(error) || Date.now() >= deadline) throw error;
+      await sleep(delayMs * (0.5 + Math.random()));
+    }
+  }
+}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
+}

@@ -1,0 +1,16 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+    coverage: {
+      provider: "v8",
+      include: ["packages/*/src/**/*.ts", "examples/*/src/**/*.ts"],
+      exclude: ["**/*.test.ts", "**/testing/**"],
+      reporter: ["text-summary", "html"],
+    },
+  },
+});

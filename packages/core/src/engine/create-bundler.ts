@@ -131,7 +131,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       const { bundle, rejected } = await buildBundle(client, entryPoint, claimed, relayer.address, beneficiary);
       for (const { entry, reason } of rejected) {
         await store.markFailed([entry.userOpHash], reason, clock.now());
-        status.emit({ userOpHash: entry.userOpHash, status: "failed", reason });
+        status.emit({ userOpHash: entry.userOpHash, status: "dropped", reason });
         logger.warn("operation dropped from bundle", { userOpHash: entry.userOpHash, reason });
       }
       if (!bundle) return undefined;
@@ -229,7 +229,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
         if (!(await store.replace(existing.userOpHash, entry))) {
           throw new MempoolRejectionError("the operation it would replace is already being bundled", { replacing: existing.userOpHash });
         }
-        status.emit({ userOpHash: existing.userOpHash, status: "failed", reason: `replaced by ${userOpHash}` });
+        status.emit({ userOpHash: existing.userOpHash, status: "dropped", reason: `replaced by ${userOpHash}` });
       } else {
         await store.add(entry);
       }

@@ -1,11 +1,26 @@
 import type { Hash } from "viem";
-import type { UserOperationStatus } from "../ports/mempool-store.ts";
 
-/** A change in an operation's life, as subscribers and metrics see it. */
+/**
+ * What happened to an operation, as subscribers and metrics see it:
+ * - `pending`: accepted into the pool, or back in it after its bundle was not mined;
+ * - `submitted`: sent in the bundle transaction `transactionHash`;
+ * - `included`: its `UserOperationEvent` is on chain; `success` says whether its execution succeeded;
+ * - `failed`: its bundle transaction was mined without it (the bundle reverted, or the op was left out);
+ * - `dropped`: it left the pool without being sent, for `reason` (replaced, rejected when
+ *   re-validated for a bundle, expired, or cleared).
+ */
+export type StatusChangeKind = "pending" | "submitted" | "included" | "failed" | "dropped";
+
+export const statusChangeKinds: readonly StatusChangeKind[] = ["pending", "submitted", "included", "failed", "dropped"];
+
+/** A change in an operation's life. */
 export interface StatusChange {
   userOpHash: Hash;
-  status: UserOperationStatus;
+  status: StatusChangeKind;
   transactionHash?: Hash | undefined;
+  /** For `included`: whether the operation's execution succeeded. */
+  success?: boolean | undefined;
+  /** For `failed` and `dropped`: why. */
   reason?: string | undefined;
 }
 

@@ -64,11 +64,11 @@ export async function sendBundle(context: SendBundleContext, relayer: RelayerLea
   const included = new Set<string>();
   for (const log of receipt.logs as RawLog[]) {
     if (log.address.toLowerCase() !== bundle.entryPoint.address.toLowerCase() || log.topics[0] !== userOperationEventTopic) continue;
-    const { userOpHash } = decodeUserOperationEvent(log);
+    const { userOpHash, success } = decodeUserOperationEvent(log);
     if (!hashes.includes(userOpHash)) continue;
     included.add(userOpHash);
     await store.markIncluded(userOpHash, { transactionHash, blockHash: receipt.blockHash, blockNumber: receipt.blockNumber }, clock.now());
-    context.emit({ userOpHash, status: "included", transactionHash });
+    context.emit({ userOpHash, status: "included", transactionHash, success });
   }
   const missing = hashes.filter((h) => !included.has(h));
   if (missing.length > 0) {

@@ -19,6 +19,10 @@ export interface ServerConfig {
   database: string;
   maxBodyBytes: number;
   maxBatchSize: number;
+  /** Most `eth_subscribe` subscriptions one WebSocket connection may hold. */
+  maxSubscriptions: number;
+  /** Serve Prometheus metrics at `GET /metrics`. */
+  metrics: boolean;
   logLevel: "debug" | "info" | "warn" | "error";
   bundler: Partial<BundlerConfig>;
 }
@@ -67,6 +71,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
     database: String(pick("BUNDLEKIT_DATABASE", "database") ?? (rpcUrl ? "bundlekit-mempool.sqlite" : ":memory:")),
     maxBodyBytes: integer(pick("BUNDLEKIT_MAX_BODY_BYTES", "maxBodyBytes") ?? 1024 * 1024, "maxBodyBytes", 1024),
     maxBatchSize: integer(pick("BUNDLEKIT_MAX_BATCH_SIZE", "maxBatchSize") ?? 100, "maxBatchSize", 1),
+    maxSubscriptions: integer(pick("BUNDLEKIT_MAX_SUBSCRIPTIONS", "maxSubscriptions") ?? 100, "maxSubscriptions", 0),
+    metrics: boolean(pick("BUNDLEKIT_METRICS", "metrics") ?? true, "metrics"),
     logLevel: oneOf(pick("BUNDLEKIT_LOG_LEVEL", "logLevel") ?? "info", "logLevel", ["debug", "info", "warn", "error"] as const),
     bundler: {
       bundleInterval: integer(pick("BUNDLEKIT_BUNDLE_INTERVAL", "bundleInterval") ?? defaultBundlerConfig.bundleInterval, "bundleInterval", 10),
@@ -133,6 +139,12 @@ function integer(value: unknown, name: string, min: number, max = Number.MAX_SAF
   const n = typeof value === "number" ? value : Number(String(value));
   if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${String(value)}"`);
   return n;
+}
+
+function boolean(value: unknown, name: string): boolean {
+  if (value === true || value === "true") return true;
+  if (value === false || value === "false") return false;
+  throw new ConfigError(`${name} must be true or false, got "${String(value)}"`);
 }
 
 function oneOf<T extends string>(value: unknown, name: string, allowed: readonly T[]): T {

@@ -1,7 +1,7 @@
-import { type Bundler, createBundler, createRpcHandler, defineEntryPoint, type Logger, type MempoolStore, silentLogger } from "@bundlekit/core";
+import { type Bundler, createBundler, defineEntryPoint, type Logger, type MempoolStore, silentLogger } from "@bundlekit/core";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { createSqliteMempoolStore } from "@bundlekit/storage-kysely";
-import { type JsonRpcServer, startJsonRpcServer } from "@bundlekit/transport-jsonrpc";
+import { createJsonRpcMetrics, type JsonRpcMetrics, type JsonRpcServer, startJsonRpcServer } from "@bundlekit/transport-jsonrpc";
 import { createPublicClient, http, webSocket } from "viem";
 import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
 
@@ -9,6 +9,8 @@ import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
 export interface BundlerService {
   /** The JSON-RPC endpoint, `http://host:port/v1/<chainId>/`. */
   url: string;
+  /** The same endpoint over WebSocket (with `eth_subscribe`), `ws://host:port/v1/<chainId>/`. */
+  webSocketUrl: string;
   chainId: number;
   bundler: Bundler;
   /** Stop bundling, wait for bundles in flight, close the HTTP server and the store. */
@@ -17,7 +19,8 @@ export interface BundlerService {
 
 /**
  * Wire the engine for one chain: viem client → SQLite mempool → local relayer keys → engine →
- * JSON-RPC over HTTP at `/v1/<chainId>/`. Checks that every EntryPoint has code before serving.
+ * JSON-RPC over HTTP and WebSocket at `/v1/<chainId>/`, `GET /health` and `GET /metrics` on the
+ * same port. Checks that every EntryPoint has code before serving.
  */
 export async function startBundlerService(
   config: ServerConfig & { rpcUrl: string },
@@ -38,6 +41,7 @@ export async function startBundlerService(
   const signer = createLocalKeySigner(config.relayerKeys);
   const store: MempoolStore = await createSqliteMempoolStore({ filename: config.database });
   let server: JsonRpcServer | undefined;
+  let metrics: JsonRpcMetrics | undefined;
   try {
     const bundler = await createBundler({
       client,
@@ -47,11 +51,14 @@ export async function startBundlerService(
       config: config.bundler,
       logger,
     });
-    const handler = createRpcHandler(bundler, { maxBatchSize: config.maxBatchSize, logger });
+    metrics = config.metrics ? createJsonRpcMetrics({ bundler, client, store, processMetrics: true }) : undefined;
     server = await startJsonRpcServer({
-      handler,
+      bundler,
+      rpc: { maxBatchSize: config.maxBatchSize, logger },
       basePath: `/v1/${chainId}`,
       maxBodyBytes: config.maxBodyBytes,
+      maxSubscriptions: config.maxSubscriptions,
+      metrics,
       port: config.port,
       host: config.host,
     });
@@ -59,15 +66,18 @@ export async function startBundlerService(
     const running = server;
     return {
       url: running.url,
+      webSocketUrl: running.webSocketUrl,
       chainId,
       bundler,
       async close() {
         await running.close();
+        metrics?.close();
         await bundler.stop();
         await store.close?.();
       },
     };
   } catch (error) {
+    metrics?.close();
     await server?.close();
     await store.close?.();
     throw error;

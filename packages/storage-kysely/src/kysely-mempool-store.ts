@@ -44,6 +44,7 @@ type Where = (eb: ExpressionBuilder<MempoolDatabase, "user_operations">) => Expr
 /** Rows in these statuses stay in the pool: they can still fail, be requeued or resubmitted. */
 const inPool: UserOperationStatus[] = ["pending", "bundling", "submitted"];
 const sentOrClaimed: UserOperationStatus[] = ["bundling", "submitted"];
+const notSent: UserOperationStatus[] = ["pending", "bundling"];
 const clearClaim = {
   claimed_by: null,
   claimed_until: null,
@@ -107,7 +108,7 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
         const { numUpdatedRows } = await trx
           .updateTable("user_operations")
           .set({
-            status: "failed",
+            status: "dropped",
             failure_reason: `replaced by ${hashKey(entry.userOpHash)}`,
             updated_at: entry.receivedAt,
           })
@@ -246,6 +247,39 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
       });
     },
 
+    async drop(userOpHashes, reason, now) {
+      await transition(userOpHashes, notSent, {
+        status: "dropped",
+        failure_reason: reason,
+        updated_at: now,
+      });
+    },
+
+    async expire(olderThan, now) {
+      const rows = await transactions.write((trx) =>
+        trx
+          .updateTable("user_operations")
+          .set({ status: "dropped", failure_reason: "expired", updated_at: now, ...clearClaim })
+          .where("status", "=", "pending")
+          .where("received_at", "<", olderThan)
+          .returning(["hash", "received_at"])
+          .execute(),
+      );
+      return hashesByAge(rows);
+    },
+
+    async clear({ entryPoint, now }) {
+      const rows = await transactions.write((trx) => {
+        let query = trx
+          .updateTable("user_operations")
+          .set({ status: "dropped", failure_reason: "cleared", updated_at: now, ...clearClaim })
+          .where("status", "in", notSent);
+        if (entryPoint) query = query.where("entry_point", "=", addressKey(entryPoint));
+        return query.returning(["hash", "received_at"]).execute();
+      });
+      return hashesByAge(rows);
+    },
+
     async requeue(userOpHashes, now) {
       await transition(userOpHashes, sentOrClaimed, {
         status: "pending",
@@ -260,8 +294,16 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
   };
 }
 
+/** The hashes of updated rows, oldest first. */
+function hashesByAge(rows: { hash: string; received_at: number | bigint | string }[]): Hash[] {
+  return rows
+    .map((row) => ({ userOpHash: row.hash as Hash, receivedAt: Number(row.received_at) }))
+    .sort(byAge)
+    .map((row) => row.userOpHash);
+}
+
 /** Oldest first; ties by hash (the order of `list` and claims). */
-function byAge(a: MempoolEntry, b: MempoolEntry): number {
+function byAge(a: Pick<MempoolEntry, "receivedAt" | "userOpHash">, b: Pick<MempoolEntry, "receivedAt" | "userOpHash">): number {
   return (
     a.receivedAt - b.receivedAt ||
     (a.userOpHash < b.userOpHash ? -1 : a.userOpHash > b.userOpHash ? 1 : 0)

@@ -40,6 +40,33 @@ export const mempoolMigrations: Readonly<Record<string, Migration>> = {
         .execute();
     },
   },
+  "0002_dropped_status": {
+    // Operations that left the pool without being sent are `dropped`, no longer `failed`. Only
+    // replaced ones can be told apart in old rows: their reason names the replacement.
+    async up(db: Kysely<unknown>) {
+      await sql`update user_operations set status = 'dropped' where status = 'failed' and failure_reason like 'replaced by %'`.execute(db);
+    },
+  },
+  "0003_reputation": {
+    async up(db: Kysely<unknown>) {
+      // One row per entity address per EntryPoint; addresses in lower case (so order by address
+      // is the same on every backend and collation).
+      await db.schema
+        .createTable("reputation")
+        .addColumn("entry_point", "text", (c) => c.notNull())
+        .addColumn("address", "text", (c) => c.notNull())
+        .addColumn("ops_seen", "bigint", (c) => c.notNull())
+        .addColumn("ops_included", "bigint", (c) => c.notNull())
+        .addPrimaryKeyConstraint("reputation_pk", ["entry_point", "address"])
+        .execute();
+      // When the hourly decay last ran: one row.
+      await db.schema
+        .createTable("reputation_decay")
+        .addColumn("id", "integer", (c) => c.primaryKey())
+        .addColumn("decayed_at", "bigint", (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 const migrationProvider: MigrationProvider = {
@@ -47,7 +74,7 @@ const migrationProvider: MigrationProvider = {
 };
 
 /**
- * Bring the mempool tables up to date. Idempotent and safe to run from several processes at
+ * Bring the mempool and reputation tables up to date. Idempotent and safe to run from several processes at
  * once (Kysely's migration lock). Bookkeeping goes to `bundlekit_mempool_migration*` tables, so
  * an application's own Kysely migrations can live in the same database.
  */

@@ -43,3 +43,23 @@ export type UserOperationsTable = {
 export type MempoolDatabase = {
   user_operations: UserOperationsTable;
 };
+
+/** One row per entity address (lower-case hex) per EntryPoint (checksummed). */
+export type ReputationTable = {
+  entry_point: string;
+  address: string;
+  ops_seen: Int64;
+  ops_included: Int64;
+};
+
+/** When the hourly decay last ran (milliseconds since the epoch); a single row with `id` 1. */
+export type ReputationDecayTable = {
+  id: number;
+  decayed_at: Int64;
+};
+
+/** The tables the reputation store owns. */
+export type ReputationDatabase = {
+  reputation: ReputationTable;
+  reputation_decay: ReputationDecayTable;
+};

@@ -1,27 +1,25 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Kysely, PostgresAdapter, SqliteAdapter, sql } from "kysely";
-import type { MempoolDatabase } from "./schema.ts";
-
-type Work<T> = (db: Kysely<MempoolDatabase>) => Promise<T>;
+type Work<DB, T> = (db: Kysely<DB>) => Promise<T>;
 
 /** How a backend keeps writes from interleaving: the one place the SQL store differs per dialect. */
-export interface WriteTransactions {
+export interface WriteTransactions<DB> {
   /** Run `work` in a transaction. */
-  write<T>(work: Work<T>): Promise<T>;
+  write<T>(work: Work<DB, T>): Promise<T>;
   /** Run `work` in a transaction that no other claim for `entryPoint` runs alongside, in any process. */
-  claim<T>(entryPoint: string, work: Work<T>): Promise<T>;
+  claim<T>(entryPoint: string, work: Work<DB, T>): Promise<T>;
 }
 
 /** The write transactions of `db`'s dialect: SQLite (better-sqlite3) or PostgreSQL. */
-export function writeTransactionsFor(
-  db: Kysely<MempoolDatabase>,
+export function writeTransactionsFor<DB>(
+  db: Kysely<DB>,
   options: { busyTimeoutMs: number },
-): WriteTransactions {
+): WriteTransactions<DB> {
   const adapter = db.getExecutor().adapter;
   if (adapter instanceof PostgresAdapter) return postgresTransactions(db);
   if (adapter instanceof SqliteAdapter) return sqliteTransactions(db, options.busyTimeoutMs);
   throw new Error(
-    `the Kysely mempool store supports SQLite and PostgreSQL, not ${adapter.constructor.name}`,
+    `the Kysely stores support SQLite and PostgreSQL, not ${adapter.constructor.name}`,
   );
 }
 
@@ -38,7 +36,7 @@ export function writeTransactionsFor(
  * Writers other than claims (add, replace, mark*) take only row locks; the claim's UPDATE
  * re-checks each row's status after any such lock, so a row that changed meanwhile is left out.
  */
-function postgresTransactions(db: Kysely<MempoolDatabase>): WriteTransactions {
+function postgresTransactions<DB>(db: Kysely<DB>): WriteTransactions<DB> {
   return {
     write: (work) => db.transaction().execute(work),
     claim: (entryPoint, work) =>
@@ -60,8 +58,8 @@ function postgresTransactions(db: Kysely<MempoolDatabase>): WriteTransactions {
  * across an `await`; so the store retries with an async backoff instead, and works best with the
  * driver's own busy timeout at 0 (`createSqliteMempoolStore` sets it).
  */
-function sqliteTransactions(db: Kysely<MempoolDatabase>, busyTimeoutMs: number): WriteTransactions {
-  const write = <T>(work: Work<T>) =>
+function sqliteTransactions<DB>(db: Kysely<DB>, busyTimeoutMs: number): WriteTransactions<DB> {
+  const write = <T>(work: Work<DB, T>) =>
     db.connection().execute(async (connection) => {
       await beginImmediate(connection, busyTimeoutMs);
       try {
@@ -77,8 +75,8 @@ function sqliteTransactions(db: Kysely<MempoolDatabase>, busyTimeoutMs: number):
   return { write, claim: (_entryPoint, work) => write(work) };
 }
 
-async function beginImmediate(
-  connection: Kysely<MempoolDatabase>,
+async function beginImmediate<DB>(
+  connection: Kysely<DB>,
   busyTimeoutMs: number,
 ): Promise<void> {
   const deadline = Date.now() + busyTimeoutMs;

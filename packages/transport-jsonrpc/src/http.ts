@@ -1,28 +1,21 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import type { JsonRpcResponse, RpcHandler } from "@bundlekit/core";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { BundlerError, RpcErrorCode, type RpcMethod } from "@bundlekit/core";
+import { type JsonRpcEndpointOptions, normalizePath, resolveEndpoint } from "./endpoint.ts";
+import { rpcError, sendJson } from "./respond.ts";
 
-export interface JsonRpcHttpOptions {
-  handler: RpcHandler;
-  /** Path the JSON-RPC endpoint answers at, e.g. `/v1/31337`; a trailing `/` is accepted too. Default `/`. */
-  basePath?: string;
-  /** Largest request body accepted, in bytes. Default 1 MiB. */
-  maxBodyBytes?: number;
+export interface JsonRpcHttpOptions extends JsonRpcEndpointOptions {
+  /** Path of the liveness probe (`GET` answers `{"status":"ok"}`); `false` serves none. Default `/health`. */
+  healthPath?: string | false;
+  /** Path of the Prometheus scrape, served when `metrics` is given; `false` serves none. Default `/metrics`. */
+  metricsPath?: string | false;
 }
 
 /**
- * Handles one HTTP request if it is for the JSON-RPC endpoint (or `GET /health`) and resolves
- * true; resolves false, touching nothing, for any other path so a host server can route it.
+ * Handles one HTTP request if it is for the JSON-RPC endpoint, the health probe or the metrics,
+ * and resolves true; resolves false, touching nothing, for any other path so a host server can
+ * route it.
  */
 export type JsonRpcRequestListener = (request: IncomingMessage, response: ServerResponse) => Promise<boolean>;
-
-const rpcError = (code: number, message: string): JsonRpcResponse => ({ jsonrpc: "2.0", id: null, error: { code, message } });
-
-function send(response: ServerResponse, status: number, body: unknown) {
-  const json = JSON.stringify(body);
-  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
-  response.end(json);
-}
 
 /** Read the body up to `limit` bytes; undefined when it is larger. */
 function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
@@ -50,86 +43,52 @@ function readBody(request: IncomingMessage, limit: number): Promise<Buffer | und
   });
 }
 
+/** Over HTTP there is no channel to push notifications on: the subscription methods say where to go. */
+const webSocketOnly = (method: string): RpcMethod => async () => {
+  throw new BundlerError(RpcErrorCode.methodNotFound, `${method} is only available over WebSocket: connect with ws:// to the same URL`, { method });
+};
+
 /** The JSON-RPC endpoint as a Node request listener, to run alone or mount next to other routes. */
 export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonRpcRequestListener {
-  const basePath = (options.basePath ?? "/").replace(/\/+$/, "");
-  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
-  const { handler } = options;
+  const endpoint = resolveEndpoint(options);
+  const { basePath, maxBodyBytes } = endpoint;
+  const handler = endpoint.handler("http", { eth_subscribe: webSocketOnly("eth_subscribe"), eth_unsubscribe: webSocketOnly("eth_unsubscribe") });
+  const healthPath = options.healthPath === false ? undefined : normalizePath(options.healthPath ?? "/health");
+  const metrics = options.metricsPath === false ? undefined : options.metrics;
+  const metricsPath = normalizePath(options.metricsPath || "/metrics");
 
   return async (request, response) => {
-    const path = (request.url ?? "/").split("?")[0]!.replace(/\/+$/, "");
-    if (path === "/health" && request.method === "GET") {
-      send(response, 200, { status: "ok" });
+    const path = normalizePath(request.url ?? "/");
+    if (path === healthPath && request.method === "GET") {
+      sendJson(response, 200, { status: "ok" });
+      return true;
+    }
+    if (metrics && path === metricsPath && request.method === "GET") {
+      const text = await metrics.registry.metrics();
+      response.writeHead(200, { "content-type": metrics.registry.contentType, "content-length": Buffer.byteLength(text) });
+      response.end(text);
       return true;
     }
     if (path !== basePath) return false;
     if (request.method !== "POST") {
-      response.setHeader("allow", "POST");
-      send(response, 405, rpcError(-32600, `use POST for JSON-RPC at ${basePath || "/"}`));
+      sendJson(response, 405, rpcError(RpcErrorCode.invalidRequest, `use POST for JSON-RPC at ${basePath || "/"}`), { allow: "POST" });
       return true;
     }
     const body = await readBody(request, maxBodyBytes).catch(() => undefined);
     if (!body) {
-      send(response, 413, rpcError(-32600, `request body exceeds the limit of ${maxBodyBytes} bytes`));
+      sendJson(response, 413, rpcError(RpcErrorCode.invalidRequest, `request body exceeds the limit of ${maxBodyBytes} bytes`));
       return true;
     }
     let parsed: unknown;
     try {
       parsed = JSON.parse(body.toString("utf8"));
     } catch (error) {
-      send(response, 200, handler.parseError((error as Error).message));
+      sendJson(response, 200, handler.parseError((error as Error).message));
       return true;
     }
     const answer = await handler.handle(parsed);
-    if (answer === undefined) {
-      response.writeHead(204).end();
-    } else {
-      send(response, 200, answer);
-    }
+    if (answer === undefined) response.writeHead(204).end();
+    else sendJson(response, 200, answer);
     return true;
-  };
-}
-
-export interface JsonRpcServer {
-  /** e.g. `http://127.0.0.1:4337/v1/31337/` */
-  url: string;
-  port: number;
-  server: Server;
-  close(): Promise<void>;
-}
-
-/** Serve the JSON-RPC endpoint on its own HTTP server. Unknown paths get a JSON 404. */
-export async function startJsonRpcServer(
-  options: JsonRpcHttpOptions & { port?: number; host?: string },
-): Promise<JsonRpcServer> {
-  const listener = createJsonRpcRequestListener(options);
-  const basePath = (options.basePath ?? "/").replace(/\/+$/, "");
-  const server = createServer((request, response) => {
-    listener(request, response)
-      .then((handled) => {
-        if (!handled) send(response, 404, rpcError(-32600, `no JSON-RPC endpoint here; POST to ${basePath}/`));
-      })
-      .catch(() => {
-        if (!response.headersSent) send(response, 500, rpcError(-32603, "internal error"));
-      });
-  });
-  const host = options.host ?? "127.0.0.1";
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${host}:${port}${basePath}/`,
-    port,
-    server,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
   };
 }

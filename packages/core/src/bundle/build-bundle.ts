@@ -1,10 +1,10 @@
-import { type Address, encodeFunctionData, type Hex } from "viem";
+import { type AccessList, type Address, encodeFunctionData, type Hex } from "viem";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
 import { toEntryPointStruct } from "../userop/pack.ts";
-import { isUserOperationV06 } from "../userop/types.ts";
+import { isUserOperationV06, paymasterOf, type UserOperation } from "../userop/types.ts";
 import { decodeEntryPointRevert } from "../validation/entry-point-revert.ts";
 import { estimateGas } from "../validation/eth-call.ts";
 
@@ -13,8 +13,10 @@ export interface Bundle {
   entryPoint: EntryPoint;
   entries: MempoolEntry[];
   data: Hex;
-  /** `eth_estimateGas` of the call. */
+  /** `eth_estimateGas` of the call (or, unvalidated, the sum of the operations' gas limits). */
   gas: bigint;
+  /** EIP-2930 access list from `eth_createAccessList`, when asked for. */
+  accessList?: AccessList | undefined;
   /** EIP-7702 authorizations of the operations (v0.8+); non-empty makes the transaction type 4. */
   authorizationList: NonNullable<Extract<MempoolEntry["userOperation"], { authorization?: unknown }>["authorization"]>[];
 }
@@ -23,6 +25,13 @@ export interface Bundle {
 export interface RejectedEntry {
   entry: MempoolEntry;
   reason: string;
+}
+
+export interface BuildBundleOptions {
+  /** Skip the `handleOps` simulation (`skipBundleValidation`): nothing is dropped, gas is the operations' limits. */
+  skipValidation?: boolean | undefined;
+  /** Attach an EIP-2930 access list from `eth_createAccessList` (`eip2930`). */
+  accessList?: boolean | undefined;
 }
 
 /**
@@ -36,6 +45,7 @@ export async function buildBundle(
   entries: readonly MempoolEntry[],
   relayer: Address,
   beneficiary: Address,
+  options: BuildBundleOptions = {},
 ): Promise<{ bundle: Bundle | undefined; rejected: RejectedEntry[] }> {
   const rejected: RejectedEntry[] = [];
   let candidates = [...entries];
@@ -45,14 +55,22 @@ export async function buildBundle(
     const authorizationList = candidates.flatMap(({ userOperation: op }) =>
       !isUserOperationV06(op) && op.authorization ? [op.authorization] : [],
     );
-    const result = await estimateGas(client, {
+    const call = {
       from: relayer,
       to: entryPoint.address,
       data,
       ...(authorizationList.length > 0 ? { authorizationList: authorizationList.map(toRpcAuthorization) } : {}),
-    });
+    };
+    const result = options.skipValidation
+      ? { reverted: false as const, gas: candidates.reduce((sum, entry) => sum + gasLimitOf(entry.userOperation), 0n) }
+      : await estimateGas(client, call);
     if (!result.reverted) {
-      return { bundle: { entryPoint, entries: candidates, data, gas: result.gas, authorizationList }, rejected };
+      const bundle: Bundle = { entryPoint, entries: candidates, data, gas: result.gas, authorizationList };
+      if (options.accessList) {
+        const created = await createAccessList(client, call);
+        if (created) Object.assign(bundle, { accessList: created.accessList, gas: max(bundle.gas, created.gasUsed) });
+      }
+      return { bundle, rejected };
     }
     const failure = decodeEntryPointRevert(entryPoint.abi, result.data);
     const index = failure?.opIndex;
@@ -68,6 +86,37 @@ export async function buildBundle(
   }
   return { bundle: undefined, rejected };
 }
+
+/** The most gas an operation may use in `handleOps`, from its own limits (as the EntryPoint's prefund counts it). */
+function gasLimitOf(op: UserOperation): bigint {
+  if (isUserOperationV06(op)) {
+    // v0.6 reserves the verification limit again for each postOp call when a paymaster is used.
+    const multiplier = paymasterOf(op) ? 3n : 1n;
+    return op.preVerificationGas + op.verificationGasLimit * multiplier + op.callGasLimit;
+  }
+  return (
+    op.preVerificationGas + op.verificationGasLimit + op.callGasLimit +
+    (op.paymasterVerificationGasLimit ?? 0n) + (op.paymasterPostOpGasLimit ?? 0n)
+  );
+}
+
+/**
+ * `eth_createAccessList` of the bundle call; undefined when the node reports the call failing
+ * (the bundle then goes without a list). Transport failures throw.
+ */
+async function createAccessList(client: ChainClient, call: Record<string, unknown>) {
+  let result: { accessList: AccessList; gasUsed: Hex; error?: string };
+  try {
+    result = (await client.request({ method: "eth_createAccessList", params: [call, "latest"] } as never)) as typeof result;
+  } catch (error) {
+    if (/revert/i.test(String((error as Error).message))) return undefined;
+    throw new InfrastructureError(`eth_createAccessList failed: ${(error as Error).message?.split("\n")[0]}`, { cause: error });
+  }
+  if (result.error) return undefined;
+  return { accessList: result.accessList, gasUsed: BigInt(result.gasUsed) };
+}
+
+const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
 function toRpcAuthorization(a: Bundle["authorizationList"][number]) {
   return {

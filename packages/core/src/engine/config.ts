@@ -1,4 +1,28 @@
-import type { Address } from "viem";
+import { type Address, parseEther } from "viem";
+
+/**
+ * How bundles reach the chain (see docs/configuration.md):
+ * - `classic`: `eth_sendRawTransaction`;
+ * - `conditional`: `eth_sendRawTransactionConditional` (ERC-7796) with `knownAccounts` holding
+ *   each sender's storage root, so the node drops the bundle instead of mining a revert when a
+ *   sender's state changed after the bundle was built.
+ * Both go to `rpcEndpointSubmit` when it is set, else to the node the engine reads from.
+ */
+export type RelayingMode = "classic" | "conditional";
+
+export const relayingModes: readonly RelayingMode[] = ["classic", "conditional"];
+
+/** Addresses exempt from reputation and stake rules, per entity kind. */
+export interface WhitelistedEntities {
+  paymaster: readonly Address[];
+  account: readonly Address[];
+  factory: readonly Address[];
+}
+
+/** A configuration value the engine cannot run with. The message names the field; it never holds a secret. */
+export class BundlerConfigError extends Error {
+  override name = "BundlerConfigError";
+}
 
 /** How the engine runs. Every field has a default; see docs/configuration.md. */
 export interface BundlerConfig {
@@ -19,17 +43,66 @@ export interface BundlerConfig {
   /** Percent added to estimated verification and call gas. Default 10. */
   estimationGasMarkupPercent: bigint;
   /** Percent added to the estimated preVerificationGas. Default 5. */
-  pvgMarkupPercent: bigint;
-  /** Percent added to the network's fee suggestion (`bundler_getGasPrice`, estimates). Default 0. */
-  gasPriceMarkupPercent: number;
-  /** Percent added to `eth_estimateGas` of a bundle for its gas limit. Default 20. */
-  bundleGasLimitMarkupPercent: bigint;
+  pvgMarkup: bigint;
+  /** Percent added to the fee oracle's suggestion (`bundler_getGasPrice`, estimates, bundle fees). Default 0. */
+  gasPriceMarkup: number;
+  /** Percent added to a bundle's gas (its `eth_estimateGas`) for the transaction's gas limit. Default 20. */
+  bundleGasLimitMarkup: bigint;
   /** How far back (blocks) receipts and lookups search the chain. Default 1024. */
   receiptLookupRange: bigint;
   /** Milliseconds a claimed bundle may take before its operations return to the pool. Default 60,000. */
   bundleClaimLeaseMs: number;
   /** Milliseconds to wait for a bundle transaction's receipt. Default 60,000. */
   receiptTimeoutMs: number;
+
+  /** Opens the `debug_bundler_*` methods to every caller; for test networks only. Default false. */
+  testingMode: boolean;
+  /**
+   * The stand-alone service forwards the standard node methods (`eth_call`, `eth_getBalance`, …)
+   * to the node it reads from. Default false: they answer -32601.
+   */
+  redirectRpc: boolean;
+  /** Relayers whose balance (wei) is below this are not leased for bundles. Default 0.1 ETH. */
+  minSignerBalance: bigint;
+  /** Address of Multicall3; relayer balances are read through it in one call. Default the canonical deployment. */
+  multicall: Address;
+  /** A block-explorer API key. A secret: `bundler_config` shows only whether one is set. Default unset. */
+  explorerApiKey: string | undefined;
+  /** Bundles go out with `eth_sendRawTransactionConditional`; same as `relayingMode: "conditional"`. Default false. */
+  conditionalTransactions: boolean;
+  /** A separate node URL that only receives bundle transactions. A secret (URLs carry API keys). Default unset. */
+  rpcEndpointSubmit: string | undefined;
+  /** Reject operations whose fees are too far below the fee oracle's suggestion. Default false. */
+  enforceGasPrice: boolean;
+  /** With `enforceGasPrice`: how many percent below the suggestion an operation's fees may be. Default 10. */
+  enforceGasPriceThreshold: number;
+  /** Bundle transactions carry an EIP-2930 access list from `eth_createAccessList`. Default false. */
+  eip2930: boolean;
+  /**
+   * How bundles reach the chain: `classic` or `conditional`. With a custom `submitter` passed to
+   * `createBundler`, the engine reports that submitter's name here. Default `classic`.
+   */
+  relayingMode: RelayingMode | (string & {});
+  /**
+   * Send bundles without re-simulating `handleOps` first: failing operations are not dropped
+   * beforehand, and the gas limit is the sum of the operations' own limits. Default false.
+   */
+  skipBundleValidation: boolean;
+
+  /** ERC-7562 reputation: expected inclusions are `opsSeen / minInclusionDenominator`. Default 10. */
+  minInclusionDenominator: number;
+  /** ERC-7562 reputation: throttling slack. Default 10. */
+  throttlingSlack: number;
+  /** ERC-7562 reputation: ban slack. Default 50. */
+  banSlack: number;
+  /** Least stake (wei) for a staked entity. Default 1 ETH. */
+  minStake: bigint;
+  /** Least unstake delay (seconds) for a staked entity. Default 86,400. */
+  minUnstakeDelay: number;
+  /** Entities exempt from reputation and stake rules. Default none. */
+  whitelistedEntities: WhitelistedEntities;
+  /** Seconds a pending operation may stay in the mempool. Default 300. */
+  useropsTTL: number;
 }
 
 export const defaultBundlerConfig: BundlerConfig = {
@@ -41,10 +114,46 @@ export const defaultBundlerConfig: BundlerConfig = {
   executionGasLimit: 10_000_000n,
   estimationStaticBuffer: 10_000n,
   estimationGasMarkupPercent: 10n,
-  pvgMarkupPercent: 5n,
-  gasPriceMarkupPercent: 0,
-  bundleGasLimitMarkupPercent: 20n,
+  pvgMarkup: 5n,
+  gasPriceMarkup: 0,
+  bundleGasLimitMarkup: 20n,
   receiptLookupRange: 1024n,
   bundleClaimLeaseMs: 60_000,
   receiptTimeoutMs: 60_000,
+  testingMode: false,
+  redirectRpc: false,
+  minSignerBalance: parseEther("0.1"),
+  multicall: "0xcA11bde05977b3631167028862bE2a173976CA11",
+  explorerApiKey: undefined,
+  conditionalTransactions: false,
+  rpcEndpointSubmit: undefined,
+  enforceGasPrice: false,
+  enforceGasPriceThreshold: 10,
+  eip2930: false,
+  relayingMode: "classic",
+  skipBundleValidation: false,
+  minInclusionDenominator: 10,
+  throttlingSlack: 10,
+  banSlack: 50,
+  minStake: parseEther("1"),
+  minUnstakeDelay: 86_400,
+  whitelistedEntities: { paymaster: [], account: [], factory: [] },
+  useropsTTL: 300,
 };
+
+/**
+ * Defaults filled in and checked: an unknown `relayingMode` throws `BundlerConfigError`, and
+ * `conditionalTransactions` and `relayingMode: "conditional"` are made to agree.
+ */
+export function resolveBundlerConfig(config: Partial<BundlerConfig> = {}): BundlerConfig {
+  const resolved: BundlerConfig = { ...defaultBundlerConfig, ...config };
+  if (!relayingModes.includes(resolved.relayingMode as RelayingMode)) {
+    throw new BundlerConfigError(`relayingMode must be one of ${relayingModes.join(", ")}, got "${String(resolved.relayingMode)}"`);
+  }
+  if (resolved.rpcEndpointSubmit !== undefined && !/^(https?|wss?):\/\/[^\s]+$/.test(resolved.rpcEndpointSubmit)) {
+    throw new BundlerConfigError("rpcEndpointSubmit must be an http(s) or ws(s) URL");
+  }
+  if (resolved.conditionalTransactions) resolved.relayingMode = "conditional";
+  resolved.conditionalTransactions = resolved.relayingMode === "conditional";
+  return resolved;
+}

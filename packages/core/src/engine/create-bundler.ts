@@ -9,13 +9,15 @@ import {
   MempoolRejectionError,
 } from "../errors/errors.ts";
 import { estimateUserOperationGas, type GasEstimate } from "../gas/estimate-user-operation-gas.ts";
+import { enforceGasPrice } from "../gas/enforce-gas-price.ts";
 import { createChainFeeOracle, type FeeOracle, type GasPrice } from "../gas/fee-oracle.ts";
+import { type FeeHistory, getFeeHistory, type GetFeeHistoryParameters } from "../gas/get-fee-history.ts";
 import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import { type Clock, systemClock } from "../ports/clock.ts";
 import { type Logger, silentLogger } from "../ports/logger.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
-import type { RelayerSigner } from "../ports/relayer-signer.ts";
+import type { RelayerLease, RelayerSigner } from "../ports/relayer-signer.ts";
 import type { Submitter } from "../ports/submitter.ts";
 import {
   getUserOperationByHash,
@@ -24,15 +26,16 @@ import {
   type UserOperationLookup,
   type UserOperationReceipt,
 } from "../receipt/lookup.ts";
-import { createClassicSubmitter } from "../submit/classic-submitter.ts";
+import { createConfiguredSubmitter } from "../submit/configured-submitter.ts";
+import { leaseFundedRelayer } from "../submit/lease-funded-relayer.ts";
 import { sendBundle } from "../submit/send-bundle.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
 import { splitNonce, type UserOperation } from "../userop/types.ts";
-import type { StateOverride } from "../validation/eth-call.ts";
+import { mergeStateOverrides, type StateOverride } from "../validation/state-override.ts";
 import { nonceOverride } from "../validation/nonce-override.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
 import { validateUserOperation } from "../validation/validate-user-operation.ts";
-import { type BundlerConfig, defaultBundlerConfig } from "./config.ts";
+import { type BundlerConfig, resolveBundlerConfig } from "./config.ts";
 import { createStatusHub, type StatusListener } from "./status.ts";
 
 export interface CreateBundlerParameters {
@@ -42,11 +45,11 @@ export interface CreateBundlerParameters {
   store: MempoolStore;
   /** Relayer accounts that send bundles. */
   signer: RelayerSigner;
-  /** How bundles reach the chain. Default: `eth_sendRawTransaction` through `client`. */
+  /** How bundles reach the chain. Default: the one `config.relayingMode` names (`eth_sendRawTransaction` through `client`). */
   submitter?: Submitter;
   /** EntryPoints served. Default: canonical v0.6, v0.7 and v0.8. */
   entryPoints?: readonly EntryPoint[];
-  /** Fee suggestions. Default: from the node, with `config.gasPriceMarkupPercent`. */
+  /** Fee suggestions. Default: from the node, with `config.gasPriceMarkup`. */
   feeOracle?: FeeOracle;
   clock?: Clock;
   logger?: Logger;
@@ -64,7 +67,10 @@ export interface Bundler {
   readonly relayers: readonly Address[];
   /** Validate and admit an operation; resolves with its hash once it is durable in the store. */
   sendUserOperation(op: UserOperation, entryPoint: Address): Promise<Hash>;
-  estimateUserOperationGas(op: UserOperation, entryPoint: Address): Promise<GasEstimate>;
+  /** Estimate gas limits by simulation, optionally on top of a caller's state override. */
+  estimateUserOperationGas(op: UserOperation, entryPoint: Address, stateOverride?: StateOverride): Promise<GasEstimate>;
+  /** What recently included operations on `entryPoint` offered and paid. */
+  getFeeHistory(parameters: { entryPoint: Address } & Omit<GetFeeHistoryParameters, "entryPoint">): Promise<FeeHistory>;
   getUserOperationByHash(userOpHash: Hash): Promise<UserOperationLookup | undefined>;
   getUserOperationReceipt(userOpHash: Hash): Promise<UserOperationReceipt | undefined>;
   getGasPrice(): Promise<GasPrice>;
@@ -84,12 +90,13 @@ export interface Bundler {
  */
 export async function createBundler(parameters: CreateBundlerParameters): Promise<Bundler> {
   const { client, store, signer } = parameters;
-  const config: BundlerConfig = { ...defaultBundlerConfig, ...parameters.config };
+  const config: BundlerConfig = resolveBundlerConfig(parameters.config);
   const clock = parameters.clock ?? systemClock;
   const logger = parameters.logger ?? silentLogger;
   const entryPoints = createEntryPointRegistry(parameters.entryPoints);
-  const feeOracle = parameters.feeOracle ?? createChainFeeOracle(client, { markupPercent: config.gasPriceMarkupPercent });
-  const submitter = parameters.submitter ?? createClassicSubmitter(client);
+  const feeOracle = parameters.feeOracle ?? createChainFeeOracle(client, { markupPercent: config.gasPriceMarkup });
+  const submitter = parameters.submitter ?? createConfiguredSubmitter(client, config);
+  config.relayingMode = submitter.name;
   const instanceId = parameters.instanceId ?? randomUUID();
   const chainId = await client.getChainId();
   const status = createStatusHub();
@@ -104,7 +111,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     clock,
     logger,
     emit: status.emit,
-    gasLimitMarkupPercent: config.bundleGasLimitMarkupPercent,
+    bundleGasLimitMarkup: config.bundleGasLimitMarkup,
     receiptTimeoutMs: config.receiptTimeoutMs,
   };
   const inFlight = new Set<Promise<Hash | undefined>>();
@@ -121,14 +128,18 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       now: clock.now(),
     });
     if (claimed.length === 0) return undefined;
-    const relayer = signer.lease();
+    let relayer: RelayerLease | undefined;
     try {
+      relayer = await leaseFundedRelayer({ client, signer, logger, minSignerBalance: config.minSignerBalance, multicall: config.multicall });
       if (!relayer) {
         await store.requeue(claimed.map((e) => e.userOpHash), clock.now());
         return undefined;
       }
       const beneficiary = config.beneficiary ?? relayer.address;
-      const { bundle, rejected } = await buildBundle(client, entryPoint, claimed, relayer.address, beneficiary);
+      const { bundle, rejected } = await buildBundle(client, entryPoint, claimed, relayer.address, beneficiary, {
+        skipValidation: config.skipBundleValidation,
+        accessList: config.eip2930,
+      });
       for (const { entry, reason } of rejected) {
         await store.markFailed([entry.userOpHash], reason, clock.now());
         status.emit({ userOpHash: entry.userOpHash, status: "dropped", reason });
@@ -208,6 +219,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
         validate(entryPoint, op),
         store.findBySenderNonce(entryPoint.address, op.sender, op.nonce),
       ]);
+      if (config.enforceGasPrice) enforceGasPrice(op, gasPrice, config.enforceGasPriceThreshold);
       if (op.maxFeePerGas < gasPrice.baseFeePerGas) {
         throw new InvalidParamsError("maxFeePerGas", `${op.maxFeePerGas} is below the current base fee ${gasPrice.baseFeePerGas}`);
       }
@@ -238,7 +250,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       return userOpHash;
     },
 
-    estimateUserOperationGas(op, entryPointAddress) {
+    estimateUserOperationGas(op, entryPointAddress, callerOverride) {
       const entryPoint = entryPoints.get(entryPointAddress);
       const context = {
         client,
@@ -247,15 +259,18 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
         executionGasLimit: config.executionGasLimit,
         gasLimitMarkupPercent: config.estimationGasMarkupPercent,
         staticBuffer: config.estimationStaticBuffer,
-        pvgMarkupPercent: config.pvgMarkupPercent,
+        pvgMarkupPercent: config.pvgMarkup,
         preVerificationGas: parameters.preVerificationGas,
       };
-      return withQueuedNonce(entryPoint, op, (stateOverride) => estimateUserOperationGas({ ...context, stateOverride }, entryPoint, op));
+      return withQueuedNonce(entryPoint, op, (queued) =>
+        estimateUserOperationGas({ ...context, stateOverride: mergeStateOverrides(callerOverride, queued) }, entryPoint, op),
+      );
     },
 
     getUserOperationByHash: (userOpHash) => getUserOperationByHash(lookup, userOpHash),
     getUserOperationReceipt: (userOpHash) => getUserOperationReceipt(lookup, userOpHash),
     getGasPrice: () => feeOracle.getGasPrice(),
+    getFeeHistory: ({ entryPoint, ...range }) => getFeeHistory(client, { entryPoint: entryPoints.get(entryPoint), ...range }),
 
     async sendBundleNow() {
       const sent = await Promise.all(bundleOnce());

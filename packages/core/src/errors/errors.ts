@@ -45,8 +45,9 @@ export class BundlerError extends Error {
 export class InvalidParamsError extends BundlerError {
   override name = "InvalidParamsError";
   readonly field: string;
-  constructor(field: string, problem: string) {
-    super(RpcErrorCode.invalidParams, `invalid ${field}: ${problem}`, { field, reason: problem });
+  /** `summary` replaces the default "invalid <field>" opening of the message. */
+  constructor(field: string, problem: string, summary = `invalid ${field}`) {
+    super(RpcErrorCode.invalidParams, `${summary}: ${problem}`, { field, reason: problem });
     this.field = field;
   }
 }
@@ -102,6 +103,29 @@ export class MempoolRejectionError extends BundlerError {
   override name = "MempoolRejectionError";
   constructor(message: string, data?: Record<string, unknown>) {
     super(RpcErrorCode.invalidParams, message, data);
+  }
+}
+
+/**
+ * An entity of the operation is banned, or throttled with its share of the mempool used up, by
+ * ERC-7562 reputation (-32504). `data` names the entity by its role, e.g. `{ paymaster: "0x…" }`.
+ */
+export class ReputationError extends BundlerError {
+  override name = "ReputationError";
+  constructor(role: string, address: Address, status: "throttled" | "banned") {
+    super(RpcErrorCode.throttledOrBanned, `${role} ${address} is ${status}`, { [role]: address, status });
+  }
+}
+
+/**
+ * The node's own error for a request the service forwarded to it (`redirectRpc`), passed on with
+ * the node's code, message and data unchanged.
+ */
+export class ForwardedRpcError extends BundlerError {
+  override name = "ForwardedRpcError";
+  constructor(code: number, message: string, data?: unknown) {
+    // The node's code and data are relayed as they are; they need not be ERC-7769 values.
+    super(code as RpcErrorCode, message, data as Record<string, unknown> | undefined);
   }
 }
 

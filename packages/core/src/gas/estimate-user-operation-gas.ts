@@ -3,7 +3,7 @@ import type { EntryPoint } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { isUserOperationV06 } from "../userop/types.ts";
-import type { StateOverride } from "../validation/eth-call.ts";
+import { mergeStateOverrides, type StateOverride } from "../validation/state-override.ts";
 import { simulateHandleOp, simulateValidation } from "../validation/simulate.ts";
 import type { FeeOracle } from "./fee-oracle.ts";
 import { calculatePreVerificationGas, type PreVerificationGasConfig } from "./pre-verification-gas.ts";
@@ -73,7 +73,12 @@ export async function estimateUserOperationGas(
     probe.paymasterVerificationGasLimit = context.validationGasLimit;
     probe.paymasterPostOpGasLimit ||= 0n;
   }
-  const stateOverride: StateOverride = { ...context.stateOverride, [op.sender as Address]: { balance: `0x${(balance + balanceForEstimation).toString(16)}` as Hex } };
+  // The sender can always pay in estimation: its balance (as overridden, if it is) topped up.
+  const senderOverride = context.stateOverride?.[op.sender];
+  const senderBalance = senderOverride?.balance !== undefined ? BigInt(senderOverride.balance) : balance;
+  const stateOverride = mergeStateOverrides(context.stateOverride, {
+    [op.sender]: { balance: `0x${(senderBalance + balanceForEstimation).toString(16)}` as Hex },
+  });
 
   const validation = await simulateValidation(client, entryPoint, probe, { stateOverride });
   const execution = await simulateHandleOp(client, entryPoint, probe, { stateOverride });

@@ -3,4 +3,5 @@ export * from "./clock.ts";
 export * from "./logger.ts";
 export * from "./mempool-store.ts";
 export * from "./relayer-signer.ts";
+export * from "./reputation-store.ts";
 export * from "./submitter.ts";

@@ -8,9 +8,14 @@ import type { UserOperation } from "../userop/types.ts";
  * - `bundling`: claimed by a bundle builder (a lease that expires back to `pending`);
  * - `submitted`: in a bundle transaction sent to the chain;
  * - `included`: its `UserOperationEvent` is on chain (it may still have reverted: see the receipt);
- * - `failed`: dropped from the pool with a reason (rejected on re-simulation, bundle reverted).
+ * - `failed`: its bundle transaction was mined without it (the bundle reverted, or left it out);
+ * - `dropped`: it left the pool without being sent (replaced, expired, cleared, or rejected when
+ *   re-validated for a bundle).
+ *
+ * `failed` and `dropped` are final and carry a `failureReason`; they match the engine's status
+ * events of the same names.
  */
-export type UserOperationStatus = "pending" | "bundling" | "submitted" | "included" | "failed";
+export type UserOperationStatus = "pending" | "bundling" | "submitted" | "included" | "failed" | "dropped";
 
 export const userOperationStatuses: readonly UserOperationStatus[] = [
   "pending",
@@ -18,6 +23,7 @@ export const userOperationStatuses: readonly UserOperationStatus[] = [
   "submitted",
   "included",
   "failed",
+  "dropped",
 ];
 
 /** Where an included operation landed. */
@@ -45,7 +51,7 @@ export interface MempoolEntry extends NewMempoolEntry {
   transactionHash?: Hash | undefined;
   /** Set once `included`. */
   inclusion?: Inclusion | undefined;
-  /** Set once `failed`. */
+  /** Set once `failed` or `dropped`: why. */
   failureReason?: string | undefined;
 }
 
@@ -71,7 +77,8 @@ export interface MempoolStore {
   add(entry: NewMempoolEntry): Promise<void>;
   /**
    * Swap the `pending` operation `replacedHash` for `entry` (same sender and nonce, higher fees)
-   * in one step. Resolves false, changing nothing, when `replacedHash` is no longer pending.
+   * in one step; the replaced one is `dropped` ("replaced by <hash>"). Resolves false, changing
+   * nothing, when `replacedHash` is no longer pending.
    */
   replace(replacedHash: Hash, entry: NewMempoolEntry): Promise<boolean>;
   /** The operation with this hash, in any status. */
@@ -93,8 +100,23 @@ export interface MempoolStore {
   markSubmitted(userOpHashes: readonly Hash[], transactionHash: Hash, now: number): Promise<void>;
   /** The operation's `UserOperationEvent` was seen on chain. */
   markIncluded(userOpHash: Hash, inclusion: Inclusion, now: number): Promise<void>;
-  /** The operations leave the pool for good, with a reason. */
+  /** Operations leave the pool as `failed`, with a reason: their bundle transaction was mined without them. */
   markFailed(userOpHashes: readonly Hash[], reason: string, now: number): Promise<void>;
+  /**
+   * Operations not yet sent (`pending` or `bundling`) leave the pool as `dropped`, with a reason
+   * (e.g. rejected when re-validated for a bundle). Others are left as they are.
+   */
+  drop(userOpHashes: readonly Hash[], reason: string, now: number): Promise<void>;
+  /**
+   * Drop every `pending` operation received before `olderThan` (reason "expired"); resolves with
+   * their hashes, so the engine can report them. Claimed and sent operations are left alone.
+   */
+  expire(olderThan: number, now: number): Promise<Hash[]>;
+  /**
+   * Drop every operation not yet sent (`pending` or `bundling`), on one EntryPoint or all
+   * (reason "cleared"); resolves with their hashes. Sent operations stay tracked to their receipt.
+   */
+  clear(options: { entryPoint?: Address; now: number }): Promise<Hash[]>;
   /** Claimed or submitted operations go back to `pending` (their bundle was not mined, or was reorged out). */
   requeue(userOpHashes: readonly Hash[], now: number): Promise<void>;
   /** Release connections. Optional: stores without resources omit it. */

@@ -1,4 +1,11 @@
-import type { Hash, Hex } from "viem";
+import type { Address, Hash, Hex } from "viem";
+
+/** What a submitter may want to know about the bundle it sends (e.g. for conditions on its inclusion). */
+export interface SubmittedBundle {
+  entryPoint: Address;
+  /** The senders of the bundle's operations. */
+  senders: readonly Address[];
+}
 
 /**
  * How a signed bundle transaction reaches the chain: the public mempool
@@ -7,5 +14,5 @@ import type { Hash, Hex } from "viem";
 export interface Submitter {
   readonly name: string;
   /** Hand over the signed transaction; resolves with its hash once accepted. */
-  submit(signedTransaction: Hex): Promise<Hash>;
+  submit(signedTransaction: Hex, bundle?: SubmittedBundle): Promise<Hash>;
 }

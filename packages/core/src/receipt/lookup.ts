@@ -1,8 +1,8 @@
-import { type Address, decodeFunctionData, type Hash, type Hex } from "viem";
+import type { Address, Hash, Hex } from "viem";
+import { decodeHandleOps } from "../entrypoint/decode-handle-ops.ts";
 import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
-import { fromPackedUserOperation, type PackedUserOperation } from "../userop/pack.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { decodeUserOperationEvent, logsOfUserOperation, type RawLog, userOperationEventTopic } from "./user-operation-event.ts";
 
@@ -113,13 +113,11 @@ export async function getUserOperationByHash(context: LookupContext, userOpHash:
   if (!event) return undefined;
   const entryPoint = context.entryPoints.get(event.address);
   const transaction = await context.client.getTransaction({ hash: event.transactionHash });
-  const { args } = decodeFunctionData({ abi: entryPoint.abi, data: transaction.input });
   const { sender, nonce } = decodeUserOperationEvent(event);
-  const packed = (args?.[0] as readonly Record<string, unknown>[] | undefined)?.find(
-    (op) => String(op.sender).toLowerCase() === sender.toLowerCase() && op.nonce === nonce,
+  const userOperation = decodeHandleOps(entryPoint, transaction.input).find(
+    (op) => op.sender.toLowerCase() === sender.toLowerCase() && op.nonce === nonce,
   );
-  if (!packed) return undefined;
-  const userOperation = (entryPoint.version === "0.6" ? { ...packed } : fromPackedUserOperation(packed as unknown as PackedUserOperation)) as UserOperation;
+  if (!userOperation) return undefined;
   return {
     userOperation,
     entryPoint: entryPoint.address,

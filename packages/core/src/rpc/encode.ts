@@ -1,5 +1,6 @@
 import type { GasEstimate } from "../gas/estimate-user-operation-gas.ts";
 import type { GasPrice } from "../gas/fee-oracle.ts";
+import type { FeeHistory } from "../gas/get-fee-history.ts";
 import type { UserOperationLookup, UserOperationReceipt } from "../receipt/lookup.ts";
 import { encodeUserOperation } from "../userop/codec.ts";
 import { toQuantity } from "../userop/wire.ts";
@@ -54,5 +55,13 @@ export function encodeGasPrice(price: GasPrice) {
   return {
     maxFeePerGas: toQuantity(price.maxFeePerGas),
     maxPriorityFeePerGas: toQuantity(price.maxPriorityFeePerGas),
+  };
+}
+
+export function encodeFeeHistory(history: FeeHistory) {
+  return {
+    actualGasPrice: history.actualGasPrice.map(toQuantity),
+    maxFeePerGas: history.maxFeePerGas.map(toQuantity),
+    maxPriorityFeePerGas: history.maxPriorityFeePerGas.map(toQuantity),
   };
 }

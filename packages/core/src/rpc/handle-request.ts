@@ -40,6 +40,13 @@ const errorResponse = (id: JsonRpcId, code: number, message: string, data?: unkn
   error: data === undefined ? { code, message } : { code, message, data },
 });
 
+/** An explicit `null` counts as absent, so trailing `null` parameters are as if not sent. */
+function withoutTrailingNulls(params: readonly unknown[]): readonly unknown[] {
+  let end = params.length;
+  while (end > 0 && params[end - 1] === null) end--;
+  return end === params.length ? params : params.slice(0, end);
+}
+
 /** The JSON-RPC 2.0 envelope around the engine: validation of requests, batches and error mapping. */
 export function createRpcHandler(bundler: Bundler, options: RpcHandlerOptions = {}): RpcHandler {
   const methods: Record<string, RpcMethod> = { ...rpcMethods, ...options.methods };
@@ -64,7 +71,7 @@ export function createRpcHandler(bundler: Bundler, options: RpcHandlerOptions = 
       return errorResponse(replyId, RpcErrorCode.invalidParams, "invalid params: params must be an array");
     }
     try {
-      const result = await run((params as unknown[] | null | undefined) ?? [], bundler);
+      const result = await run(withoutTrailingNulls((params as unknown[] | null | undefined) ?? []), bundler);
       return id === undefined ? undefined : { jsonrpc: "2.0", id: replyId, result };
     } catch (error) {
       if (error instanceof BundlerError) return errorResponse(replyId, error.code, error.message, error.data);

@@ -1,8 +1,10 @@
 import type { Bundler } from "../engine/create-bundler.ts";
 import { InvalidParamsError } from "../errors/errors.ts";
 import { type DecodeMode, decodeUserOperation } from "../userop/codec.ts";
-import { parseAddress, parseHash, toQuantity } from "../userop/wire.ts";
-import { encodeGasEstimate, encodeGasPrice, encodeUserOperationLookup, encodeUserOperationReceipt } from "./encode.ts";
+import { parseAddress, parseBlock, parseHash, parseInteger, toQuantity } from "../userop/wire.ts";
+import { parseStateOverride } from "../validation/state-override.ts";
+import { encodeBundlerConfig } from "./bundler-config.ts";
+import { encodeFeeHistory, encodeGasEstimate, encodeGasPrice, encodeUserOperationLookup, encodeUserOperationReceipt } from "./encode.ts";
 
 /** One JSON-RPC method: positional params in, JSON result out. Errors are thrown `BundlerError`s. */
 export type RpcMethod = (params: readonly unknown[], bundler: Bundler) => Promise<unknown>;
@@ -18,29 +20,40 @@ function expectParams(params: readonly unknown[], min: number, max: number) {
 }
 
 function userOperationAndEntryPoint(params: readonly unknown[], bundler: Bundler, mode: DecodeMode) {
-  expectParams(params, 2, 3);
-  const entryPoint = bundler.entryPoints.get(parseAddress(params[1], "params[1]"));
+  const entryPoint = bundler.entryPoints.get(parseAddress(params[1], "params[1] (entryPoint)"));
   const op = decodeUserOperation(params[0], { version: entryPoint.version, mode });
   return { op, entryPoint: entryPoint.address };
+}
+
+/** A lookup's hash; the message keeps the wording ERC-4337 compatibility suites match on. */
+function userOpHashParam(params: readonly unknown[]) {
+  if (params.length > 1) expectParams(params, 1, 1);
+  try {
+    return parseHash(params[0], "params[0] (userOpHash)");
+  } catch (error) {
+    const reason = error instanceof InvalidParamsError ? (error.data?.reason as string) : String(error);
+    throw new InvalidParamsError("params[0] (userOpHash)", reason, "Missing/invalid userOpHash");
+  }
 }
 
 /** The standard ERC-4337 methods (ERC-7769) and the service's own. */
 export const rpcMethods: Record<string, RpcMethod> = {
   async eth_sendUserOperation(params, bundler) {
+    expectParams(params, 2, 2);
     const { op, entryPoint } = userOperationAndEntryPoint(params, bundler, "send");
     return bundler.sendUserOperation(op, entryPoint);
   },
   async eth_estimateUserOperationGas(params, bundler) {
+    expectParams(params, 2, 3);
     const { op, entryPoint } = userOperationAndEntryPoint(params, bundler, "estimate");
-    return encodeGasEstimate(await bundler.estimateUserOperationGas(op, entryPoint));
+    const stateOverride = params[2] == null ? undefined : parseStateOverride(params[2], "params[2] (stateOverride)");
+    return encodeGasEstimate(await bundler.estimateUserOperationGas(op, entryPoint, stateOverride));
   },
   async eth_getUserOperationByHash(params, bundler) {
-    expectParams(params, 1, 1);
-    return encodeUserOperationLookup(await bundler.getUserOperationByHash(parseHash(params[0], "params[0]")));
+    return encodeUserOperationLookup(await bundler.getUserOperationByHash(userOpHashParam(params)));
   },
   async eth_getUserOperationReceipt(params, bundler) {
-    expectParams(params, 1, 1);
-    return encodeUserOperationReceipt(await bundler.getUserOperationReceipt(parseHash(params[0], "params[0]")));
+    return encodeUserOperationReceipt(await bundler.getUserOperationReceipt(userOpHashParam(params)));
   },
   async eth_supportedEntryPoints(params, bundler) {
     expectParams(params, 0, 0);
@@ -53,6 +66,21 @@ export const rpcMethods: Record<string, RpcMethod> = {
   async web3_clientVersion(params) {
     expectParams(params, 0, 0);
     return clientVersion;
+  },
+  async bundler_feeHistory(params, bundler) {
+    expectParams(params, 2, 3);
+    const entryPoint = parseAddress(params[0], "params[0] (entryPoint)");
+    const blockCount = parseInteger(params[1], "params[1] (blockCount)");
+    const limit = bundler.config.receiptLookupRange;
+    if (blockCount < 1n || blockCount > limit) {
+      throw new InvalidParamsError("params[1] (blockCount)", `must be from 1 to ${limit}, got ${blockCount}`);
+    }
+    const newestBlock = params[2] == null ? "latest" : parseBlock(params[2], "params[2] (newestBlock)");
+    return encodeFeeHistory(await bundler.getFeeHistory({ entryPoint, blockCount, newestBlock }));
+  },
+  async bundler_config(params, bundler) {
+    expectParams(params, 0, 0);
+    return encodeBundlerConfig(bundler);
   },
   async bundler_getGasPrice(params, bundler) {
     expectParams(params, 0, 0);

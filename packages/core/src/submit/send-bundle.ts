@@ -19,7 +19,8 @@ export interface SendBundleContext {
   clock: Clock;
   logger: Logger;
   emit: StatusListener;
-  gasLimitMarkupPercent: bigint;
+  /** Percent added to the bundle's gas for the transaction's gas limit (`bundleGasLimitMarkup`). */
+  bundleGasLimitMarkup: bigint;
   receiptTimeoutMs: number;
 }
 
@@ -39,17 +40,21 @@ export async function sendBundle(context: SendBundleContext, relayer: RelayerLea
     chainId: context.chainId,
     to: bundle.entryPoint.address,
     data: bundle.data,
-    gas: (bundle.gas * (100n + context.gasLimitMarkupPercent)) / 100n,
+    gas: (bundle.gas * (100n + context.bundleGasLimitMarkup)) / 100n,
     nonce,
     maxFeePerGas: fees.maxFeePerGas,
     maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    ...(bundle.accessList ? { accessList: bundle.accessList } : {}),
   };
   const signed = await relayer.signTransaction(
     bundle.authorizationList.length > 0
       ? { ...common, type: "eip7702", authorizationList: bundle.authorizationList }
       : { ...common, type: "eip1559" },
   );
-  const transactionHash = await context.submitter.submit(signed);
+  const transactionHash = await context.submitter.submit(signed, {
+    entryPoint: bundle.entryPoint.address,
+    senders: bundle.entries.map((e) => e.userOperation.sender),
+  });
   await store.markSubmitted(hashes, transactionHash, clock.now());
   for (const userOpHash of hashes) context.emit({ userOpHash, status: "submitted", transactionHash });
   context.logger.info("bundle submitted", { transactionHash, entryPoint: bundle.entryPoint.address, ops: hashes.length, relayer: relayer.address });

@@ -24,8 +24,9 @@ interface Stored extends MempoolEntry {
  * - hashes and addresses match regardless of letter case; addresses are kept checksummed;
  * - ties in age (`receivedAt`) break by hash, so "oldest first" is deterministic;
  * - an expired claim stays `bundling` until it is claimed again: only `claimForBundle` has a `now`;
- * - `replace` keeps the replaced operation as `failed` ("replaced by <hash>");
- * - `failed` is final; `markIncluded` applies in any status (the chain has the last word).
+ * - `replace` keeps the replaced operation as `dropped` ("replaced by <hash>");
+ * - `failed` and `dropped` are final; `markIncluded` applies in any status (the chain has the
+ *   last word).
  */
 export function createMemoryMempoolStore(): MempoolStore {
   const entries = new Map<Hash, Stored>();
@@ -81,7 +82,7 @@ export function createMemoryMempoolStore(): MempoolStore {
         throw new DuplicateUserOperationError(entry.userOpHash);
       }
       Object.assign(replaced, {
-        status: "failed",
+        status: "dropped",
         failureReason: replacedReason(entry.userOpHash),
         updatedAt: entry.receivedAt,
       });
@@ -176,6 +177,35 @@ export function createMemoryMempoolStore(): MempoolStore {
       });
     },
 
+    async drop(userOpHashes, reason, now) {
+      transition(userOpHashes, notSent, (entry) => {
+        Object.assign(entry, { status: "dropped", failureReason: reason, updatedAt: now });
+      });
+    },
+
+    async expire(olderThan, now) {
+      const expired = [...entries.values()]
+        .filter((entry) => entry.status === "pending" && entry.receivedAt < olderThan)
+        .sort(byAge)
+        .map((entry) => entry.userOpHash);
+      transition(expired, ["pending"], (entry) => {
+        Object.assign(entry, { status: "dropped", failureReason: "expired", updatedAt: now });
+      });
+      return expired;
+    },
+
+    async clear({ entryPoint, now }) {
+      const on = entryPoint && getAddress(entryPoint);
+      const cleared = [...entries.values()]
+        .filter((entry) => notSent.includes(entry.status) && (!on || entry.entryPoint === on))
+        .sort(byAge)
+        .map((entry) => entry.userOpHash);
+      transition(cleared, notSent, (entry) => {
+        Object.assign(entry, { status: "dropped", failureReason: "cleared", updatedAt: now });
+      });
+      return cleared;
+    },
+
     async requeue(userOpHashes, now) {
       transition(userOpHashes, ["bundling", "submitted"], (entry) => {
         Object.assign(entry, { status: "pending", transactionHash: undefined, updatedAt: now });
@@ -183,6 +213,9 @@ export function createMemoryMempoolStore(): MempoolStore {
     },
   };
 }
+
+/** Statuses of operations not yet sent: what `drop` and `clear` take. */
+const notSent: readonly UserOperationStatus[] = ["pending", "bundling"];
 
 /** The `failureReason` of an operation that `replace` swapped out. */
 function replacedReason(replacementHash: Hash): string {

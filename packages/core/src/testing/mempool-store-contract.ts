@@ -204,13 +204,13 @@ export function mempoolStoreContract(
           updatedAt: replacement.receivedAt,
         });
         expect(await store.get(old!.userOpHash)).toMatchObject({
-          status: "failed",
+          status: "dropped",
           failureReason: `replaced by ${replacement.userOpHash}`,
           updatedAt: replacement.receivedAt,
         });
         const found = await store.findBySenderNonce(ep07, fixtureAccount(1).address, 3n);
         expect(found?.userOpHash).toBe(replacement.userOpHash);
-        expect(await store.countByStatus()).toMatchObject({ pending: 1, failed: 1 });
+        expect(await store.countByStatus()).toMatchObject({ pending: 1, dropped: 1, failed: 0 });
       });
 
       it("returns false and changes nothing once the old operation is claimed", async () => {
@@ -242,7 +242,7 @@ export function mempoolStoreContract(
           DuplicateUserOperationError,
         );
         expect(await statusOf(old!.userOpHash)).toBe("pending");
-        expect(await store.countByStatus()).toMatchObject({ pending: 2, failed: 0 });
+        expect(await store.countByStatus()).toMatchObject({ pending: 2, dropped: 0 });
       });
     });
 
@@ -273,6 +273,7 @@ export function mempoolStoreContract(
           submitted: 0,
           included: 0,
           failed: 0,
+          dropped: 0,
         });
         const entries = await added(
           { sender: 1, receivedAt: t0 + 1 },
@@ -280,8 +281,9 @@ export function mempoolStoreContract(
           { sender: 3, receivedAt: t0 + 3 },
           { sender: 4, receivedAt: t0 + 4 },
           { sender: 5, receivedAt: t0 + 5 },
+          { sender: 6, receivedAt: t0 + 6 },
         );
-        const [a, b, c] = hashes(entries);
+        const [a, b, c, , , f] = hashes(entries);
         await claim({ limit: 4 });
         await store.markSubmitted([a!, b!, c!], txHash, t0 + 2_000);
         await store.markIncluded(
@@ -290,12 +292,14 @@ export function mempoolStoreContract(
           t0 + 3_000,
         );
         await store.markFailed([b!], "bundle transaction reverted", t0 + 3_000);
+        await store.drop([f!], "AA25 invalid account nonce", t0 + 3_000);
         expect(await store.countByStatus()).toStrictEqual({
           pending: 1,
           bundling: 1,
           submitted: 1,
           included: 1,
           failed: 1,
+          dropped: 1,
         });
       });
     });
@@ -517,9 +521,98 @@ export function mempoolStoreContract(
           t0,
         );
         await store.markFailed([unknown.userOpHash], "gone", t0);
+        await store.drop([unknown.userOpHash], "gone", t0);
+        await store.drop([], "gone", t0);
         await store.requeue([], t0);
         expect(await store.get(unknown.userOpHash)).toBeUndefined();
-        expect(Object.values(await store.countByStatus())).toEqual([0, 0, 0, 0, 0]);
+        expect(Object.values(await store.countByStatus())).toEqual([0, 0, 0, 0, 0, 0]);
+      });
+    });
+
+    describe("drop, expire and clear", () => {
+      /** One operation in each status, received in this order (pending last, so expiry can split). */
+      async function oneOfEach() {
+        const [bundling, submitted, included, failed, dropped, pending] = await added(
+          ...[1, 2, 3, 4, 5].map((sender) => ({ sender, receivedAt: t0 + sender })),
+          { sender: 6, receivedAt: t0 + 600 },
+        );
+        await claim({ limit: 5 });
+        await store.markSubmitted(hashes([submitted!, included!, failed!]), txHash, t0 + 1_000);
+        await store.markIncluded(included!.userOpHash, { transactionHash: txHash, blockHash, blockNumber: 3n }, t0 + 1_000);
+        await store.markFailed([failed!.userOpHash], "bundle transaction reverted", t0 + 1_000);
+        await store.drop([dropped!.userOpHash], "AA23 reverted", t0 + 1_000);
+        return { bundling: bundling!, submitted: submitted!, included: included!, failed: failed!, dropped: dropped!, pending: pending! };
+      }
+
+      it("drop removes pending and claimed operations with a reason, and nothing sent or final", async () => {
+        const ops = await oneOfEach();
+        const before = await Promise.all(
+          hashes([ops.submitted, ops.included, ops.failed, ops.dropped]).map((h) => store.get(h)),
+        );
+        await store.drop(hashes(Object.values(ops)), "AA25 invalid account nonce", t0 + 2_000);
+        for (const entry of [ops.pending, ops.bundling]) {
+          expect(await store.get(entry.userOpHash)).toMatchObject({
+            status: "dropped",
+            failureReason: "AA25 invalid account nonce",
+            updatedAt: t0 + 2_000,
+          });
+        }
+        const after = await Promise.all(
+          hashes([ops.submitted, ops.included, ops.failed, ops.dropped]).map((h) => store.get(h)),
+        );
+        expect(after).toStrictEqual(before);
+        expect(await claim({ now: t0 + 100_000 })).toEqual([]);
+        expect(await store.findBySenderNonce(ep07, fixtureAccount(6).address, 0n)).toBeUndefined();
+      });
+
+      it("expire drops pending operations received before the cutoff, oldest first, and says which", async () => {
+        const [late, early, middle] = await added(
+          { sender: 1, receivedAt: t0 + 300 },
+          { sender: 2, receivedAt: t0 + 100 },
+          { sender: 3, receivedAt: t0 + 200 },
+        );
+        expect(await store.expire(t0 + 100, t0 + 5_000)).toEqual([]);
+        expect(await store.expire(t0 + 300, t0 + 5_000)).toEqual(hashes([early!, middle!]));
+        expect(await store.get(early!.userOpHash)).toMatchObject({
+          status: "dropped",
+          failureReason: "expired",
+          updatedAt: t0 + 5_000,
+        });
+        expect(await statusOf(late!.userOpHash)).toBe("pending");
+        expect(await store.expire(t0 + 300, t0 + 6_000)).toEqual([]);
+      });
+
+      it("expire leaves claimed, sent and final operations alone", async () => {
+        const ops = await oneOfEach();
+        expect(await store.expire(t0 + 10_000, t0 + 10_000)).toEqual([ops.pending.userOpHash]);
+        expect(await statusOf(ops.bundling.userOpHash)).toBe("bundling");
+        expect(await statusOf(ops.submitted.userOpHash)).toBe("submitted");
+        expect(await store.countByStatus()).toMatchObject({ dropped: 2, included: 1, failed: 1 });
+      });
+
+      it("clear drops every operation not yet sent, oldest first, and leaves sent ones tracked", async () => {
+        const ops = await oneOfEach();
+        expect(await store.clear({ now: t0 + 9_000 })).toEqual(hashes([ops.bundling, ops.pending]));
+        expect(await store.get(ops.pending.userOpHash)).toMatchObject({
+          status: "dropped",
+          failureReason: "cleared",
+          updatedAt: t0 + 9_000,
+        });
+        expect(await store.countByStatus()).toStrictEqual({
+          pending: 0,
+          bundling: 0,
+          submitted: 1,
+          included: 1,
+          failed: 1,
+          dropped: 3,
+        });
+        expect(await store.clear({ now: t0 + 9_500 })).toEqual([]);
+      });
+
+      it("clear on one EntryPoint leaves the others' operations", async () => {
+        const [on07, on08] = await added({ sender: 1 }, { sender: 2, version: "0.8" });
+        expect(await store.clear({ entryPoint: ep08.toLowerCase() as Address, now: t0 + 1 })).toEqual(hashes([on08!]));
+        expect(await statusOf(on07!.userOpHash)).toBe("pending");
       });
     });
 

@@ -15,8 +15,9 @@ export function isAbsent(value: unknown): value is null | undefined {
 
 function describe(value: unknown): string {
   if (value === null) return "null";
+  if (value === undefined) return "nothing";
   if (Array.isArray(value)) return "an array";
-  return typeof value === "string" ? `"${value.length > 20 ? value.slice(0, 20) + "…" : value}"` : `a ${typeof value}`;
+  return typeof value === "string" ? `"${value.length > 20 ? value.slice(0, 20) + "…" : value}"` : `${typeof value === "object" ? "an" : "a"} ${typeof value}`;
 }
 
 /**
@@ -89,4 +90,30 @@ export function parseObject(value: unknown, field: string): Record<string, unkno
 /** Lower-case `0x` hex of a non-negative integer, as responses carry it. */
 export function toQuantity(value: bigint | number): Hex {
   return `0x${value.toString(16)}`;
+}
+
+/**
+ * A non-negative integer written in decimal (`"10"`), as a hex quantity (`"0xa"`) or as a JSON
+ * number; `bundler_feeHistory`'s block count comes as a decimal string.
+ */
+export function parseInteger(value: unknown, field: string): bigint {
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
+  if (typeof value === "string" && /^[0-9]{1,78}$/.test(value)) return BigInt(value);
+  if (typeof value === "string" && value.startsWith("0x")) return parseQuantity(value, field);
+  throw new InvalidParamsError(field, `expected a non-negative integer (decimal string, hex quantity or number), got ${describe(value)}`);
+}
+
+const blockTags = ["latest", "earliest", "pending", "safe", "finalized"] as const;
+
+/** A block: a tag (`latest`, `earliest`, `pending`, `safe`, `finalized`) or a number. */
+export function parseBlock(value: unknown, field: string): bigint | (typeof blockTags)[number] {
+  if (typeof value === "string" && (blockTags as readonly string[]).includes(value)) return value as (typeof blockTags)[number];
+  if (typeof value === "string" || typeof value === "number") {
+    try {
+      return parseInteger(value, field);
+    } catch {
+      // fall through to the block-specific message
+    }
+  }
+  throw new InvalidParamsError(field, `expected a block tag (${blockTags.join(", ")}) or a block number, got ${describe(value)}`);
 }

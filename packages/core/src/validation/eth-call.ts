@@ -1,9 +1,7 @@
 import type { Address, Hex } from "viem";
 import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
-
-/** Per-account overrides for `eth_call`, in the node's wire form. */
-export type StateOverride = Record<Address, { code?: Hex; balance?: Hex; stateDiff?: Record<Hex, Hex> }>;
+import type { StateOverride } from "./state-override.ts";
 
 export interface EthCallParameters {
   to: Address;

@@ -6,7 +6,8 @@ import { toEntryPointStruct } from "../userop/pack.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { isUserOperationV06 } from "../userop/types.ts";
 import { decodeEntryPointRevert } from "./entry-point-revert.ts";
-import { type EthCallResult, ethCall, type StateOverride } from "./eth-call.ts";
+import { type EthCallResult, ethCall } from "./eth-call.ts";
+import type { StateOverride } from "./state-override.ts";
 import { parseValidationData, type ValidationData } from "./validation-data.ts";
 
 /** Stake of an entity as the EntryPoint reports it. */

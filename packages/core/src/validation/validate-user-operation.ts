@@ -3,7 +3,7 @@ import { BundlerError, EntryPointRejectionError, InvalidParamsError, RpcErrorCod
 import { calculatePreVerificationGas, type PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { UserOperation } from "../userop/types.ts";
-import type { StateOverride } from "./eth-call.ts";
+import type { StateOverride } from "./state-override.ts";
 import { simulateValidation, type ValidationResult } from "./simulate.ts";
 
 export interface ValidateContext {

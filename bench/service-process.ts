@@ -1,0 +1,111 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { Hex } from "viem";
+
+const mainScript = fileURLToPath(new URL("../examples/standalone-server/src/main.ts", import.meta.url));
+const STARTUP_TIMEOUT_MS = 30_000;
+const KILL_GRACE_MS = 5_000;
+const TAIL_LINES = 40;
+
+export interface StartServiceProcessParameters {
+  rpcUrl: string;
+  relayerKeys: readonly Hex[];
+  /** SQLite file of the mempool. */
+  database: string;
+  bundleInterval: number;
+  bundleSize: number;
+}
+
+/** The stand-alone service running in its own Node process, so its CPU time can be read apart. */
+export interface ServiceProcess {
+  pid: number;
+  /** JSON-RPC endpoint, `http://127.0.0.1:PORT/v1/<chainId>/`. */
+  url: string;
+  /** How many log lines the service wrote at each level so far. */
+  logCounts: Record<string, number>;
+  /** The last lines the service wrote, for error reports. */
+  tail(): string[];
+  /** SIGTERM, then SIGKILL after a grace period. Idempotent; resolves once the process is gone. */
+  stop(): Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of live) child.kill("SIGKILL");
+});
+
+/**
+ * Start `examples/standalone-server` against an existing node (`BUNDLEKIT_RPC_URL`) on a free
+ * port, and resolve once it prints its endpoint. The child is killed if this process exits.
+ */
+export function startServiceProcess(parameters: StartServiceProcessParameters): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", mainScript], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      BUNDLEKIT_RPC_URL: parameters.rpcUrl,
+      BUNDLEKIT_RELAYER_KEYS: parameters.relayerKeys.join(","),
+      BUNDLEKIT_HOST: "127.0.0.1",
+      BUNDLEKIT_PORT: "0",
+      BUNDLEKIT_DATABASE: parameters.database,
+      BUNDLEKIT_BUNDLE_INTERVAL: String(parameters.bundleInterval),
+      BUNDLEKIT_BUNDLE_SIZE: String(parameters.bundleSize),
+      BUNDLEKIT_LOG_LEVEL: "info",
+    },
+  });
+  live.add(child);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  void exited.then(() => live.delete(child));
+
+  const lines: string[] = [];
+  const logCounts: Record<string, number> = {};
+  const remember = (line: string) => {
+    lines.push(line);
+    if (lines.length > TAIL_LINES) lines.shift();
+    const level = /^\{"time":"[^"]*","level":"(\w+)"/.exec(line)?.[1];
+    if (level) logCounts[level] = (logCounts[level] ?? 0) + 1;
+  };
+  const follow = (stream: NodeJS.ReadableStream, onLine: (line: string) => void) => {
+    let rest = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => {
+      const parts = (rest + chunk).split("\n");
+      rest = parts.pop() ?? "";
+      for (const line of parts) onLine(line);
+    });
+  };
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const timer = setTimeout(() => child.kill("SIGKILL"), KILL_GRACE_MS);
+      void exited.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.kill("SIGTERM");
+    });
+    return stopping;
+  };
+
+  return new Promise<ServiceProcess>((resolve, reject) => {
+    const fail = (reason: string) => {
+      clearTimeout(timer);
+      void stop().then(() => reject(new Error(`${reason}\n${lines.join("\n")}`)));
+    };
+    const timer = setTimeout(() => fail(`the service did not start within ${STARTUP_TIMEOUT_MS} ms`), STARTUP_TIMEOUT_MS);
+    const onEarlyExit = (code: number | null, signal: string | null) =>
+      fail(`the service exited during start-up (code ${code}, signal ${signal})`);
+    child.once("exit", onEarlyExit);
+    follow(child.stderr!, remember);
+    follow(child.stdout!, (line) => {
+      remember(line);
+      const url = /bundler:\s+(http\S+)/.exec(line)?.[1];
+      if (!url) return;
+      clearTimeout(timer);
+      child.off("exit", onEarlyExit);
+      resolve({ pid: child.pid!, url, logCounts, tail: () => [...lines], stop });
+    });
+  });
+}

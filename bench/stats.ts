@@ -1,0 +1,30 @@
+/** Summary of a sample of durations in milliseconds; undefined fields when the sample is empty. */
+export interface Distribution {
+  count: number;
+  p50: number | undefined;
+  p95: number | undefined;
+  max: number | undefined;
+  mean: number | undefined;
+}
+
+/** The q-quantile (0..1) of ascending `sorted`, interpolated linearly between neighbours. */
+export function quantile(sorted: readonly number[], q: number): number | undefined {
+  if (sorted.length === 0) return undefined;
+  const position = (sorted.length - 1) * q;
+  const low = Math.floor(position);
+  const high = Math.ceil(position);
+  return sorted[low]! + (sorted[high]! - sorted[low]!) * (position - low);
+}
+
+/** p50, p95, max and mean of `values`, rounded to 0.1 ms. */
+export function distribution(values: readonly number[]): Distribution {
+  const sorted = [...values].sort((a, b) => a - b);
+  const round = (value: number | undefined) => (value === undefined ? undefined : Math.round(value * 10) / 10);
+  return {
+    count: sorted.length,
+    p50: round(quantile(sorted, 0.5)),
+    p95: round(quantile(sorted, 0.95)),
+    max: round(sorted.at(-1)),
+    mean: round(sorted.length > 0 ? sorted.reduce((sum, v) => sum + v, 0) / sorted.length : undefined),
+  };
+}

@@ -1,0 +1,105 @@
+import { type Devnet, type EntryPointVersion, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
+import {
+  type Address,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  type Hex,
+  http,
+  parseEther,
+  type PublicClient,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { createBundlerClient, formatUserOperationRequest, type SmartAccount } from "viem/account-abstraction";
+import { loadConfig, type ServerConfig } from "../src/config.ts";
+import { type BundlerService, startBundlerService } from "../src/server.ts";
+
+/** A JSON-RPC answer as it came over HTTP. */
+export interface HttpAnswer {
+  status: number;
+  contentType: string | null;
+  // biome-ignore lint/suspicious/noExplicitAny: a test reads arbitrary JSON shapes
+  body: any;
+}
+
+/**
+ * The stand-alone service on a fresh devnet, bundling only when asked, with helpers to talk to
+ * it over HTTP exactly as a client would and to build signed operations in their wire form.
+ */
+export async function serviceFixture(overrides: Partial<ServerConfig> = {}) {
+  const devnet: Devnet = await startDevnet();
+  const base = loadConfig({
+    BUNDLEKIT_RPC_URL: devnet.rpcUrl,
+    BUNDLEKIT_RELAYER_KEYS: devnet.relayerKeys.join(","),
+    BUNDLEKIT_PORT: "0",
+    BUNDLEKIT_DATABASE: ":memory:",
+  });
+  const service: BundlerService = await startBundlerService({
+    ...base,
+    ...overrides,
+    bundler: { ...base.bundler, bundlingMode: "manual", ...overrides.bundler },
+    rpcUrl: devnet.rpcUrl,
+  });
+  const chain = defineChain({
+    id: devnet.chainId,
+    name: "devnet",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [devnet.rpcUrl] } },
+  });
+  const client = createPublicClient({ chain, transport: http(devnet.rpcUrl), pollingInterval: 50 }) as PublicClient;
+  const funder = createWalletClient({ chain, transport: http(devnet.rpcUrl), account: privateKeyToAccount(devnet.accountKeys.at(-1)!) });
+  let nextKey = 0;
+
+  /** POST a raw body to the service. */
+  async function post(body: string, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+    const response = await fetch(service.url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+    const text = await response.text();
+    return { status: response.status, contentType: response.headers.get("content-type"), body: text ? JSON.parse(text) : undefined };
+  }
+
+  /** Call one method and return the whole response body. */
+  // biome-ignore lint/suspicious/noExplicitAny: a test reads arbitrary JSON shapes
+  async function call(method: string, params?: unknown[]): Promise<any> {
+    return (await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method, ...(params ? { params } : {}) }))).body;
+  }
+
+  /** A funded counterfactual SimpleAccount with a fresh owner. */
+  async function makeAccount(version: EntryPointVersion): Promise<SmartAccount> {
+    const owner = privateKeyToAccount(devnet.accountKeys[nextKey++]!);
+    const account = await toSimpleAccount({ client, owner, version });
+    await client.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: account.address, value: parseEther("1"), chain }) });
+    return account;
+  }
+
+  /**
+   * A signed operation of `account` in its wire form (hex strings; v0.6 with `initCode`, v0.7+
+   * unpacked), prepared through the service by viem's bundler client.
+   */
+  async function signedOperation(
+    account: SmartAccount,
+    call: { to: Address; value?: bigint; data?: Hex } = { to: account.address, value: 0n },
+    fields: Record<string, unknown> = {},
+  ): Promise<Record<string, unknown>> {
+    const bundlerClient = createBundlerClient({ account, client, transport: http(service.url) });
+    const prepared = await bundlerClient.prepareUserOperation({ calls: [call], ...fields } as never);
+    const signature = await account.signUserOperation(prepared as never);
+    return formatUserOperationRequest({ ...(prepared as object), signature } as never) as Record<string, unknown>;
+  }
+
+  return {
+    devnet,
+    service,
+    client,
+    post,
+    call,
+    makeAccount,
+    signedOperation,
+    entryPoint: (version: EntryPointVersion) => devnet.deployments[version].entryPoint,
+    async close() {
+      await service.close();
+      await devnet.stop();
+    },
+  };
+}
+
+export type ServiceFixture = Awaited<ReturnType<typeof serviceFixture>>;

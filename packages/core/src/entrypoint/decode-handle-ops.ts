@@ -1,0 +1,22 @@
+import { decodeFunctionData, type Hex } from "viem";
+import { fromPackedUserOperation, type PackedUserOperation } from "../userop/pack.ts";
+import type { UserOperation } from "../userop/types.ts";
+import type { EntryPoint } from "./registry.ts";
+
+/**
+ * The user operations a bundle transaction carries, read back from its `handleOps` calldata in
+ * domain form. Empty when the input is not a `handleOps` call of this EntryPoint.
+ */
+export function decodeHandleOps(entryPoint: EntryPoint, input: Hex): UserOperation[] {
+  let args: readonly unknown[] | undefined;
+  try {
+    ({ args } = decodeFunctionData({ abi: entryPoint.abi, data: input }));
+  } catch {
+    return [];
+  }
+  const ops = (args?.[0] ?? []) as readonly Record<string, unknown>[];
+  if (!Array.isArray(ops)) return [];
+  return ops.map((op) =>
+    entryPoint.version === "0.6" ? ({ ...op } as unknown as UserOperation) : fromPackedUserOperation(op as unknown as PackedUserOperation),
+  );
+}

@@ -1,0 +1,59 @@
+import type { BlockTag, Hash, Hex } from "viem";
+import { decodeHandleOps } from "../entrypoint/decode-handle-ops.ts";
+import type { EntryPoint } from "../entrypoint/registry.ts";
+import type { ChainClient } from "../ports/chain-client.ts";
+import { decodeUserOperationEvent, type RawLog, userOperationEventTopic } from "../receipt/user-operation-event.ts";
+import { toQuantity } from "../userop/wire.ts";
+
+export interface GetFeeHistoryParameters {
+  entryPoint: EntryPoint;
+  /** How many blocks, ending at `newestBlock`. */
+  blockCount: bigint;
+  newestBlock: bigint | BlockTag;
+}
+
+/**
+ * What operations included on this EntryPoint recently paid, one entry per operation in block
+ * order, the three arrays aligned by index (unlike a per-transaction history, which would not be):
+ * - `actualGasPrice`: `actualGasCost / actualGasUsed` of its `UserOperationEvent`;
+ * - `maxFeePerGas`, `maxPriorityFeePerGas`: the fees it offered, from the bundle's calldata.
+ */
+export interface FeeHistory {
+  actualGasPrice: bigint[];
+  maxFeePerGas: bigint[];
+  maxPriorityFeePerGas: bigint[];
+}
+
+/** Read the fee history of an EntryPoint from its `UserOperationEvent` logs and bundle calldata. */
+export async function getFeeHistory(client: ChainClient, parameters: GetFeeHistoryParameters): Promise<FeeHistory> {
+  const { entryPoint, blockCount } = parameters;
+  const newest =
+    typeof parameters.newestBlock === "bigint"
+      ? parameters.newestBlock
+      : (await client.getBlock({ blockTag: parameters.newestBlock })).number ?? (await client.getBlockNumber());
+  const oldest = newest + 1n > blockCount ? newest + 1n - blockCount : 0n;
+  const logs = (await client.request({
+    method: "eth_getLogs",
+    params: [{ address: entryPoint.address, topics: [userOperationEventTopic], fromBlock: toQuantity(oldest), toBlock: toQuantity(newest) }],
+  } as never)) as RawLog[];
+
+  const transactions = new Map<Hash, Promise<{ input: Hex }>>();
+  const history: FeeHistory = { actualGasPrice: [], maxFeePerGas: [], maxPriorityFeePerGas: [] };
+  for (const log of logs.filter((l) => !l.removed)) {
+    const event = decodeUserOperationEvent(log);
+    let transaction = transactions.get(log.transactionHash);
+    if (!transaction) {
+      transaction = client.getTransaction({ hash: log.transactionHash });
+      transactions.set(log.transactionHash, transaction);
+    }
+    const op = decodeHandleOps(entryPoint, (await transaction).input).find(
+      (o) => o.sender.toLowerCase() === event.sender.toLowerCase() && o.nonce === event.nonce,
+    );
+    // A bundle sent through another contract has no handleOps calldata to read the fees from.
+    if (!op) continue;
+    history.actualGasPrice.push(event.actualGasUsed === 0n ? 0n : event.actualGasCost / event.actualGasUsed);
+    history.maxFeePerGas.push(op.maxFeePerGas);
+    history.maxPriorityFeePerGas.push(op.maxPriorityFeePerGas);
+  }
+  return history;
+}

@@ -1,0 +1,114 @@
+import { type Address, getAddress } from "viem";
+import type { BundlerConfig } from "../engine/config.ts";
+import { ReputationError } from "../errors/errors.ts";
+import type { MempoolStore, UserOperationStatus } from "../ports/mempool-store.ts";
+import type { ReputationEntry, ReputationStore } from "../ports/reputation-store.ts";
+import type { UserOperation } from "../userop/types.ts";
+import { type Entity, type EntityRole, entitiesOf } from "./entities.ts";
+import { type ReputationStatus, reputationStatus } from "./reputation-status.ts";
+
+/** ERC-7562 THROTTLED_ENTITY_MEMPOOL_COUNT: a throttled entity may have this many operations in the mempool. */
+export const throttledEntityMempoolCount = 4;
+
+/** The configuration reputation reads. */
+export type ReputationConfig = Pick<
+  BundlerConfig,
+  "minInclusionDenominator" | "throttlingSlack" | "banSlack" | "whitelistedEntities"
+>;
+
+/** A reputation entry with the status it gives. */
+export interface ReputationReport extends ReputationEntry {
+  status: ReputationStatus;
+}
+
+/**
+ * The engine's ERC-7562 reputation rules over a `ReputationStore`: the admission check, and the
+ * counting at each step of an operation's life. Stake and opcode rules are not here; they run on
+ * the simulation's result and slot in next to `check`.
+ */
+export interface Reputation {
+  /**
+   * Admission (GREP-010, GREP-020): throws `ReputationError` (-32504) when an entity of `op` is
+   * banned, or throttled with `throttledEntityMempoolCount` operations already in the mempool.
+   * Whitelisted entities are exempt.
+   */
+  check(entryPoint: Address, op: UserOperation): Promise<void>;
+  /**
+   * `op` entered the mempool: count it as seen for its factory and paymaster, and for its sender
+   * when staked (ERC-7562 limits unstaked senders by count instead). A replacement also takes
+   * back the seen count of the operation it replaced (GREP-050).
+   */
+  admitted(entryPoint: Address, op: UserOperation, options: { senderStaked: boolean; replaced?: UserOperation }): Promise<void>;
+  /** `op` was included on chain: count it for its tracked entities. */
+  included(entryPoint: Address, op: UserOperation): Promise<void>;
+  /**
+   * `op` was rejected when re-validated for a bundle, for the EntryPoint's `reason`: the entities
+   * not to blame get their seen count back (EREP-015), so a paymaster does not pay for an
+   * account's failure. AA1x blames the factory, AA2x the account, AA3x the paymaster.
+   */
+  rejected(entryPoint: Address, op: UserOperation, reason: string): Promise<void>;
+  /** Every tracked entity on `entryPoint` with its status. */
+  dump(entryPoint: Address): Promise<ReputationReport[]>;
+}
+
+const inPool: UserOperationStatus[] = ["pending", "bundling", "submitted"];
+
+/** Reputation for an engine: `store` holds the counters, `mempool` tells how many operations an entity has in the pool. */
+export function createReputation(store: ReputationStore, mempool: MempoolStore, config: ReputationConfig): Reputation {
+  const whitelisted = (role: EntityRole, address: Address) =>
+    role !== "aggregator" && config.whitelistedEntities[role].some((a) => a.toLowerCase() === address.toLowerCase());
+  const anyWhitelisted = (address: Address) => (["account", "factory", "paymaster"] as const).some((role) => whitelisted(role, address));
+  const statusOf = (entry: ReputationEntry) => (anyWhitelisted(entry.address) ? "ok" : reputationStatus(entry, config));
+  const addresses = (entities: readonly Entity[]) => entities.map((e) => e.address);
+  const counted = (op: UserOperation, senderStaked: boolean) =>
+    entitiesOf(op).filter((e) => e.role !== "account" || senderStaked);
+
+  async function inPoolWith(entryPoint: Address, address: Address): Promise<number> {
+    const lists = await Promise.all(inPool.map((status) => mempool.list(status, { entryPoint })));
+    return lists.flat().filter((e) => entitiesOf(e.userOperation).some((x) => x.address === address)).length;
+  }
+
+  return {
+    async check(entryPoint, op) {
+      const entities = entitiesOf(op).filter((e) => !whitelisted(e.role, e.address));
+      if (entities.length === 0) return;
+      const entries = await store.get(entryPoint, addresses(entities));
+      for (const entity of entities) {
+        const entry = entries.find((e) => e.address === entity.address);
+        const status = entry ? reputationStatus(entry, config) : "ok";
+        if (status === "banned") throw new ReputationError(entity.role, entity.address, "banned");
+        if (status === "throttled" && (await inPoolWith(entryPoint, entity.address)) >= throttledEntityMempoolCount) {
+          throw new ReputationError(entity.role, entity.address, "throttled");
+        }
+      }
+    },
+
+    async admitted(entryPoint, op, { senderStaked, replaced }) {
+      if (replaced) await store.retractSeen(entryPoint, addresses(counted(replaced, senderStaked)));
+      await store.recordSeen(entryPoint, addresses(counted(op, senderStaked)));
+    },
+
+    async included(entryPoint, op) {
+      await store.recordIncluded(entryPoint, addresses(entitiesOf(op)));
+    },
+
+    async rejected(entryPoint, op, reason) {
+      const blamed = blamedRole(reason);
+      if (!blamed) return;
+      await store.retractSeen(entryPoint, addresses(entitiesOf(op).filter((e) => e.role !== blamed)));
+    },
+
+    async dump(entryPoint) {
+      const entries = await store.list(getAddress(entryPoint));
+      return entries.map((entry) => ({ ...entry, status: statusOf(entry) }));
+    },
+  };
+}
+
+/** The entity an EntryPoint `FailedOp` reason blames, by its code. */
+function blamedRole(reason: string): EntityRole | undefined {
+  if (/^AA1/.test(reason)) return "factory";
+  if (/^AA2/.test(reason)) return "account";
+  if (/^AA3/.test(reason)) return "paymaster";
+  return undefined;
+}

@@ -1,0 +1,64 @@
+import type { Address, Hex } from "viem";
+import { InvalidParamsError } from "../errors/errors.ts";
+import { parseAddress, parseBytes, parseHash, parseObject, parseQuantity, toQuantity } from "../userop/wire.ts";
+
+/** What `eth_call` may pretend about one account, in the node's wire form. */
+export interface AccountOverride {
+  balance?: Hex;
+  nonce?: Hex;
+  code?: Hex;
+  /** Replaces the whole storage. */
+  state?: Record<Hex, Hex>;
+  /** Changes only these slots. */
+  stateDiff?: Record<Hex, Hex>;
+}
+
+/** Per-account overrides for `eth_call` (geth's state-override set). */
+export type StateOverride = Record<Address, AccountOverride>;
+
+/**
+ * Combine overrides; for an account in both, `b`'s fields win and storage diffs are merged.
+ * How a caller's override (`eth_estimateUserOperationGas`'s third parameter) and the engine's own
+ * (a queued nonce, a topped-up balance) apply together.
+ */
+export function mergeStateOverrides(a: StateOverride | undefined, b: StateOverride | undefined): StateOverride | undefined {
+  if (!a || !b) return a ?? b;
+  const merged: StateOverride = { ...a };
+  for (const [address, override] of Object.entries(b) as [Address, AccountOverride][]) {
+    const existing = merged[address];
+    merged[address] = existing
+      ? { ...existing, ...override, ...(existing.stateDiff || override.stateDiff ? { stateDiff: { ...existing.stateDiff, ...override.stateDiff } } : {}) }
+      : override;
+  }
+  return merged;
+}
+
+/** Decode a state-override set from a request, naming the field at fault. Addresses come back checksummed. */
+export function parseStateOverride(value: unknown, field: string): StateOverride {
+  const result: StateOverride = {};
+  for (const [key, raw] of Object.entries(parseObject(value, field))) {
+    const at = `${field}.${key}`;
+    const address = parseAddress(key, at);
+    const o = parseObject(raw, at);
+    const override: AccountOverride = {};
+    for (const name of Object.keys(o)) {
+      if (!["balance", "nonce", "code", "state", "stateDiff"].includes(name)) {
+        throw new InvalidParamsError(`${at}.${name}`, "is not a state-override field (balance, nonce, code, state, stateDiff)");
+      }
+    }
+    if (o.balance != null) override.balance = toQuantity(parseQuantity(o.balance, `${at}.balance`));
+    if (o.nonce != null) override.nonce = toQuantity(parseQuantity(o.nonce, `${at}.nonce`, 64));
+    if (o.code != null) override.code = parseBytes(o.code, `${at}.code`);
+    if (o.state != null && o.stateDiff != null) throw new InvalidParamsError(at, "has both state and stateDiff");
+    for (const name of ["state", "stateDiff"] as const) {
+      if (o[name] == null) continue;
+      const slots: Record<Hex, Hex> = {};
+      for (const [slot, word] of Object.entries(parseObject(o[name], `${at}.${name}`))) {
+        slots[parseHash(slot, `${at}.${name}`)] = parseHash(word, `${at}.${name}.${slot}`);
+      }
+      override[name] = slots;
+    }
+    result[address] = override;
+  }
+  return result;
+}

@@ -1,0 +1,91 @@
+import { type Devnet, startDevnet } from "@bundlekit/devnet";
+import { createPublicClient, http, type PublicClient } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defineEntryPoint } from "../src/entrypoint/registry.ts";
+import type { EntryPointVersion } from "../src/entrypoint/version.ts";
+import { InvalidParamsError } from "../src/errors/errors.ts";
+import { fixtureEntry } from "../src/testing/index.ts";
+import { decodeUserOperation, encodeUserOperation } from "../src/userop/codec.ts";
+import { getUserOperationHash } from "../src/userop/hash.ts";
+import { fromPackedUserOperation, toEntryPointStruct, type PackedUserOperation } from "../src/userop/pack.ts";
+import { isUserOperationV06, type UserOperation } from "../src/userop/types.ts";
+
+/** Operations of every shape the codec, packing and hashing must agree on. */
+const shapes: [string, { version: EntryPointVersion; sponsored?: boolean }][] = [
+  ["v0.6", { version: "0.6" }],
+  ["v0.7", { version: "0.7" }],
+  ["v0.7 with factory and paymaster", { version: "0.7", sponsored: true }],
+  ["v0.8", { version: "0.8" }],
+  ["v0.8 with factory and paymaster", { version: "0.8", sponsored: true }],
+];
+
+async function operation(shape: (typeof shapes)[number][1]): Promise<UserOperation> {
+  return (await fixtureEntry(shape)).userOperation;
+}
+
+describe("wire codec", () => {
+  it.each(shapes)("%s: decode(encode(op)) is op", async (_name, shape) => {
+    const op = await operation(shape);
+    expect(decodeUserOperation(encodeUserOperation(op), { version: shape.version })).toEqual(op);
+  });
+
+  it.each(shapes)("%s: {type:\"BigNumber\",hex} objects decode like hex strings", async (_name, shape) => {
+    const wire = encodeUserOperation(await operation(shape));
+    const objects = Object.fromEntries(
+      Object.entries(wire).map(([k, v]) => [k, typeof v === "string" && /GasLimit$|^nonce$|Gas$|PerGas$/.test(k) ? { type: "BigNumber", hex: v } : v]),
+    );
+    expect(decodeUserOperation(objects, { version: shape.version })).toEqual(decodeUserOperation(wire, { version: shape.version }));
+  });
+
+  it("fills zeros and an empty signature for what estimation lets a client leave out", () => {
+    const op = decodeUserOperation({ sender: `0x${"11".repeat(20)}`, nonce: "0x0", callData: "0x" }, { version: "0.7", mode: "estimate" });
+    expect(op).toMatchObject({ callGasLimit: 0n, verificationGasLimit: 0n, preVerificationGas: 0n, maxFeePerGas: 0n, signature: "0x" });
+  });
+
+  it.each<[string, EntryPointVersion, Record<string, unknown>, string]>([
+    ["a v0.7 gas limit over 128 bits", "0.7", { callGasLimit: `0x1${"0".repeat(32)}` }, "params[0].callGasLimit"],
+    ["eip7702Auth on v0.7", "0.7", { eip7702Auth: {} }, "params[0].eip7702Auth"],
+    ["eip7702Auth with yParity 2", "0.8", { eip7702Auth: { address: `0x${"11".repeat(20)}`, chainId: "0x1", nonce: "0x0", r: "0x1", s: "0x1", yParity: "0x2" } }, "params[0].eip7702Auth.yParity"],
+    ["paymasterData without paymaster", "0.7", { paymasterData: "0x12" }, "params[0].paymasterData"],
+  ])("refuses %s, naming the field", async (_what, version, fields, field) => {
+    const wire = { ...encodeUserOperation(await operation({ version })), ...fields };
+    const error = (() => {
+      try {
+        decodeUserOperation(wire, { version });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(InvalidParamsError);
+    expect((error as InvalidParamsError).field).toBe(field);
+  });
+});
+
+describe("packing and hashing agree with the EntryPoint on chain", () => {
+  let devnet: Devnet;
+  let client: PublicClient;
+  beforeAll(async () => {
+    devnet = await startDevnet();
+    client = createPublicClient({ transport: http(devnet.rpcUrl) }) as PublicClient;
+  });
+  afterAll(() => devnet?.stop());
+
+  it.each(shapes)("%s: getUserOperationHash equals EntryPoint.getUserOpHash", async (_name, shape) => {
+    const op = await operation(shape);
+    const entryPoint = defineEntryPoint(shape.version);
+    const onChain = await client.readContract({
+      address: entryPoint.address,
+      abi: entryPoint.abi,
+      functionName: "getUserOpHash",
+      args: [toEntryPointStruct(op)],
+    });
+    expect(getUserOperationHash(op, entryPoint, devnet.chainId)).toBe(onChain);
+  });
+
+  it.each(shapes.filter(([, s]) => s.version !== "0.6"))("%s: unpacking the packed struct gives the operation back", async (_name, shape) => {
+    const op = await operation(shape);
+    expect(isUserOperationV06(op)).toBe(false);
+    const unpacked = fromPackedUserOperation(toEntryPointStruct(op) as unknown as PackedUserOperation);
+    expect(unpacked).toEqual(op);
+  });
+});

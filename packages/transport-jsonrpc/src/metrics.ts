@@ -1,0 +1,137 @@
+import { type Bundler, type ChainClient, type MempoolStore, statusChangeKinds, userOperationStatuses } from "@bundlekit/core";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+export interface JsonRpcMetricsOptions {
+  /** The engine: its status events feed the operation and bundle counters; `relayers` name the balance series. */
+  bundler: Pick<Bundler, "onStatusChange" | "relayers">;
+  /** Reads relayer balances when scraped. Without it there is no balance series. */
+  client?: Pick<ChainClient, "getBalance">;
+  /** Pool sizes by status, read when scraped. Without it there is no pool series. */
+  store?: Pick<MempoolStore, "countByStatus">;
+  /** Registry the series join, e.g. the host application's. Default: a new one. */
+  registry?: Registry;
+  /** Also collect prom-client's default process metrics (CPU, memory, event loop). Default false. */
+  processMetrics?: boolean;
+}
+
+/** Which transport a request came over. */
+export type RpcTransportKind = "http" | "ws";
+
+/** Prometheus series of one engine and its JSON-RPC transports. */
+export interface JsonRpcMetrics {
+  /** Holds every series; serve `registry.metrics()` or merge it into another registry. */
+  readonly registry: Registry;
+  /**
+   * Count one JSON-RPC request. `method` must come from a bounded set (the transports pass the
+   * method name when the method exists, else `unknown` or `invalid`); `code` is the error code,
+   * undefined on success.
+   */
+  observeRequest(transport: RpcTransportKind, method: string, code: number | undefined, seconds: number): void;
+  /** Open WebSocket connections. */
+  readonly connections: Gauge;
+  /** Live `eth_subscribe` subscriptions. */
+  readonly subscriptions: Gauge;
+  /** Stop following the engine's status events. */
+  close(): void;
+}
+
+/** Bundle transactions remembered to count each once while its operations' `submitted` events arrive. */
+const recentBundles = 1024;
+
+/**
+ * Create the metrics of an engine and its transports. Pool sizes come from the store when
+ * scraped, so they are right however many engines share it; event counters count this engine's
+ * own transitions (sum them across instances). Relayer balances are read through the chain
+ * client when scraped; a relayer whose balance cannot be read has no sample in that scrape.
+ */
+export function createJsonRpcMetrics(options: JsonRpcMetricsOptions): JsonRpcMetrics {
+  const registry = options.registry ?? new Registry();
+  const registers = [registry];
+  const { bundler, client, store } = options;
+
+  const requests = new Counter({
+    name: "bundlekit_rpc_requests_total",
+    help: "JSON-RPC requests by transport, method (unknown names collapse to `unknown`) and result code (`ok` on success)",
+    labelNames: ["transport", "method", "code"] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: "bundlekit_rpc_request_duration_seconds",
+    help: "Time to answer one JSON-RPC request, by method",
+    labelNames: ["method"] as const,
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
+  const statusChanges = new Counter({
+    name: "bundlekit_user_operation_status_changes_total",
+    help: "Status changes of user operations seen by this engine instance",
+    labelNames: ["status"] as const,
+    registers,
+  });
+  const bundles = new Counter({
+    name: "bundlekit_bundles_submitted_total",
+    help: "Bundle transactions this engine instance sent",
+    registers,
+  });
+  const connections = new Gauge({ name: "bundlekit_websocket_connections", help: "Open JSON-RPC WebSocket connections", registers });
+  const subscriptions = new Gauge({ name: "bundlekit_subscriptions", help: "Live eth_subscribe subscriptions", registers });
+  for (const status of statusChangeKinds) statusChanges.inc({ status }, 0);
+  bundles.inc(0);
+
+  if (store) {
+    const operations: Gauge<"status"> = new Gauge({
+      name: "bundlekit_user_operations",
+      help: "User operations in the store by status (the shared pool: take max, not sum, across instances)",
+      labelNames: ["status"] as const,
+      registers,
+      async collect() {
+        try {
+          const counts = await store.countByStatus();
+          for (const status of userOperationStatuses) operations.set({ status }, counts[status] ?? 0);
+        } catch {
+          operations.reset();
+        }
+      },
+    });
+  }
+  if (client) {
+    const balances: Gauge<"relayer"> = new Gauge({
+      name: "bundlekit_relayer_balance_wei",
+      help: "Native balance of each relayer account, read when scraped",
+      labelNames: ["relayer"] as const,
+      registers,
+      async collect() {
+        await Promise.all(
+          bundler.relayers.map(async (relayer) => {
+            try {
+              balances.set({ relayer }, Number(await client.getBalance({ address: relayer })));
+            } catch {
+              balances.remove({ relayer });
+            }
+          }),
+        );
+      },
+    });
+  }
+  if (options.processMetrics) collectDefaultMetrics({ register: registry });
+
+  const seenBundles = new Set<string>();
+  const stop = bundler.onStatusChange((change) => {
+    statusChanges.inc({ status: change.status });
+    if (change.status !== "submitted" || !change.transactionHash || seenBundles.has(change.transactionHash)) return;
+    seenBundles.add(change.transactionHash);
+    if (seenBundles.size > recentBundles) seenBundles.delete(seenBundles.values().next().value!);
+    bundles.inc();
+  });
+
+  return {
+    registry,
+    connections,
+    subscriptions,
+    observeRequest(transport, method, code, seconds) {
+      requests.inc({ transport, method, code: code === undefined ? "ok" : String(code) });
+      duration.observe({ method }, seconds);
+    },
+    close: stop,
+  };
+}

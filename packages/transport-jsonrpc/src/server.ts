@@ -1,0 +1,73 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { RpcErrorCode } from "@bundlekit/core";
+import { normalizePath } from "./endpoint.ts";
+import { createJsonRpcRequestListener, type JsonRpcHttpOptions } from "./http.ts";
+import { rpcError, sendJson } from "./respond.ts";
+import { createJsonRpcUpgradeHandler, type JsonRpcWebSocketOptions } from "./websocket.ts";
+
+export interface JsonRpcServerOptions extends JsonRpcHttpOptions, JsonRpcWebSocketOptions {
+  /** Default 0: a free port picked by the OS. */
+  port?: number;
+  /** Default `127.0.0.1`. */
+  host?: string;
+}
+
+export interface JsonRpcServer {
+  /** e.g. `http://127.0.0.1:4337/v1/31337/` */
+  url: string;
+  /** The same endpoint over WebSocket, e.g. `ws://127.0.0.1:4337/v1/31337/` */
+  webSocketUrl: string;
+  port: number;
+  server: Server;
+  /** Close WebSocket connections (ending their subscriptions), then the HTTP server. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serve the JSON-RPC endpoint on its own server: HTTP and WebSocket on one port and path, the
+ * health probe, and the metrics when given. Any other path gets a JSON 404.
+ */
+export async function startJsonRpcServer(options: JsonRpcServerOptions): Promise<JsonRpcServer> {
+  const listener = createJsonRpcRequestListener(options);
+  const upgrade = createJsonRpcUpgradeHandler(options);
+  const basePath = normalizePath(options.basePath ?? "/");
+  const notFound = rpcError(RpcErrorCode.invalidRequest, `no JSON-RPC endpoint here; POST to ${basePath}/`);
+  const server = createServer((request, response) => {
+    listener(request, response)
+      .then((handled) => {
+        if (!handled) sendJson(response, 404, notFound);
+      })
+      .catch(() => {
+        if (!response.headersSent) sendJson(response, 500, rpcError(RpcErrorCode.internalError, "internal error"));
+      });
+  });
+  server.on("upgrade", (request, socket, head) => {
+    if (upgrade(request, socket, head)) return;
+    const body = JSON.stringify(notFound);
+    socket.end(`HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const authority = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  return {
+    url: `http://${authority}${basePath}/`,
+    webSocketUrl: `ws://${authority}${basePath}/`,
+    port,
+    server,
+    async close() {
+      await upgrade.close();
+      await new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      });
+    },
+  };
+}

@@ -8,7 +8,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { type Devnet, type EntryPointVersion, resolveAnvilBinary, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
+import {
+  type Devnet,
+  type EntryPointVersion,
+  resolveAnvilBinary,
+  startDevnet,
+  toSimpleAccount,
+} from "@bundlekit/devnet";
 import {
   type Address,
   concatHex,
@@ -34,7 +40,7 @@ import {
 } from "viem/account-abstraction";
 import { findChildPid, processCpuSeconds } from "./proc.ts";
 import { type ServiceProcess, startServiceProcess } from "./service-process.ts";
-import { type Distribution, distribution } from "./stats.ts";
+import { type Distribution, distribution, medianOf } from "./stats.ts";
 
 const usage = `Usage: pnpm bench [options]
 
@@ -46,6 +52,7 @@ const usage = `Usage: pnpm bench [options]
   --bundle-interval MS  the service's bundleInterval (default 100)
   --bundle-size S       the service's bundleSize (default 10)
   --queue-depth D       at most D accepted, not yet included operations per account; 0 = no limit (default 0)
+  --runs K              repeat the whole run K times (fresh devnet and service); results are medians (default 1)
   --timeout S           seconds to wait for the last receipt after the last send (default 120)
   --out DIR             where results go (default bench/results)
   --help`;
@@ -59,6 +66,7 @@ export interface LoadOptions {
   bundleInterval: number;
   bundleSize: number;
   queueDepth: number;
+  runs: number;
   timeoutSeconds: number;
   out: string;
 }
@@ -81,6 +89,7 @@ const userOperationEvent = parseAbiItem(
   "event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)",
 );
 const RECEIPT_POLL_MS = 25;
+const IDLE_SAMPLE_MS = 1000;
 const ACCOUNT_FUNDS = parseEther("1");
 
 function parseOptions(argv: string[]): LoadOptions {
@@ -95,6 +104,7 @@ function parseOptions(argv: string[]): LoadOptions {
       "bundle-interval": { type: "string", default: "100" },
       "bundle-size": { type: "string", default: "10" },
       "queue-depth": { type: "string", default: "0" },
+      runs: { type: "string", default: "1" },
       timeout: { type: "string", default: "120" },
       out: { type: "string", default: "bench/results" },
       help: { type: "boolean", default: false },
@@ -106,13 +116,16 @@ function parseOptions(argv: string[]): LoadOptions {
   }
   const integer = (name: string, value: string, min: number) => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer of at least ${min}, got "${value}"`);
+    if (!Number.isInteger(n) || n < min)
+      throw new UsageError(`--${name} must be an integer of at least ${min}, got "${value}"`);
     return n;
   };
-  if (!["0.6", "0.7", "0.8"].includes(values.version)) throw new UsageError(`--version must be 0.6, 0.7 or 0.8, got "${values.version}"`);
+  if (!["0.6", "0.7", "0.8"].includes(values.version))
+    throw new UsageError(`--version must be 0.6, 0.7 or 0.8, got "${values.version}"`);
   const ops = integer("ops", values.ops, 1);
   const accounts = integer("accounts", values.accounts, 1);
-  if (accounts > ops) throw new UsageError(`--accounts (${accounts}) must not exceed --ops (${ops})`);
+  if (accounts > ops)
+    throw new UsageError(`--accounts (${accounts}) must not exceed --ops (${ops})`);
   return {
     ops,
     accounts,
@@ -122,6 +135,7 @@ function parseOptions(argv: string[]): LoadOptions {
     bundleInterval: integer("bundle-interval", values["bundle-interval"], 10),
     bundleSize: integer("bundle-size", values["bundle-size"], 1),
     queueDepth: integer("queue-depth", values["queue-depth"], 0),
+    runs: integer("runs", values.runs, 1),
     timeoutSeconds: integer("timeout", values.timeout, 1),
     out: values.out,
   };
@@ -147,6 +161,37 @@ async function main() {
     });
   }
   const machine = machineFacts();
+  const runs: RunResults[] = [];
+  for (let run = 1; run <= options.runs; run++) {
+    if (options.runs > 1) log(`run ${run} of ${options.runs}`);
+    runs.push(await runOnce(options));
+  }
+  const { out: _out, ...parameters } = options;
+  const report = {
+    date: new Date().toISOString(),
+    command: commandLine(),
+    commit: gitCommit(),
+    machine,
+    parameters: {
+      ...parameters,
+      service: "examples/standalone-server in its own Node process, SQLite mempool file",
+      gas: "one eth_estimateUserOperationGas per shape (deploying, deployed) on the first account, reused for every account (maxFeePerGas x2)",
+      accountsDeployed:
+        "in setup, before timing, by each account's first operation (nonce 0) through the service",
+    },
+    /** Each metric's median over the runs. */
+    results: medianOf(runs),
+    runs,
+  };
+  const files = writeReport(report, options);
+  process.stdout.write(`\n${summaryTable(report)}\n\nresults: ${files.join(", ")}\n`);
+  if (runs.some((r) => r.accepted !== r.sent || r.includedSuccessfully !== r.accepted)) {
+    process.exitCode = 1;
+  }
+}
+
+/** One run on a fresh devnet and service: set up, send the load, measure, stop everything. */
+async function runOnce(options: LoadOptions): Promise<RunResults> {
   log(`devnet: starting anvil with ${options.relayers} relayer keys`);
   const devnet = await startDevnet({ relayerCount: options.relayers });
   cleanups.push(() => devnet.stop());
@@ -172,8 +217,15 @@ async function main() {
     nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
     rpcUrls: { default: { http: [devnet.rpcUrl] } },
   });
-  const client = createPublicClient({ chain, transport: http(devnet.rpcUrl), pollingInterval: 50 }) as PublicClient;
-  const bundler = createBundlerClient({ client, transport: http(service.url, { retryCount: 0, timeout: 120_000 }) });
+  const client = createPublicClient({
+    chain,
+    transport: http(devnet.rpcUrl),
+    pollingInterval: 50,
+  }) as PublicClient;
+  const bundler = createBundlerClient({
+    client,
+    transport: http(service.url, { retryCount: 0, timeout: 120_000 }),
+  });
 
   log(`setup: funding and deploying ${options.accounts} SimpleAccounts (v${options.version})`);
   const accounts = await setUpAccounts(devnet, client, bundler, chain, options);
@@ -182,15 +234,14 @@ async function main() {
   log(`setup: estimating gas once and signing ${options.ops} operations`);
   const records = await prepareOperations(accounts, bundler, devnet.chainId, options);
 
-  log(`load: sending ${options.ops} operations from ${options.accounts} accounts, ${options.concurrency} at a time`);
+  log(
+    `load: sending ${options.ops} operations from ${options.accounts} accounts, ${options.concurrency} at a time`,
+  );
   const run = await sendLoad(records, client, bundler, entryPoint, service, anvilPid, options);
-
-  const report = buildReport(options, machine, records, run, service);
-  const files = writeReport(report, options);
-  process.stdout.write(`\n${summaryTable(report)}\n\nresults: ${files.join(", ")}\n`);
+  const results = summarise(records, run, service);
   await cleanUp();
-  const r = report.results;
-  if (r.accepted !== r.sent || r.includedSuccessfully !== r.accepted) process.exitCode = 1;
+  runningService = undefined;
+  return results;
 }
 
 function log(message: string) {
@@ -198,7 +249,14 @@ function log(message: string) {
 }
 
 type BundlerClient = ReturnType<typeof createBundlerClient>;
-type Gas = Pick<UserOperation, "callGasLimit" | "verificationGasLimit" | "preVerificationGas" | "maxFeePerGas" | "maxPriorityFeePerGas">;
+type Gas = Pick<
+  UserOperation,
+  | "callGasLimit"
+  | "verificationGasLimit"
+  | "preVerificationGas"
+  | "maxFeePerGas"
+  | "maxPriorityFeePerGas"
+>;
 
 /**
  * M funded SimpleAccounts with deterministic owners, deployed before the clock starts by each
@@ -206,27 +264,61 @@ type Gas = Pick<UserOperation, "callGasLimit" | "verificationGasLimit" | "preVer
  * the bundler because the v0.8 factory accepts calls only from the EntryPoint's SenderCreator, and
  * because an operation queued behind an undeployed account's first one cannot be simulated.
  */
-async function setUpAccounts(devnet: Devnet, client: PublicClient, bundler: BundlerClient, chain: ReturnType<typeof defineChain>, options: LoadOptions) {
-  const funder = createWalletClient({ chain, transport: http(devnet.rpcUrl), account: privateKeyToAccount(devnet.accountKeys[0]!) });
-  const owners = Array.from({ length: options.accounts }, (_, i) => privateKeyToAccount(keccak256(stringToHex(`bundlekit bench owner ${i}`))));
-  const accounts = await Promise.all(owners.map((owner) => toSimpleAccount({ client, owner, version: options.version })));
+async function setUpAccounts(
+  devnet: Devnet,
+  client: PublicClient,
+  bundler: BundlerClient,
+  chain: ReturnType<typeof defineChain>,
+  options: LoadOptions,
+) {
+  const funder = createWalletClient({
+    chain,
+    transport: http(devnet.rpcUrl),
+    account: privateKeyToAccount(devnet.accountKeys[0]!),
+  });
+  const owners = Array.from({ length: options.accounts }, (_, i) =>
+    privateKeyToAccount(keccak256(stringToHex(`bundlekit bench owner ${i}`))),
+  );
+  const accounts = await Promise.all(
+    owners.map((owner) => toSimpleAccount({ client, owner, version: options.version })),
+  );
 
-  let nonce = await client.getTransactionCount({ address: funder.account.address, blockTag: "pending" });
+  let nonce = await client.getTransactionCount({
+    address: funder.account.address,
+    blockTag: "pending",
+  });
   const funding: Hash[] = [];
-  for (const account of accounts) funding.push(await funder.sendTransaction({ to: account.address, value: ACCOUNT_FUNDS, nonce: nonce++, gas: 21_000n, chain }));
+  for (const account of accounts)
+    funding.push(
+      await funder.sendTransaction({
+        to: account.address,
+        value: ACCOUNT_FUNDS,
+        nonce: nonce++,
+        gas: 21_000n,
+        chain,
+      }),
+    );
   for (const hash of funding) {
-    if ((await client.waitForTransactionReceipt({ hash })).status !== "success") throw new Error(`funding transaction ${hash} reverted`);
+    if ((await client.waitForTransactionReceipt({ hash })).status !== "success")
+      throw new Error(`funding transaction ${hash} reverted`);
   }
 
   const gas = await estimateOnce(bundler, accounts[0]!, 0n, options.version);
   const deployments = await Promise.all(
     accounts.map(async (account) => {
       const { op } = await signedOperation(account, 0n, gas, devnet.chainId, options.version);
-      return bundler.request({ method: "eth_sendUserOperation", params: [formatUserOperationRequest(op), account.entryPoint.address] });
+      return bundler.request({
+        method: "eth_sendUserOperation",
+        params: [formatUserOperationRequest(op), account.entryPoint.address],
+      });
     }),
   );
   for (const hash of deployments) {
-    const receipt = await bundler.waitForUserOperationReceipt({ hash, pollingInterval: 100, timeout: 120_000 });
+    const receipt = await bundler.waitForUserOperationReceipt({
+      hash,
+      pollingInterval: 100,
+      timeout: 120_000,
+    });
     if (!receipt.success) throw new Error(`the deployment operation ${hash} reverted`);
   }
   return accounts;
@@ -234,10 +326,18 @@ async function setUpAccounts(devnet: Devnet, client: PublicClient, bundler: Bund
 
 /** An operation of `account` moving 1 wei to an address of its own, with the factory while undeployed (nonce 0). */
 async function draftOperation(account: SmartAccount, nonce: bigint, version: EntryPointVersion) {
-  const callData = await account.encodeCalls([{ to: keccak256(account.address).slice(0, 42) as Address, value: 1n }]);
+  const callData = await account.encodeCalls([
+    { to: keccak256(account.address).slice(0, 42) as Address, value: 1n },
+  ]);
   const { factory, factoryData } = nonce === 0n ? await account.getFactoryArgs() : {};
   return version === "0.6"
-    ? { sender: account.address, nonce, initCode: factory ? concatHex([factory, factoryData!]) : "0x", callData, paymasterAndData: "0x" as Hex }
+    ? {
+        sender: account.address,
+        nonce,
+        initCode: factory ? concatHex([factory, factoryData!]) : "0x",
+        callData,
+        paymasterAndData: "0x" as Hex,
+      }
     : { sender: account.address, nonce, ...(factory ? { factory, factoryData } : {}), callData };
 }
 
@@ -245,7 +345,12 @@ async function draftOperation(account: SmartAccount, nonce: bigint, version: Ent
  * Gas limits and fees from one `eth_estimateUserOperationGas`, reused for every operation of the
  * same shape: all accounts are alike, so one estimate of the first account fits them all.
  */
-async function estimateOnce(bundler: BundlerClient, account: SmartAccount, nonce: bigint, version: EntryPointVersion): Promise<Gas> {
+async function estimateOnce(
+  bundler: BundlerClient,
+  account: SmartAccount,
+  nonce: bigint,
+  version: EntryPointVersion,
+): Promise<Gas> {
   const stub = {
     ...(await draftOperation(account, nonce, version)),
     callGasLimit: 0n,
@@ -269,21 +374,49 @@ async function estimateOnce(bundler: BundlerClient, account: SmartAccount, nonce
   };
 }
 
-async function signedOperation(account: SmartAccount, nonce: bigint, gas: Gas, chainId: number, version: EntryPointVersion) {
-  const unsigned = { ...(await draftOperation(account, nonce, version)), ...gas, signature: "0x" as Hex } as UserOperation;
-  const op = { ...unsigned, signature: await account.signUserOperation({ ...(unsigned as object), chainId } as never) } as UserOperation;
-  const hash = getUserOperationHash({ userOperation: op, entryPointAddress: account.entryPoint.address, entryPointVersion: version, chainId });
+async function signedOperation(
+  account: SmartAccount,
+  nonce: bigint,
+  gas: Gas,
+  chainId: number,
+  version: EntryPointVersion,
+) {
+  const unsigned = {
+    ...(await draftOperation(account, nonce, version)),
+    ...gas,
+    signature: "0x" as Hex,
+  } as UserOperation;
+  const op = {
+    ...unsigned,
+    signature: await account.signUserOperation({ ...(unsigned as object), chainId } as never),
+  } as UserOperation;
+  const hash = getUserOperationHash({
+    userOperation: op,
+    entryPointAddress: account.entryPoint.address,
+    entryPointVersion: version,
+    chainId,
+  });
   return { op, hash };
 }
 
 /** Every timed operation (nonces 1, 2, … of each deployed account), signed before the clock starts. */
-async function prepareOperations(accounts: SmartAccount[], bundler: BundlerClient, chainId: number, options: LoadOptions) {
+async function prepareOperations(
+  accounts: SmartAccount[],
+  bundler: BundlerClient,
+  chainId: number,
+  options: LoadOptions,
+) {
   const gas = await estimateOnce(bundler, accounts[0]!, 1n, options.version);
   const records: OpRecord[] = [];
   for (const [index, account] of accounts.entries()) {
-    const count = Math.floor(options.ops / options.accounts) + (index < options.ops % options.accounts ? 1 : 0);
+    const count =
+      Math.floor(options.ops / options.accounts) + (index < options.ops % options.accounts ? 1 : 0);
     for (let nonce = 1n; nonce <= BigInt(count); nonce++) {
-      records.push({ account: index, nonce, ...(await signedOperation(account, nonce, gas, chainId, options.version)) });
+      records.push({
+        account: index,
+        nonce,
+        ...(await signedOperation(account, nonce, gas, chainId, options.version)),
+      });
     }
   }
   return records;
@@ -294,6 +427,8 @@ interface RunMeasurements {
   totalMs: number;
   timedOut: boolean;
   cpuSeconds: { service: number | undefined; anvil: number | undefined; loadGenerator: number };
+  /** The service's CPU seconds per second while idle (bundling timer only), measured just before the load. */
+  serviceIdleCpuPerSecond: number | undefined;
 }
 
 /**
@@ -311,33 +446,48 @@ async function sendLoad(
   options: LoadOptions,
 ): Promise<RunMeasurements> {
   const byHash = new Map(records.map((r) => [r.hash, r]));
-  const lanes = Array.from({ length: options.accounts }, (_, i) => records.filter((r) => r.account === i));
+  const lanes = Array.from({ length: options.accounts }, (_, i) =>
+    records.filter((r) => r.account === i),
+  );
   const waiters = new Set<() => void>();
   const wake = () => {
     for (const waiter of [...waiters]) waiter();
   };
 
   let lastBlock = await client.getBlockNumber({ cacheTime: 0 });
-  const cpuBefore = { service: processCpuSeconds(service.pid), anvil: anvilPid && processCpuSeconds(anvilPid), self: process.cpuUsage() };
+  const anvilCpu = () => (anvilPid === undefined ? undefined : processCpuSeconds(anvilPid));
+  const idleFrom = processCpuSeconds(service.pid);
+  await sleep(IDLE_SAMPLE_MS);
+  const idleTo = processCpuSeconds(service.pid);
+  const cpuBefore = { service: idleTo, anvil: anvilCpu(), self: process.cpuUsage() };
   const t0 = performance.now();
   const now = () => performance.now() - t0;
 
   let watching = true;
   const watcher = (async () => {
     while (watching) {
-      const head = await client.getBlockNumber({ cacheTime: 0 });
-      if (head > lastBlock) {
-        const logs = await client.getLogs({ address: entryPoint, event: userOperationEvent, fromBlock: lastBlock + 1n, toBlock: head });
-        const seenAt = now();
-        for (const entry of logs) {
-          const record = byHash.get(entry.args.userOpHash!);
-          if (!record || record.includedAt !== undefined) continue;
-          record.includedAt = seenAt;
-          record.success = entry.args.success!;
-          record.transactionHash = entry.transactionHash;
+      try {
+        const head = await client.getBlockNumber({ cacheTime: 0 });
+        if (head > lastBlock) {
+          const logs = await client.getLogs({
+            address: entryPoint,
+            event: userOperationEvent,
+            fromBlock: lastBlock + 1n,
+            toBlock: head,
+          });
+          const seenAt = now();
+          for (const entry of logs) {
+            const record = byHash.get(entry.args.userOpHash!);
+            if (!record || record.includedAt !== undefined) continue;
+            record.includedAt = seenAt;
+            record.success = entry.args.success!;
+            record.transactionHash = entry.transactionHash;
+          }
+          lastBlock = head;
+          if (logs.length > 0) wake();
         }
-        lastBlock = head;
-        if (logs.length > 0) wake();
+      } catch (error) {
+        log(`receipt watcher: ${describeError(error)} (retrying)`);
       }
       await sleep(RECEIPT_POLL_MS);
     }
@@ -354,7 +504,8 @@ async function sendLoad(
       };
       waiters.add(check);
     });
-  const outstanding = (lane: OpRecord[]) => lane.filter((r) => r.acceptedAt !== undefined && r.includedAt === undefined).length;
+  const outstanding = (lane: OpRecord[]) =>
+    lane.filter((r) => r.acceptedAt !== undefined && r.includedAt === undefined).length;
 
   await Promise.all(
     lanes.map(async (lane) => {
@@ -364,9 +515,13 @@ async function sendLoad(
         slots--;
         record.sentAt = now();
         try {
-          const hash = await bundler.request({ method: "eth_sendUserOperation", params: [formatUserOperationRequest(record.op), entryPoint] });
+          const hash = await bundler.request({
+            method: "eth_sendUserOperation",
+            params: [formatUserOperationRequest(record.op), entryPoint],
+          });
           record.acceptedAt = now();
-          if (hash !== record.hash) record.error = `the service returned hash ${hash}, expected ${record.hash}`;
+          if (hash !== record.hash)
+            record.error = `the service returned hash ${hash}, expected ${record.hash}`;
         } catch (error) {
           record.error = describeError(error);
         } finally {
@@ -381,24 +536,30 @@ async function sendLoad(
   const sendingMs = now();
   const deadline = sendingMs + options.timeoutSeconds * 1000;
   const accepted = records.filter((r) => r.acceptedAt !== undefined);
-  while (accepted.some((r) => r.includedAt === undefined) && now() < deadline) await sleep(RECEIPT_POLL_MS);
+  while (accepted.some((r) => r.includedAt === undefined) && now() < deadline)
+    await sleep(RECEIPT_POLL_MS);
   const totalMs = now();
   const self = process.cpuUsage(cpuBefore.self);
-  const cpuAfter = { service: processCpuSeconds(service.pid), anvil: anvilPid && processCpuSeconds(anvilPid) };
+  const cpuAfter = { service: processCpuSeconds(service.pid), anvil: anvilCpu() };
   watching = false;
   await watcher;
 
   const delta = (after: number | undefined, before: number | undefined) =>
-    after === undefined || before === undefined ? undefined : Math.round((after - before) * 1000) / 1000;
+    after === undefined || before === undefined
+      ? undefined
+      : Math.round((after - before) * 1000) / 1000;
+  const idle = delta(idleTo, idleFrom);
   return {
     sendingMs,
     totalMs,
     timedOut: accepted.some((r) => r.includedAt === undefined),
     cpuSeconds: {
       service: delta(cpuAfter.service, cpuBefore.service),
-      anvil: delta(cpuAfter.anvil || undefined, cpuBefore.anvil || undefined),
+      anvil: delta(cpuAfter.anvil, cpuBefore.anvil),
       loadGenerator: Math.round((self.user + self.system) / 1000) / 1000,
     },
+    serviceIdleCpuPerSecond:
+      idle === undefined ? undefined : Math.round((idle / (IDLE_SAMPLE_MS / 1000)) * 1000) / 1000,
   };
 }
 
@@ -416,7 +577,10 @@ function machineFacts() {
   const cpus = os.cpus();
   const run = (file: string, args: string[]) => {
     try {
-      return execFileSync(file, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+      return execFileSync(file, args, {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      }).trim();
     } catch {
       return undefined;
     }
@@ -440,7 +604,10 @@ function commandLine(): string {
   return ["node", ...process.execArgv, script, ...process.argv.slice(2)].join(" ");
 }
 
-function buildReport(options: LoadOptions, machine: ReturnType<typeof machineFacts>, records: OpRecord[], run: RunMeasurements, service: ServiceProcess) {
+type RunResults = ReturnType<typeof summarise>;
+
+/** The metrics of one run. */
+function summarise(records: OpRecord[], run: RunMeasurements, service: ServiceProcess) {
   const sent = records.filter((r) => r.sentAt !== undefined);
   const accepted = records.filter((r) => r.acceptedAt !== undefined);
   const included = accepted.filter((r) => r.includedAt !== undefined);
@@ -449,78 +616,106 @@ function buildReport(options: LoadOptions, machine: ReturnType<typeof machineFac
   const bundles = new Set(included.map((r) => r.transactionHash));
   const lastAccepted = Math.max(0, ...accepted.map((r) => r.acceptedAt!));
   const lastIncluded = Math.max(0, ...included.map((r) => r.includedAt!));
-  const perSecond = (count: number, ms: number) => (ms > 0 ? Math.round((count / ms) * 1000 * 10) / 10 : 0);
+  const perSecond = (count: number, ms: number) =>
+    ms > 0 ? Math.round((count / ms) * 1000 * 10) / 10 : 0;
   const cpu = run.cpuSeconds;
   return {
-    date: new Date().toISOString(),
-    command: commandLine(),
-    commit: gitCommit(),
-    machine,
-    parameters: {
-      ...options,
-      out: undefined,
-      service: "examples/standalone-server in its own Node process, SQLite mempool file",
-      gas: "one eth_estimateUserOperationGas per shape (deploying, deployed) on the first account, reused for every account (maxFeePerGas x2)",
-      accountsDeployed: "in setup, before timing, by each account's first operation (nonce 0) through the service",
-    },
-    results: {
-      sent: sent.length,
-      accepted: accepted.length,
-      rejected: sent.length - accepted.length,
-      notSent: records.length - sent.length,
-      included: included.length,
-      includedSuccessfully: included.filter((r) => r.success).length,
-      notIncludedBeforeTimeout: accepted.length - included.length,
-      bundles: bundles.size,
-      opsPerBundle: bundles.size > 0 ? Math.round((included.length / bundles.size) * 10) / 10 : 0,
-      sendingSeconds: Math.round(run.sendingMs) / 1000,
-      totalSeconds: Math.round(run.totalMs) / 1000,
-      acceptedOpsPerSecond: perSecond(accepted.length, lastAccepted),
-      includedOpsPerSecond: perSecond(included.length, lastIncluded),
-      sendLatencyMs: distribution(accepted.map((r) => r.acceptedAt! - r.sentAt!)) satisfies Distribution,
-      timeToReceiptMs: distribution(included.map((r) => r.includedAt! - r.sentAt!)) satisfies Distribution,
-      cpuSeconds: cpu,
-      serviceCpuSecondsPerOp: cpu.service === undefined || accepted.length === 0 ? undefined : Math.round((cpu.service / accepted.length) * 1e5) / 1e5,
-      serviceCpuUtilisation: cpu.service === undefined ? undefined : Math.round((cpu.service / (run.totalMs / 1000)) * 100) / 100,
-      serviceLogLines: service.logCounts,
-      errors: [...errors].map(([message, count]) => ({ message, count })),
-    },
+    sent: sent.length,
+    accepted: accepted.length,
+    rejected: sent.length - accepted.length,
+    notSent: records.length - sent.length,
+    included: included.length,
+    includedSuccessfully: included.filter((r) => r.success).length,
+    notIncludedBeforeTimeout: accepted.length - included.length,
+    bundles: bundles.size,
+    opsPerBundle: bundles.size > 0 ? Math.round((included.length / bundles.size) * 10) / 10 : 0,
+    sendingSeconds: Math.round(run.sendingMs) / 1000,
+    totalSeconds: Math.round(run.totalMs) / 1000,
+    acceptedOpsPerSecond: perSecond(accepted.length, lastAccepted),
+    includedOpsPerSecond: perSecond(included.length, lastIncluded),
+    sendLatencyMs: distribution(
+      accepted.map((r) => r.acceptedAt! - r.sentAt!),
+    ) satisfies Distribution,
+    timeToReceiptMs: distribution(
+      included.map((r) => r.includedAt! - r.sentAt!),
+    ) satisfies Distribution,
+    cpuSeconds: cpu,
+    serviceCpuSecondsPerOp:
+      cpu.service === undefined || accepted.length === 0
+        ? undefined
+        : Math.round((cpu.service / accepted.length) * 1e5) / 1e5,
+    serviceIdleCpuPerSecond: run.serviceIdleCpuPerSecond,
+    serviceCpuUtilisation:
+      cpu.service === undefined
+        ? undefined
+        : Math.round((cpu.service / (run.totalMs / 1000)) * 100) / 100,
+    serviceLogLines: { ...service.logCounts },
+    errors: [...errors].map(([message, count]) => ({ message, count })),
   };
 }
 
-type Report = ReturnType<typeof buildReport>;
+interface Report {
+  date: string;
+  command: string;
+  commit: string | undefined;
+  machine: ReturnType<typeof machineFacts>;
+  parameters: Omit<LoadOptions, "out"> & Record<string, unknown>;
+  results: RunResults;
+  runs: RunResults[];
+}
 
 function gitCommit(): string | undefined {
   try {
-    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
     return dirty ? `${head} (with uncommitted changes)` : head;
   } catch {
     return undefined;
   }
 }
 
+/** A markdown table of the metrics: the medians, and each run's value when there were several. */
 function summaryTable(report: Report): string {
-  const r = report.results;
   const ms = (d: Distribution) => `${d.p50 ?? "-"} / ${d.p95 ?? "-"}`;
-  const rows: [string, string][] = [
-    ["operations accepted / sent", `${r.accepted} / ${r.sent}`],
-    ["included (successful)", `${r.included} (${r.includedSuccessfully}) in ${r.bundles} bundles, ${r.opsPerBundle} ops/bundle`],
-    ["accepted ops/s", String(r.acceptedOpsPerSecond)],
-    ["included ops/s", String(r.includedOpsPerSecond)],
-    ["send latency p50 / p95 (ms)", ms(r.sendLatencyMs)],
-    ["time to receipt p50 / p95 (ms)", ms(r.timeToReceiptMs)],
-    ["service CPU s per op", String(r.serviceCpuSecondsPerOp ?? "-")],
-    ["CPU s: service / anvil / load generator", `${r.cpuSeconds.service ?? "-"} / ${r.cpuSeconds.anvil ?? "-"} / ${r.cpuSeconds.loadGenerator}`],
-    ["wall s: sending / total", `${r.sendingSeconds} / ${r.totalSeconds}`],
+  const rows: [string, (r: RunResults) => string][] = [
+    ["operations accepted / sent", (r) => `${r.accepted} / ${r.sent}`],
+    ["included (successful)", (r) => `${r.included} (${r.includedSuccessfully})`],
+    ["bundles, ops per bundle", (r) => `${r.bundles}, ${r.opsPerBundle}`],
+    ["accepted ops/s", (r) => String(r.acceptedOpsPerSecond)],
+    ["included ops/s", (r) => String(r.includedOpsPerSecond)],
+    ["send latency p50 / p95 (ms)", (r) => ms(r.sendLatencyMs)],
+    ["time to receipt p50 / p95 (ms)", (r) => ms(r.timeToReceiptMs)],
+    ["service CPU s per op", (r) => String(r.serviceCpuSecondsPerOp ?? "-")],
+    [
+      "service CPU s per s: under load / idle",
+      (r) => `${r.serviceCpuUtilisation ?? "-"} / ${r.serviceIdleCpuPerSecond ?? "-"}`,
+    ],
+    [
+      "CPU s: service / anvil / load generator",
+      (r) =>
+        `${r.cpuSeconds.service ?? "-"} / ${r.cpuSeconds.anvil ?? "-"} / ${r.cpuSeconds.loadGenerator}`,
+    ],
+    ["wall s: sending / total", (r) => `${r.sendingSeconds} / ${r.totalSeconds}`],
   ];
-  if (r.errors.length > 0) rows.push(["errors", r.errors.map((e) => `${e.count}x ${e.message}`).join("; ")]);
-  const width = Math.max(...rows.map(([name]) => name.length));
+  const columns = report.runs.length > 1 ? [report.results, ...report.runs] : [report.results];
+  const header =
+    report.runs.length > 1 ? ["median", ...report.runs.map((_, i) => `run ${i + 1}`)] : ["value"];
+  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
+  const errors = report.results.errors;
   const p = report.parameters;
   return [
-    `| ${"metric".padEnd(width)} | value |`,
-    `| ${"-".repeat(width)} | ----- |`,
-    ...rows.map(([name, value]) => `| ${name.padEnd(width)} | ${value} |`),
+    line(["metric", ...header]),
+    line(["---", ...header.map(() => "---")]),
+    ...rows.map(([name, value]) => line([name, ...columns.map(value)])),
+    ...(errors.length > 0
+      ? ["", `Errors: ${errors.map((e) => `${e.count}x ${e.message}`).join("; ")}`]
+      : []),
     "",
     `\`${report.command}\` — EntryPoint v${p.version}, ${p.ops} ops from ${p.accounts} accounts, concurrency ${p.concurrency}, ` +
       `${p.relayers} relayers, bundleInterval ${p.bundleInterval} ms, bundleSize ${p.bundleSize}; ` +
@@ -535,14 +730,20 @@ function writeReport(report: Report, options: LoadOptions): string[] {
   const json = join(dir, `${name}.json`);
   const md = join(dir, `${name}.md`);
   writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(md, `# Load: ${name}\n\n${summaryTable(report)}\n\nCommit ${report.commit ?? "unknown"}, ${report.machine.cpuModel ?? "unknown CPU"}, load average at start ${report.machine.loadAverageAtStart.join(" ")}.\n`);
+  writeFileSync(
+    md,
+    `# Load: ${name}\n\n${summaryTable(report)}\n\nCommit ${report.commit ?? "unknown"}, ${report.machine.cpuModel ?? "unknown CPU"}, load average at start ${report.machine.loadAverageAtStart.join(" ")}.\n`,
+  );
   return [json, md].map((file) => relative(process.cwd(), file));
 }
 
 main().catch(async (error) => {
-  process.stderr.write(`bench: ${error instanceof UsageError ? error.message : ((error as Error).stack ?? String(error))}\n`);
+  process.stderr.write(
+    `bench: ${error instanceof UsageError ? error.message : ((error as Error).stack ?? String(error))}\n`,
+  );
   if (error instanceof UsageError) process.stderr.write(`${usage}\n`);
-  if (runningService) process.stderr.write(`last lines of the service:\n${runningService.tail().join("\n")}\n`);
+  if (runningService)
+    process.stderr.write(`last lines of the service:\n${runningService.tail().join("\n")}\n`);
   await cleanUp();
   process.exit(error instanceof UsageError ? 2 : 1);
 });

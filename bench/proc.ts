@@ -20,7 +20,13 @@ function statFields(pid: number): { comm: string; fields: string[] } | undefined
   }
   const open = text.indexOf("(");
   const close = text.lastIndexOf(")");
-  return { comm: text.slice(open + 1, close), fields: text.slice(close + 2).trim().split(" ") };
+  return {
+    comm: text.slice(open + 1, close),
+    fields: text
+      .slice(close + 2)
+      .trim()
+      .split(" "),
+  };
 }
 
 /**

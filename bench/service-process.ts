@@ -2,7 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Hex } from "viem";
 
-const mainScript = fileURLToPath(new URL("../examples/standalone-server/src/main.ts", import.meta.url));
+const mainScript = fileURLToPath(
+  new URL("../examples/standalone-server/src/main.ts", import.meta.url),
+);
 const STARTUP_TIMEOUT_MS = 30_000;
 const KILL_GRACE_MS = 5_000;
 const TAIL_LINES = 40;
@@ -38,21 +40,27 @@ process.on("exit", () => {
  * Start `examples/standalone-server` against an existing node (`BUNDLEKIT_RPC_URL`) on a free
  * port, and resolve once it prints its endpoint. The child is killed if this process exits.
  */
-export function startServiceProcess(parameters: StartServiceProcessParameters): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", mainScript], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      ...process.env,
-      BUNDLEKIT_RPC_URL: parameters.rpcUrl,
-      BUNDLEKIT_RELAYER_KEYS: parameters.relayerKeys.join(","),
-      BUNDLEKIT_HOST: "127.0.0.1",
-      BUNDLEKIT_PORT: "0",
-      BUNDLEKIT_DATABASE: parameters.database,
-      BUNDLEKIT_BUNDLE_INTERVAL: String(parameters.bundleInterval),
-      BUNDLEKIT_BUNDLE_SIZE: String(parameters.bundleSize),
-      BUNDLEKIT_LOG_LEVEL: "info",
+export function startServiceProcess(
+  parameters: StartServiceProcessParameters,
+): Promise<ServiceProcess> {
+  const child = spawn(
+    process.execPath,
+    ["--experimental-strip-types", "--no-warnings", mainScript],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        ...process.env,
+        BUNDLEKIT_RPC_URL: parameters.rpcUrl,
+        BUNDLEKIT_RELAYER_KEYS: parameters.relayerKeys.join(","),
+        BUNDLEKIT_HOST: "127.0.0.1",
+        BUNDLEKIT_PORT: "0",
+        BUNDLEKIT_DATABASE: parameters.database,
+        BUNDLEKIT_BUNDLE_INTERVAL: String(parameters.bundleInterval),
+        BUNDLEKIT_BUNDLE_SIZE: String(parameters.bundleSize),
+        BUNDLEKIT_LOG_LEVEL: "info",
+      },
     },
-  });
+  );
   live.add(child);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   void exited.then(() => live.delete(child));
@@ -94,7 +102,10 @@ export function startServiceProcess(parameters: StartServiceProcessParameters): 
       clearTimeout(timer);
       void stop().then(() => reject(new Error(`${reason}\n${lines.join("\n")}`)));
     };
-    const timer = setTimeout(() => fail(`the service did not start within ${STARTUP_TIMEOUT_MS} ms`), STARTUP_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(`the service did not start within ${STARTUP_TIMEOUT_MS} ms`),
+      STARTUP_TIMEOUT_MS,
+    );
     const onEarlyExit = (code: number | null, signal: string | null) =>
       fail(`the service exited during start-up (code ${code}, signal ${signal})`);
     child.once("exit", onEarlyExit);

@@ -9,8 +9,15 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 const outDir = mkdtempSync(join(os.tmpdir(), "bundlekit-bench-test-"));
 
 /** Run bench/load.ts as a user would, from the repository root. */
-function runBench(args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", "bench/load.ts", ...args], { cwd: root });
+function runBench(args: string[]): {
+  child: ChildProcess;
+  done: Promise<{ code: number | null; stdout: string; stderr: string }>;
+} {
+  const child = spawn(
+    process.execPath,
+    ["--experimental-strip-types", "--no-warnings", "bench/load.ts", ...args],
+    { cwd: root },
+  );
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (chunk) => (stdout += chunk));
@@ -33,22 +40,39 @@ function alive(pid: number): boolean {
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 describe("bench/load.ts", () => {
-  it("records every metric of a small run with the command and the machine", { timeout: 180_000 }, async () => {
-    const args = ["--ops", "4", "--accounts", "2", "--out", outDir];
+  it("records every metric of a small run with the command and the machine", {
+    timeout: 180_000,
+  }, async () => {
+    const args = ["--ops", "4", "--accounts", "2", "--runs", "2", "--out", outDir];
     const { code, stdout, stderr } = await runBench(args).done;
     expect(code, stderr).toBe(0);
     expect(stdout).toContain("accepted ops/s");
 
     const file = join(outDir, "load-v0.7-4ops-2accounts.json");
     const report = JSON.parse(readFileSync(file, "utf8"));
-    expect(report.command).toBe(`node --experimental-strip-types --no-warnings bench/load.ts ${args.join(" ")}`);
+    expect(report.command).toBe(
+      `node --experimental-strip-types --no-warnings bench/load.ts ${args.join(" ")}`,
+    );
     expect(Date.now() - Date.parse(report.date)).toBeLessThan(180_000);
     expect(report.machine.cores).toBe(os.cpus().length);
     expect(report.machine.node).toBe(process.version);
-    expect(report.parameters).toMatchObject({ ops: 4, accounts: 2, version: "0.7", concurrency: 2 });
+    expect(report.parameters).toMatchObject({
+      ops: 4,
+      accounts: 2,
+      version: "0.7",
+      concurrency: 2,
+    });
 
     const r = report.results;
-    expect(r).toMatchObject({ sent: 4, accepted: 4, rejected: 0, included: 4, includedSuccessfully: 4, notIncludedBeforeTimeout: 0, errors: [] });
+    expect(r).toMatchObject({
+      sent: 4,
+      accepted: 4,
+      rejected: 0,
+      included: 4,
+      includedSuccessfully: 4,
+      notIncludedBeforeTimeout: 0,
+      errors: [],
+    });
     expect(r.bundles).toBeGreaterThanOrEqual(2); // one operation per sender per bundle, two nonces each
     expect(r.acceptedOpsPerSecond).toBeGreaterThan(0);
     expect(r.includedOpsPerSecond).toBeGreaterThan(0);
@@ -68,10 +92,18 @@ describe("bench/load.ts", () => {
     const summary = readFileSync(join(outDir, "load-v0.7-4ops-2accounts.md"), "utf8");
     expect(summary).toContain(report.command);
     expect(summary).toContain("time to receipt p50 / p95 (ms)");
+    expect(summary).toContain("| metric | median | run 1 | run 2 |");
   });
 
   it("stops the service and anvil when interrupted", { timeout: 120_000 }, async () => {
-    const { child, done } = runBench(["--ops", "4", "--accounts", "2", "--out", join(outDir, "interrupted")]);
+    const { child, done } = runBench([
+      "--ops",
+      "4",
+      "--accounts",
+      "2",
+      "--out",
+      join(outDir, "interrupted"),
+    ]);
     let stderr = "";
     const pids = await new Promise<number[]>((resolve) => {
       child.stderr!.on("data", (chunk) => {

@@ -1,6 +1,13 @@
 import { readFileSync } from "node:fs";
-import { type BundlerConfig, defaultBundlerConfig, type EntryPointVersion, canonicalEntryPoints, entryPointVersions } from "@bundlekit/core";
-import { type Address, getAddress, type Hex, isAddress, isHex, size } from "viem";
+import {
+  type BundlerConfig,
+  canonicalEntryPoints,
+  defaultBundlerConfig,
+  type EntryPointVersion,
+  entryPointVersions,
+  relayingModes,
+} from "@bundlekit/core";
+import { type Address, getAddress, type Hex, isAddress, isHex, parseUnits, size } from "viem";
 
 /** A configuration problem, reported as one line at start-up. Never contains a secret. */
 export class ConfigError extends Error {
@@ -23,6 +30,11 @@ export interface ServerConfig {
   maxSubscriptions: number;
   /** Serve Prometheus metrics at `GET /metrics`. */
   metrics: boolean;
+  /**
+   * Serve the `debug_bundler_*` methods (they clear the mempool and rewrite reputation at will):
+   * for test networks only. `bundler.testingMode` turns them on too. Default false.
+   */
+  debugMethods: boolean;
   logLevel: "debug" | "info" | "warn" | "error";
   bundler: Partial<BundlerConfig>;
 }
@@ -47,7 +59,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
   const pick = (envName: string, key: string): unknown => env[envName] ?? json[key];
 
   const rpcUrl = pick("BUNDLEKIT_RPC_URL", "rpcUrl");
-  if (rpcUrl !== undefined) parseUrl(rpcUrl);
+  if (rpcUrl !== undefined) parseUrl(rpcUrl, "BUNDLEKIT_RPC_URL");
 
   const keysRaw = pick("BUNDLEKIT_RELAYER_KEYS", "relayerKeys");
   const relayerKeys = (typeof keysRaw === "string" ? keysRaw.split(",") : ((keysRaw as unknown[]) ?? []))
@@ -73,26 +85,81 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
     maxBatchSize: integer(pick("BUNDLEKIT_MAX_BATCH_SIZE", "maxBatchSize") ?? 100, "maxBatchSize", 1),
     maxSubscriptions: integer(pick("BUNDLEKIT_MAX_SUBSCRIPTIONS", "maxSubscriptions") ?? 100, "maxSubscriptions", 0),
     metrics: boolean(pick("BUNDLEKIT_METRICS", "metrics") ?? true, "metrics"),
+    debugMethods: boolean(pick("BUNDLEKIT_DEBUG_METHODS", "debugMethods") ?? false, "debugMethods"),
     logLevel: oneOf(pick("BUNDLEKIT_LOG_LEVEL", "logLevel") ?? "info", "logLevel", ["debug", "info", "warn", "error"] as const),
     bundler: {
       bundleInterval: integer(pick("BUNDLEKIT_BUNDLE_INTERVAL", "bundleInterval") ?? defaultBundlerConfig.bundleInterval, "bundleInterval", 10),
       bundleSize: integer(pick("BUNDLEKIT_BUNDLE_SIZE", "bundleSize") ?? defaultBundlerConfig.bundleSize, "bundleSize", 1),
-      ...(pick("BUNDLEKIT_BENEFICIARY", "beneficiary") !== undefined
-        ? { beneficiary: address(pick("BUNDLEKIT_BENEFICIARY", "beneficiary"), "beneficiary") }
-        : {}),
+      ...engineSettings(env, json),
     },
   };
 }
 
-function parseUrl(value: unknown): URL {
+type Parse<T> = (value: unknown, name: string) => T;
+
+/** How each engine setting is read; its env variable is `BUNDLEKIT_` + the key in UPPER_SNAKE case. */
+const engineParsers: { [K in keyof BundlerConfig]?: Parse<BundlerConfig[K]> } = {
+  bundlingMode: (v, n) => oneOf(v, n, ["auto", "manual"] as const),
+  beneficiary: (v, n) => address(v, n),
+  testingMode: boolean,
+  redirectRpc: boolean,
+  minInclusionDenominator: (v, n) => integer(v, n, 1),
+  throttlingSlack: (v, n) => integer(v, n, 0),
+  banSlack: (v, n) => integer(v, n, 0),
+  minStake: amount,
+  minUnstakeDelay: (v, n) => integer(v, n, 0),
+  minSignerBalance: amount,
+  multicall: (v, n) => address(v, n),
+  estimationStaticBuffer: (v, n) => BigInt(integer(v, n, 0)),
+  validationGasLimit: (v, n) => BigInt(integer(v, n, 21_000)),
+  receiptLookupRange: (v, n) => BigInt(integer(v, n, 1)),
+  explorerApiKey: secret,
+  conditionalTransactions: boolean,
+  rpcEndpointSubmit: (v, n) => parseUrl(v, n).href,
+  gasPriceMarkup: (v, n) => integer(v, n, 0, 1000),
+  enforceGasPrice: boolean,
+  enforceGasPriceThreshold: (v, n) => integer(v, n, 0, 100),
+  eip2930: boolean,
+  useropsTTL: (v, n) => integer(v, n, 0),
+  bundleGasLimitMarkup: (v, n) => BigInt(integer(v, n, 0, 1000)),
+  relayingMode: (v, n) => oneOf(v, n, relayingModes),
+  pvgMarkup: (v, n) => BigInt(integer(v, n, 0, 1000)),
+  skipBundleValidation: boolean,
+};
+
+/** The engine settings present in the file or the environment, parsed; absent ones keep the engine's defaults. */
+function engineSettings(env: NodeJS.ProcessEnv, json: Source): Partial<BundlerConfig> {
+  const settings: Record<string, unknown> = {};
+  for (const [key, parse] of Object.entries(engineParsers) as [keyof BundlerConfig, Parse<unknown>][]) {
+    const value = env[`BUNDLEKIT_${key.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase()}`] ?? json[key];
+    if (value !== undefined && value !== "") settings[key] = parse(value, key);
+  }
+  const whitelist = json.whitelistedEntities ?? {};
+  if (typeof whitelist !== "object" || whitelist === null || Array.isArray(whitelist)) {
+    throw new ConfigError("whitelistedEntities must be an object {paymaster, account, factory} of address lists");
+  }
+  const kinds = ["paymaster", "account", "factory"] as const;
+  const entities = Object.fromEntries(
+    kinds.map((kind) => {
+      const raw = env[`BUNDLEKIT_WHITELISTED_${kind.toUpperCase()}`] ?? (whitelist as Source)[kind] ?? [];
+      const items = typeof raw === "string" ? raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0) : raw;
+      if (!Array.isArray(items)) throw new ConfigError(`whitelistedEntities.${kind} must be a list of addresses`);
+      return [kind, items.map((item) => address(item, `whitelistedEntities.${kind}`))];
+    }),
+  );
+  if (kinds.some((kind) => entities[kind]!.length > 0)) settings.whitelistedEntities = entities;
+  return settings as Partial<BundlerConfig>;
+}
+
+function parseUrl(value: unknown, name: string): URL {
   let url: URL;
   try {
     url = new URL(String(value));
   } catch {
-    throw new ConfigError(`BUNDLEKIT_RPC_URL "${redactUrl(String(value))}" is not a valid URL`);
+    throw new ConfigError(`${name} "${redactUrl(String(value))}" is not a valid URL`);
   }
   if (!["http:", "https:", "ws:", "wss:"].includes(url.protocol)) {
-    throw new ConfigError(`BUNDLEKIT_RPC_URL must be http(s) or ws(s), got ${url.protocol}`);
+    throw new ConfigError(`${name} must be http(s) or ws(s), got ${url.protocol}`);
   }
   return url;
 }
@@ -145,6 +212,23 @@ function boolean(value: unknown, name: string): boolean {
   if (value === true || value === "true") return true;
   if (value === false || value === "false") return false;
   throw new ConfigError(`${name} must be true or false, got "${String(value)}"`);
+}
+
+/** An amount of ether: wei as an integer, or `"<amount> eth"`, `"<amount> gwei"`, `"<amount> wei"`. */
+function amount(value: unknown, name: string): bigint {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(eth|ether|gwei|wei)?\s*$/i.exec(String(value));
+  const unit = match?.[2]?.toLowerCase() ?? "wei";
+  const decimals = unit === "wei" ? 0 : unit === "gwei" ? 9 : 18;
+  if (!match || (typeof value !== "number" && typeof value !== "string") || (match[1]!.split(".")[1] ?? "").length > decimals) {
+    throw new ConfigError(`${name} must be an amount such as "0.1 eth", "5 gwei" or an integer number of wei, got "${String(value)}"`);
+  }
+  return parseUnits(match[1]!, decimals);
+}
+
+/** A secret string (an API key): any non-empty text. Never echoed, not even when it is rejected. */
+function secret(value: unknown, name: string): string {
+  if (typeof value !== "string" || value.trim().length === 0) throw new ConfigError(`${name} must be a non-empty string`);
+  return value.trim();
 }
 
 function oneOf<T extends string>(value: unknown, name: string, allowed: readonly T[]): T {

@@ -1,6 +1,16 @@
-import { type Bundler, createBundler, defineEntryPoint, type Logger, type MempoolStore, silentLogger } from "@bundlekit/core";
+import {
+  type Bundler,
+  createBundler,
+  createRedirectMethods,
+  debugMethods,
+  defineEntryPoint,
+  type Logger,
+  type MempoolStore,
+  type ReputationStore,
+  silentLogger,
+} from "@bundlekit/core";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
-import { createSqliteMempoolStore } from "@bundlekit/storage-kysely";
+import { createSqliteMempoolStore, createSqliteReputationStore } from "@bundlekit/storage-kysely";
 import { createJsonRpcMetrics, type JsonRpcMetrics, type JsonRpcServer, startJsonRpcServer } from "@bundlekit/transport-jsonrpc";
 import { createPublicClient, http, webSocket } from "viem";
 import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
@@ -40,21 +50,35 @@ export async function startBundlerService(
   }
   const signer = createLocalKeySigner(config.relayerKeys);
   const store: MempoolStore = await createSqliteMempoolStore({ filename: config.database });
+  let reputation: ReputationStore | undefined;
   let server: JsonRpcServer | undefined;
   let metrics: JsonRpcMetrics | undefined;
   try {
+    reputation = await createSqliteReputationStore({ filename: config.database });
     const bundler = await createBundler({
       client,
       store,
+      reputation,
       signer,
       entryPoints: config.entryPoints.map(({ version, address }) => defineEntryPoint(version, address)),
       config: config.bundler,
       logger,
     });
+    // Off by default: when off, a debug method answers -32601 like any unknown method.
+    const serveDebugMethods = config.debugMethods || bundler.config.testingMode;
+    if (serveDebugMethods) logger.warn("debug_bundler_* methods are enabled: anyone can clear the mempool; use on test networks only");
     metrics = config.metrics ? createJsonRpcMetrics({ bundler, client, store, processMetrics: true }) : undefined;
     server = await startJsonRpcServer({
       bundler,
-      rpc: { maxBatchSize: config.maxBatchSize, logger },
+      // With redirectRpc the node's standard methods are answered by the node itself.
+      rpc: {
+        maxBatchSize: config.maxBatchSize,
+        logger,
+        methods: {
+          ...(bundler.config.redirectRpc ? createRedirectMethods(client) : {}),
+          ...(serveDebugMethods ? debugMethods : {}),
+        },
+      },
       basePath: `/v1/${chainId}`,
       maxBodyBytes: config.maxBodyBytes,
       maxSubscriptions: config.maxSubscriptions,
@@ -74,12 +98,14 @@ export async function startBundlerService(
         metrics?.close();
         await bundler.stop();
         await store.close?.();
+        await reputation?.close?.();
       },
     };
   } catch (error) {
     metrics?.close();
     await server?.close();
     await store.close?.();
+    await reputation?.close?.();
     throw error;
   }
 }

@@ -55,3 +55,139 @@ describe("loadConfig", () => {
     expect(redactUrl("http://127.0.0.1:8545")).toBe("http://127.0.0.1:8545");
   });
 });
+
+describe("loadConfig: engine settings", () => {
+  const paymaster = "0x1111111111111111111111111111111111111111";
+  const factory = "0x2222222222222222222222222222222222222222";
+  const writeConfig = (json: unknown) => {
+    const file = join(mkdtempSync(join(tmpdir(), "bundlekit-")), "config.json");
+    writeFileSync(file, JSON.stringify(json));
+    return file;
+  };
+
+  it("reads every bundler_config setting from the file, in its documented units", () => {
+    const file = writeConfig({
+      bundlingMode: "manual",
+      beneficiary: paymaster,
+      testingMode: true,
+      redirectRpc: true,
+      minInclusionDenominator: 20,
+      throttlingSlack: 5,
+      banSlack: 40,
+      minStake: "0.01 eth",
+      minUnstakeDelay: 3600,
+      minSignerBalance: "250 gwei",
+      multicall: factory,
+      estimationStaticBuffer: 21000,
+      validationGasLimit: 5000000,
+      receiptLookupRange: 2048,
+      explorerApiKey: "EXPLORER-KEY",
+      conditionalTransactions: true,
+      rpcEndpointSubmit: "https://submit.example.org/",
+      gasPriceMarkup: 15,
+      enforceGasPrice: true,
+      enforceGasPriceThreshold: 25,
+      eip2930: true,
+      useropsTTL: 900,
+      whitelistedEntities: { paymaster: [paymaster], factory: [factory] },
+      bundleGasLimitMarkup: 30,
+      relayingMode: "conditional",
+      bundleInterval: 500,
+      bundleSize: 4,
+      pvgMarkup: 8,
+      skipBundleValidation: true,
+    });
+    expect(loadConfig({ BUNDLEKIT_CONFIG: file }).bundler).toEqual({
+      bundlingMode: "manual",
+      beneficiary: paymaster,
+      testingMode: true,
+      redirectRpc: true,
+      minInclusionDenominator: 20,
+      throttlingSlack: 5,
+      banSlack: 40,
+      minStake: 10_000_000_000_000_000n,
+      minUnstakeDelay: 3600,
+      minSignerBalance: 250_000_000_000n,
+      multicall: factory,
+      estimationStaticBuffer: 21_000n,
+      validationGasLimit: 5_000_000n,
+      receiptLookupRange: 2048n,
+      explorerApiKey: "EXPLORER-KEY",
+      conditionalTransactions: true,
+      rpcEndpointSubmit: "https://submit.example.org/",
+      gasPriceMarkup: 15,
+      enforceGasPrice: true,
+      enforceGasPriceThreshold: 25,
+      eip2930: true,
+      useropsTTL: 900,
+      whitelistedEntities: { paymaster: [paymaster], account: [], factory: [factory] },
+      bundleGasLimitMarkup: 30n,
+      relayingMode: "conditional",
+      bundleInterval: 500,
+      bundleSize: 4,
+      pvgMarkup: 8n,
+      skipBundleValidation: true,
+    });
+  });
+
+  it("takes BUNDLEKIT_<UPPER_SNAKE> variables over the file", () => {
+    const file = writeConfig({ useropsTTL: 900, eip2930: false, whitelistedEntities: { paymaster: [paymaster] } });
+    const { bundler } = loadConfig({
+      BUNDLEKIT_CONFIG: file,
+      BUNDLEKIT_USEROPS_TTL: "60",
+      BUNDLEKIT_EIP2930: "true",
+      BUNDLEKIT_MIN_SIGNER_BALANCE: "1000",
+      BUNDLEKIT_RPC_ENDPOINT_SUBMIT: "wss://submit.example.org/ws",
+      BUNDLEKIT_RELAYING_MODE: "classic",
+      BUNDLEKIT_WHITELISTED_PAYMASTER: "",
+      BUNDLEKIT_WHITELISTED_ACCOUNT: `${factory}, ${paymaster}`,
+    });
+    expect(bundler).toMatchObject({
+      useropsTTL: 60,
+      eip2930: true,
+      minSignerBalance: 1000n,
+      rpcEndpointSubmit: "wss://submit.example.org/ws",
+      relayingMode: "classic",
+      whitelistedEntities: { paymaster: [], account: [factory, paymaster], factory: [] },
+    });
+  });
+
+  it("leaves unset settings to the engine's defaults", () => {
+    expect(Object.keys(loadConfig({}).bundler).sort()).toEqual(["bundleInterval", "bundleSize"]);
+  });
+
+  it.each([
+    [{ BUNDLEKIT_RELAYING_MODE: "flashbots" }, /^relayingMode must be one of classic, conditional, got "flashbots"$/],
+    [{ BUNDLEKIT_ENFORCE_GAS_PRICE: "yes" }, /^enforceGasPrice must be true or false, got "yes"$/],
+    [{ BUNDLEKIT_ENFORCE_GAS_PRICE_THRESHOLD: "150" }, /^enforceGasPriceThreshold must be an integer from 0 to 100, got "150"$/],
+    [{ BUNDLEKIT_MIN_STAKE: "lots" }, /^minStake must be an amount such as "0.1 eth"/],
+    [{ BUNDLEKIT_MIN_SIGNER_BALANCE: "0.5" }, /^minSignerBalance must be an amount/],
+    [{ BUNDLEKIT_MULTICALL: "0x12" }, /^multicall: "0x12" is not an address$/],
+    [{ BUNDLEKIT_VALIDATION_GAS_LIMIT: "1.5" }, /^validationGasLimit must be an integer/],
+    [{ BUNDLEKIT_USEROPS_TTL: "-5" }, /^useropsTTL must be an integer from 0/],
+    [{ BUNDLEKIT_WHITELISTED_FACTORY: "0xnope" }, /^whitelistedEntities.factory: "0xnope" is not an address$/],
+    [{ BUNDLEKIT_PVG_MARKUP: "-1" }, /^pvgMarkup must be an integer from 0 to 1000/],
+  ])("rejects %o with one line naming the setting", (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it("never echoes the explorer key or the submit endpoint's credentials", () => {
+    const file = writeConfig({ explorerApiKey: 123456789 });
+    expect(() => loadConfig({ BUNDLEKIT_CONFIG: file })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining("123456789") }),
+    );
+    for (const url of ["ftp://operator:pa55word@submit.example.org/v3/KEY-9", "not a url pa55word KEY-9"]) {
+      let message = "";
+      try {
+        loadConfig({ BUNDLEKIT_RPC_ENDPOINT_SUBMIT: url });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/^rpcEndpointSubmit /);
+      expect(message).not.toContain("pa55word");
+      expect(message).not.toContain("KEY-9");
+    }
+  });
+});

@@ -88,7 +88,7 @@ describe("bundler engine", () => {
       maxPriorityFeePerGas: op.maxPriorityFeePerGas + op.maxPriorityFeePerGas / 10n,
     });
     const replacement = await bundler.sendUserOperation(bumped, account.entryPoint.address);
-    expect((await store.get(hash))?.status).toBe("failed");
+    expect((await store.get(hash))?.status).toBe("dropped");
     expect((await store.get(replacement))?.status).toBe("pending");
   });
 
@@ -110,6 +110,17 @@ describe("bundler engine", () => {
     const error = await rejection(bundler.sendUserOperation(op, account.entryPoint.address));
     expect(error.code).toBe(RpcErrorCode.entryPointRejected);
     expect(error.message).toMatch(/AA21/);
+  });
+
+  it("bundles every EntryPoint at once even with fewer relayers than EntryPoints", async () => {
+    const { bundler } = await fx.makeBundler({ relayerKeys: fx.devnet.relayerKeys.slice(0, 1) });
+    const hashes: Hash[] = [];
+    for (const version of ["0.6", "0.7", "0.8"] as const) {
+      const account = await fx.makeAccount(version);
+      hashes.push(await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: account.address }), account.entryPoint.address));
+    }
+    expect(await bundler.sendBundleNow()).toHaveLength(3);
+    for (const hash of hashes) expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
   });
 
   it("bundles a sender's consecutive nonces in order", async () => {

@@ -41,12 +41,12 @@ export async function engineFixture() {
   let nextKey = 0;
   let funding: Promise<unknown> = Promise.resolve();
 
-  async function makeBundler(options: { store?: MempoolStore; config?: Partial<BundlerConfig> } = {}) {
+  async function makeBundler(options: { store?: MempoolStore; config?: Partial<BundlerConfig>; relayerKeys?: readonly Hex[] } = {}) {
     const store = options.store ?? createMemoryMempoolStore();
     const bundler = await createBundler({
       client: client as unknown as ChainClient,
       store,
-      signer: testSigner(devnet.relayerKeys),
+      signer: testSigner(options.relayerKeys ?? devnet.relayerKeys),
       config: { bundlingMode: "manual", ...options.config },
     });
     return { bundler, store };

@@ -1,4 +1,5 @@
 export * from "./kysely-mempool-store.ts";
+export * from "./kysely-reputation-store.ts";
 export * from "./migrations.ts";
 export * from "./postgres.ts";
 export type * from "./schema.ts";

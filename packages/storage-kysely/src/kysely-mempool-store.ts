@@ -303,7 +303,10 @@ function hashesByAge(rows: { hash: string; received_at: number | bigint | string
 }
 
 /** Oldest first; ties by hash (the order of `list` and claims). */
-function byAge(a: Pick<MempoolEntry, "receivedAt" | "userOpHash">, b: Pick<MempoolEntry, "receivedAt" | "userOpHash">): number {
+function byAge(
+  a: Pick<MempoolEntry, "receivedAt" | "userOpHash">,
+  b: Pick<MempoolEntry, "receivedAt" | "userOpHash">,
+): number {
   return (
     a.receivedAt - b.receivedAt ||
     (a.userOpHash < b.userOpHash ? -1 : a.userOpHash > b.userOpHash ? 1 : 0)

@@ -44,7 +44,9 @@ export const mempoolMigrations: Readonly<Record<string, Migration>> = {
     // Operations that left the pool without being sent are `dropped`, no longer `failed`. Only
     // replaced ones can be told apart in old rows: their reason names the replacement.
     async up(db: Kysely<unknown>) {
-      await sql`update user_operations set status = 'dropped' where status = 'failed' and failure_reason like 'replaced by %'`.execute(db);
+      await sql`update user_operations set status = 'dropped' where status = 'failed' and failure_reason like 'replaced by %'`.execute(
+        db,
+      );
     },
   },
   "0003_reputation": {

@@ -1,6 +1,10 @@
 import { PostgresDialect } from "kysely";
 import pg from "pg";
 import { createKyselyMempoolStore, type KyselyMempoolStore } from "./kysely-mempool-store.ts";
+import {
+  createKyselyReputationStore,
+  type KyselyReputationStore,
+} from "./kysely-reputation-store.ts";
 
 /** Options of `createPostgresMempoolStore`: where to connect, and whether to migrate. */
 export type PostgresMempoolStoreOptions = (
@@ -27,4 +31,16 @@ export async function createPostgresMempoolStore(
   const pool =
     "pool" in options ? options.pool : new pg.Pool({ connectionString: options.connectionString });
   return createKyselyMempoolStore({ db: new PostgresDialect({ pool }), migrate: options.migrate });
+}
+
+/** A reputation store in PostgreSQL, shared by the engine instances that share a mempool. */
+export async function createPostgresReputationStore(
+  options: PostgresMempoolStoreOptions,
+): Promise<KyselyReputationStore> {
+  const pool =
+    "pool" in options ? options.pool : new pg.Pool({ connectionString: options.connectionString });
+  return createKyselyReputationStore({
+    db: new PostgresDialect({ pool }),
+    migrate: options.migrate,
+  });
 }

@@ -1,8 +1,12 @@
 import Database from "better-sqlite3";
 import { SqliteDialect } from "kysely";
 import { createKyselyMempoolStore, type KyselyMempoolStore } from "./kysely-mempool-store.ts";
+import {
+  createKyselyReputationStore,
+  type KyselyReputationStore,
+} from "./kysely-reputation-store.ts";
 
-/** Options of `createSqliteMempoolStore`. */
+/** Options of `createSqliteMempoolStore` and `createSqliteReputationStore`. */
 export interface SqliteMempoolStoreOptions {
   /** The database file, created if missing; `":memory:"` for a throwaway store. */
   filename: string;
@@ -17,20 +21,34 @@ export interface SqliteMempoolStoreOptions {
  * Files use WAL mode, so readers never wait for the writer; several stores (processes) may open
  * the same file.
  */
-export async function createSqliteMempoolStore(
+export function createSqliteMempoolStore(
   options: SqliteMempoolStoreOptions,
 ): Promise<KyselyMempoolStore> {
+  return openSqlite(options, (dialect, busyTimeoutMs) =>
+    createKyselyMempoolStore({ db: dialect, migrate: options.migrate, busyTimeoutMs }),
+  );
+}
+
+/** A reputation store in one SQLite file; it may be the mempool store's file (see `createSqliteMempoolStore`). */
+export function createSqliteReputationStore(
+  options: SqliteMempoolStoreOptions,
+): Promise<KyselyReputationStore> {
+  return openSqlite(options, (dialect, busyTimeoutMs) =>
+    createKyselyReputationStore({ db: dialect, migrate: options.migrate, busyTimeoutMs }),
+  );
+}
+
+async function openSqlite<T>(
+  options: SqliteMempoolStoreOptions,
+  open: (dialect: SqliteDialect, busyTimeoutMs: number) => Promise<T>,
+): Promise<T> {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
   // Opening and migrating may wait for the write lock synchronously: no store work is in flight yet.
   const database = new Database(options.filename, { timeout: busyTimeoutMs });
   if (options.filename !== ":memory:" && options.filename !== "") {
     database.pragma("journal_mode = WAL");
   }
-  const store = await createKyselyMempoolStore({
-    db: new SqliteDialect({ database }),
-    migrate: options.migrate,
-    busyTimeoutMs,
-  });
+  const store = await open(new SqliteDialect({ database }), busyTimeoutMs);
   // From here on writes wait asynchronously (see write-transactions.ts), never freezing the process.
   database.pragma("busy_timeout = 0");
   return store;

@@ -75,10 +75,7 @@ function sqliteTransactions<DB>(db: Kysely<DB>, busyTimeoutMs: number): WriteTra
   return { write, claim: (_entryPoint, work) => write(work) };
 }
 
-async function beginImmediate<DB>(
-  connection: Kysely<DB>,
-  busyTimeoutMs: number,
-): Promise<void> {
+async function beginImmediate<DB>(connection: Kysely<DB>, busyTimeoutMs: number): Promise<void> {
   const deadline = Date.now() + busyTimeoutMs;
   for (let delayMs = 1; ; delayMs = Math.min(delayMs * 2, 50)) {
     try {

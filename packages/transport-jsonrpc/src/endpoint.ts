@@ -1,4 +1,11 @@
-import { type Bundler, createRpcHandler, type RpcHandler, type RpcHandlerOptions, type RpcMethod, rpcMethods } from "@bundlekit/core";
+import {
+  type Bundler,
+  createRpcHandler,
+  type RpcHandler,
+  type RpcHandlerOptions,
+  type RpcMethod,
+  rpcMethods,
+} from "@bundlekit/core";
 import type { JsonRpcMetrics, RpcTransportKind } from "./metrics.ts";
 import { observeHandler } from "./observe-handler.ts";
 
@@ -44,7 +51,9 @@ export function resolveEndpoint(options: JsonRpcEndpointOptions): Endpoint {
         handler: createRpcHandler(options.bundler, { ...rpc, maxBatchSize, methods }),
         maxBatchSize,
         methods: new Set([...Object.keys(rpcMethods), ...Object.keys(methods)]),
-        observe: metrics && ((method, code, seconds) => metrics.observeRequest(transport, method, code, seconds)),
+        observe:
+          metrics &&
+          ((method, code, seconds) => metrics.observeRequest(transport, method, code, seconds)),
       });
     },
   };

@@ -15,7 +15,10 @@ export interface JsonRpcHttpOptions extends JsonRpcEndpointOptions {
  * and resolves true; resolves false, touching nothing, for any other path so a host server can
  * route it.
  */
-export type JsonRpcRequestListener = (request: IncomingMessage, response: ServerResponse) => Promise<boolean>;
+export type JsonRpcRequestListener = (
+  request: IncomingMessage,
+  response: ServerResponse,
+) => Promise<boolean>;
 
 /** Read the body up to `limit` bytes; undefined when it is larger. */
 function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
@@ -44,16 +47,26 @@ function readBody(request: IncomingMessage, limit: number): Promise<Buffer | und
 }
 
 /** Over HTTP there is no channel to push notifications on: the subscription methods say where to go. */
-const webSocketOnly = (method: string): RpcMethod => async () => {
-  throw new BundlerError(RpcErrorCode.methodNotFound, `${method} is only available over WebSocket: connect with ws:// to the same URL`, { method });
-};
+const webSocketOnly =
+  (method: string): RpcMethod =>
+  async () => {
+    throw new BundlerError(
+      RpcErrorCode.methodNotFound,
+      `${method} is only available over WebSocket: connect with ws:// to the same URL`,
+      { method },
+    );
+  };
 
 /** The JSON-RPC endpoint as a Node request listener, to run alone or mount next to other routes. */
 export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonRpcRequestListener {
   const endpoint = resolveEndpoint(options);
   const { basePath, maxBodyBytes } = endpoint;
-  const handler = endpoint.handler("http", { eth_subscribe: webSocketOnly("eth_subscribe"), eth_unsubscribe: webSocketOnly("eth_unsubscribe") });
-  const healthPath = options.healthPath === false ? undefined : normalizePath(options.healthPath ?? "/health");
+  const handler = endpoint.handler("http", {
+    eth_subscribe: webSocketOnly("eth_subscribe"),
+    eth_unsubscribe: webSocketOnly("eth_unsubscribe"),
+  });
+  const healthPath =
+    options.healthPath === false ? undefined : normalizePath(options.healthPath ?? "/health");
   const metrics = options.metricsPath === false ? undefined : options.metrics;
   const metricsPath = normalizePath(options.metricsPath || "/metrics");
 
@@ -65,18 +78,33 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
     }
     if (metrics && path === metricsPath && request.method === "GET") {
       const text = await metrics.registry.metrics();
-      response.writeHead(200, { "content-type": metrics.registry.contentType, "content-length": Buffer.byteLength(text) });
+      response.writeHead(200, {
+        "content-type": metrics.registry.contentType,
+        "content-length": Buffer.byteLength(text),
+      });
       response.end(text);
       return true;
     }
     if (path !== basePath) return false;
     if (request.method !== "POST") {
-      sendJson(response, 405, rpcError(RpcErrorCode.invalidRequest, `use POST for JSON-RPC at ${basePath || "/"}`), { allow: "POST" });
+      sendJson(
+        response,
+        405,
+        rpcError(RpcErrorCode.invalidRequest, `use POST for JSON-RPC at ${basePath || "/"}`),
+        { allow: "POST" },
+      );
       return true;
     }
     const body = await readBody(request, maxBodyBytes).catch(() => undefined);
     if (!body) {
-      sendJson(response, 413, rpcError(RpcErrorCode.invalidRequest, `request body exceeds the limit of ${maxBodyBytes} bytes`));
+      sendJson(
+        response,
+        413,
+        rpcError(
+          RpcErrorCode.invalidRequest,
+          `request body exceeds the limit of ${maxBodyBytes} bytes`,
+        ),
+      );
       return true;
     }
     let parsed: unknown;

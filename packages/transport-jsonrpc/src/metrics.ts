@@ -1,4 +1,10 @@
-import { type Bundler, type ChainClient, type MempoolStore, statusChangeKinds, userOperationStatuses } from "@bundlekit/core";
+import {
+  type Bundler,
+  type ChainClient,
+  type MempoolStore,
+  statusChangeKinds,
+  userOperationStatuses,
+} from "@bundlekit/core";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 export interface JsonRpcMetricsOptions {
@@ -26,7 +32,12 @@ export interface JsonRpcMetrics {
    * method name when the method exists, else `unknown` or `invalid`); `code` is the error code,
    * undefined on success.
    */
-  observeRequest(transport: RpcTransportKind, method: string, code: number | undefined, seconds: number): void;
+  observeRequest(
+    transport: RpcTransportKind,
+    method: string,
+    code: number | undefined,
+    seconds: number,
+  ): void;
   /** Open WebSocket connections. */
   readonly connections: Gauge;
   /** Live `eth_subscribe` subscriptions. */
@@ -73,8 +84,16 @@ export function createJsonRpcMetrics(options: JsonRpcMetricsOptions): JsonRpcMet
     help: "Bundle transactions this engine instance sent",
     registers,
   });
-  const connections = new Gauge({ name: "bundlekit_websocket_connections", help: "Open JSON-RPC WebSocket connections", registers });
-  const subscriptions = new Gauge({ name: "bundlekit_subscriptions", help: "Live eth_subscribe subscriptions", registers });
+  const connections = new Gauge({
+    name: "bundlekit_websocket_connections",
+    help: "Open JSON-RPC WebSocket connections",
+    registers,
+  });
+  const subscriptions = new Gauge({
+    name: "bundlekit_subscriptions",
+    help: "Live eth_subscribe subscriptions",
+    registers,
+  });
   for (const status of statusChangeKinds) statusChanges.inc({ status }, 0);
   bundles.inc(0);
 
@@ -87,7 +106,8 @@ export function createJsonRpcMetrics(options: JsonRpcMetricsOptions): JsonRpcMet
       async collect() {
         try {
           const counts = await store.countByStatus();
-          for (const status of userOperationStatuses) operations.set({ status }, counts[status] ?? 0);
+          for (const status of userOperationStatuses)
+            operations.set({ status }, counts[status] ?? 0);
         } catch {
           operations.reset();
         }
@@ -118,7 +138,12 @@ export function createJsonRpcMetrics(options: JsonRpcMetricsOptions): JsonRpcMet
   const seenBundles = new Set<string>();
   const stop = bundler.onStatusChange((change) => {
     statusChanges.inc({ status: change.status });
-    if (change.status !== "submitted" || !change.transactionHash || seenBundles.has(change.transactionHash)) return;
+    if (
+      change.status !== "submitted" ||
+      !change.transactionHash ||
+      seenBundles.has(change.transactionHash)
+    )
+      return;
     seenBundles.add(change.transactionHash);
     if (seenBundles.size > recentBundles) seenBundles.delete(seenBundles.values().next().value!);
     bundles.inc();

@@ -30,8 +30,14 @@ export function observeHandler(options: ObserveHandlerOptions): RpcHandler {
   async function handleOne(item: unknown): Promise<JsonRpcResponse | undefined> {
     const started = performance.now();
     // A batch nested in a batch is no request: `null` draws the handler's own "invalid request" answer.
-    const answer = (await handler.handle(Array.isArray(item) ? null : item)) as JsonRpcResponse | undefined;
-    observe?.(methodLabel(item, methods), answer && "error" in answer ? answer.error.code : undefined, (performance.now() - started) / 1000);
+    const answer = (await handler.handle(Array.isArray(item) ? null : item)) as
+      | JsonRpcResponse
+      | undefined;
+    observe?.(
+      methodLabel(item, methods),
+      answer && "error" in answer ? answer.error.code : undefined,
+      (performance.now() - started) / 1000,
+    );
     return answer;
   }
 
@@ -39,7 +45,9 @@ export function observeHandler(options: ObserveHandlerOptions): RpcHandler {
     async handle(body) {
       if (!Array.isArray(body)) return handleOne(body);
       if (body.length === 0 || body.length > maxBatchSize) return handler.handle(body);
-      const answers = (await Promise.all(body.map(handleOne))).filter((answer) => answer !== undefined);
+      const answers = (await Promise.all(body.map(handleOne))).filter(
+        (answer) => answer !== undefined,
+      );
       return answers.length > 0 ? answers : undefined;
     },
     parseError(detail) {

@@ -32,20 +32,26 @@ export async function startJsonRpcServer(options: JsonRpcServerOptions): Promise
   const listener = createJsonRpcRequestListener(options);
   const upgrade = createJsonRpcUpgradeHandler(options);
   const basePath = normalizePath(options.basePath ?? "/");
-  const notFound = rpcError(RpcErrorCode.invalidRequest, `no JSON-RPC endpoint here; POST to ${basePath}/`);
+  const notFound = rpcError(
+    RpcErrorCode.invalidRequest,
+    `no JSON-RPC endpoint here; POST to ${basePath}/`,
+  );
   const server = createServer((request, response) => {
     listener(request, response)
       .then((handled) => {
         if (!handled) sendJson(response, 404, notFound);
       })
       .catch(() => {
-        if (!response.headersSent) sendJson(response, 500, rpcError(RpcErrorCode.internalError, "internal error"));
+        if (!response.headersSent)
+          sendJson(response, 500, rpcError(RpcErrorCode.internalError, "internal error"));
       });
   });
   server.on("upgrade", (request, socket, head) => {
     if (upgrade(request, socket, head)) return;
     const body = JSON.stringify(notFound);
-    socket.end(`HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
   });
   const host = options.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {

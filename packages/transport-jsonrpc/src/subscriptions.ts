@@ -1,5 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { BundlerError, InvalidParamsError, isAbsent, parseHash, parseObject, RpcErrorCode, type StatusChange, type StatusListener } from "@bundlekit/core";
+import {
+  BundlerError,
+  InvalidParamsError,
+  isAbsent,
+  parseHash,
+  parseObject,
+  RpcErrorCode,
+  type StatusChange,
+  type StatusListener,
+} from "@bundlekit/core";
 import type { Hex } from "viem";
 
 /** Where status changes come from: a `Bundler`, or anything with its `onStatusChange`. */
@@ -61,12 +70,17 @@ function parseFilter(value: unknown): ReadonlySet<string> | undefined {
   if (isAbsent(value)) return undefined;
   const filter = parseObject(value, "params[1]");
   for (const key of Object.keys(filter)) {
-    if (key !== "userOpHash") throw new InvalidParamsError(`params[1].${key}`, "unknown filter field; the filter takes userOpHash");
+    if (key !== "userOpHash")
+      throw new InvalidParamsError(
+        `params[1].${key}`,
+        "unknown filter field; the filter takes userOpHash",
+      );
   }
   const hashes = filter.userOpHash;
   if (isAbsent(hashes)) return undefined;
   if (!Array.isArray(hashes)) return new Set([parseHash(hashes, "params[1].userOpHash")]);
-  if (hashes.length === 0) throw new InvalidParamsError("params[1].userOpHash", "expected at least one hash");
+  if (hashes.length === 0)
+    throw new InvalidParamsError("params[1].userOpHash", "expected at least one hash");
   return new Set(hashes.map((hash, i) => parseHash(hash, `params[1].userOpHash[${i}]`)));
 }
 
@@ -86,7 +100,9 @@ function toResult(change: StatusChange): StatusNotificationResult {
  * source while it lives, filtered by operation hash, and stops listening when unsubscribed or
  * closed, so no listener outlives its connection.
  */
-export function createStatusSubscriptions(options: StatusSubscriptionsOptions): StatusSubscriptions {
+export function createStatusSubscriptions(
+  options: StatusSubscriptionsOptions,
+): StatusSubscriptions {
   const maxSubscriptions = options.maxSubscriptions ?? 100;
   const active = new Map<Hex, () => void>();
   let closed = false;
@@ -95,19 +111,33 @@ export function createStatusSubscriptions(options: StatusSubscriptionsOptions): 
     subscribe(params) {
       if (closed) throw new BundlerError(RpcErrorCode.invalidRequest, "the connection is closed");
       if (params[0] !== userOperationStatusKind) {
-        const got = typeof params[0] === "string" ? `"${params[0].slice(0, 40)}"` : String(params[0]);
-        throw new InvalidParamsError("params[0]", `unknown subscription kind ${got}; supported: ${userOperationStatusKind}`);
+        const got =
+          typeof params[0] === "string" ? `"${params[0].slice(0, 40)}"` : String(params[0]);
+        throw new InvalidParamsError(
+          "params[0]",
+          `unknown subscription kind ${got}; supported: ${userOperationStatusKind}`,
+        );
       }
-      if (params.length > 2) throw new InvalidParamsError("params", `expected 1 or 2 parameters, got ${params.length}`);
+      if (params.length > 2)
+        throw new InvalidParamsError("params", `expected 1 or 2 parameters, got ${params.length}`);
       const hashes = parseFilter(params[1]);
       if (active.size >= maxSubscriptions) {
-        throw new BundlerError(RpcErrorCode.invalidRequest, `too many subscriptions on this connection (limit ${maxSubscriptions}); unsubscribe first`, {
-          limit: maxSubscriptions,
-        });
+        throw new BundlerError(
+          RpcErrorCode.invalidRequest,
+          `too many subscriptions on this connection (limit ${maxSubscriptions}); unsubscribe first`,
+          {
+            limit: maxSubscriptions,
+          },
+        );
       }
       const id = `0x${randomBytes(16).toString("hex")}` as Hex;
       let held: StatusChange[] | undefined = [];
-      const deliver = (change: StatusChange) => options.notify({ jsonrpc: "2.0", method: "eth_subscription", params: { subscription: id, result: toResult(change) } });
+      const deliver = (change: StatusChange) =>
+        options.notify({
+          jsonrpc: "2.0",
+          method: "eth_subscription",
+          params: { subscription: id, result: toResult(change) },
+        });
       const stop = options.source.onStatusChange((change) => {
         if (hashes && !hashes.has(change.userOpHash.toLowerCase())) return;
         if (held) held.push(change);

@@ -21,7 +21,7 @@ export interface JsonRpcUpgradeHandler {
   close(): Promise<void>;
 }
 
-/** Answers a client that lets this much go unread are dropped: the connection closes with code 1008. */
+/** A client that leaves more than this many bytes unread is disconnected (code 1008) rather than let memory grow. */
 const maxBufferedBytes = 16 * 1024 * 1024;
 
 /** How long `close` waits for clients to acknowledge before cutting them off. */
@@ -38,10 +38,17 @@ function toText(data: RawData): string {
  * limited to `maxBodyBytes` (a larger one closes the connection with code 1009); a message that
  * is not JSON is answered with a -32700 error and the connection stays open.
  */
-export function createJsonRpcUpgradeHandler(options: JsonRpcWebSocketOptions): JsonRpcUpgradeHandler {
+export function createJsonRpcUpgradeHandler(
+  options: JsonRpcWebSocketOptions,
+): JsonRpcUpgradeHandler {
   const endpoint = resolveEndpoint(options);
   const { metrics } = options;
-  const server = new WebSocketServer({ noServer: true, maxPayload: endpoint.maxBodyBytes });
+  // Invalid UTF-8 reaches the parser (and is answered -32700) instead of closing the connection.
+  const server = new WebSocketServer({
+    noServer: true,
+    maxPayload: endpoint.maxBodyBytes,
+    skipUTF8Validation: true,
+  });
   server.on("connection", serve);
 
   function serve(socket: WebSocket) {
@@ -54,7 +61,11 @@ export function createJsonRpcUpgradeHandler(options: JsonRpcWebSocketOptions): J
       }
       socket.send(JSON.stringify(message));
     };
-    const subscriptions = createStatusSubscriptions({ source: options.bundler, notify: send, maxSubscriptions: options.maxSubscriptions });
+    const subscriptions = createStatusSubscriptions({
+      source: options.bundler,
+      notify: send,
+      maxSubscriptions: options.maxSubscriptions,
+    });
 
     async function answer(data: RawData) {
       // Subscriptions made by this message start once its answer (holding their ids) is sent.
@@ -67,8 +78,13 @@ export function createJsonRpcUpgradeHandler(options: JsonRpcWebSocketOptions): J
           return subscription.id;
         },
         async eth_unsubscribe(params) {
-          if (params.length !== 1) throw new InvalidParamsError("params", `expected 1 parameter (the subscription id), got ${params.length}`);
-          if (typeof params[0] !== "string") throw new InvalidParamsError("params[0]", "expected the subscription id string");
+          if (params.length !== 1)
+            throw new InvalidParamsError(
+              "params",
+              `expected 1 parameter (the subscription id), got ${params.length}`,
+            );
+          if (typeof params[0] !== "string")
+            throw new InvalidParamsError("params[0]", "expected the subscription id string");
           const removed = subscriptions.unsubscribe(params[0]);
           if (removed) metrics?.subscriptions.dec();
           return removed;

@@ -87,17 +87,20 @@ export async function buildBundle(
   return { bundle: undefined, rejected };
 }
 
-/** The most gas an operation may use in `handleOps`, from its own limits (as the EntryPoint's prefund counts it). */
+/**
+ * Gas an operation needs in `handleOps`, from its own limits, for bundles sent unsimulated. The
+ * EntryPoint checks that gas is left before it spends it: v0.6 reserves the verification limit
+ * again (for `postOp`) before execution, v0.7+ the post-op limit plus 10,000, and every call
+ * with a gas limit may pass on only 63/64 of what is left.
+ */
 function gasLimitOf(op: UserOperation): bigint {
   if (isUserOperationV06(op)) {
-    // v0.6 reserves the verification limit again for each postOp call when a paymaster is used.
-    const multiplier = paymasterOf(op) ? 3n : 1n;
-    return op.preVerificationGas + op.verificationGasLimit * multiplier + op.callGasLimit;
+    // Prefund counts the verification limit three times with a paymaster (validation, postOp, postOp retry).
+    const verification = op.verificationGasLimit * (paymasterOf(op) ? 3n : 1n);
+    return ((op.preVerificationGas + verification + op.verificationGasLimit + op.callGasLimit + 5_000n) * 64n) / 63n;
   }
-  return (
-    op.preVerificationGas + op.verificationGasLimit + op.callGasLimit +
-    (op.paymasterVerificationGasLimit ?? 0n) + (op.paymasterPostOpGasLimit ?? 0n)
-  );
+  const paymaster = (op.paymasterVerificationGasLimit ?? 0n) + (op.paymasterPostOpGasLimit ?? 0n);
+  return ((op.preVerificationGas + op.verificationGasLimit + paymaster + op.callGasLimit + 10_000n) * 64n) / 63n;
 }
 
 /**

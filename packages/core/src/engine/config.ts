@@ -101,7 +101,7 @@ export interface BundlerConfig {
   minUnstakeDelay: number;
   /** Entities exempt from reputation and stake rules. Default none. */
   whitelistedEntities: WhitelistedEntities;
-  /** Seconds a pending operation may stay in the mempool. Default 300. */
+  /** Seconds a pending operation may stay in the mempool; 0 keeps it until bundled. Default 300. */
   useropsTTL: number;
 }
 

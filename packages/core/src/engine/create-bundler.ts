@@ -16,8 +16,9 @@ import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import { type Clock, systemClock } from "../ports/clock.ts";
 import { type Logger, silentLogger } from "../ports/logger.ts";
-import type { MempoolStore } from "../ports/mempool-store.ts";
+import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import type { RelayerLease, RelayerSigner } from "../ports/relayer-signer.ts";
+import type { ReputationEntry, ReputationStore } from "../ports/reputation-store.ts";
 import type { Submitter } from "../ports/submitter.ts";
 import {
   getUserOperationByHash,
@@ -26,9 +27,12 @@ import {
   type UserOperationLookup,
   type UserOperationReceipt,
 } from "../receipt/lookup.ts";
+import { createReputation, type ReputationReport } from "../reputation/reputation.ts";
+import { getStakeStatus, isStaked, type StakeStatus } from "../reputation/stake.ts";
 import { createConfiguredSubmitter } from "../submit/configured-submitter.ts";
 import { leaseFundedRelayer } from "../submit/lease-funded-relayer.ts";
 import { sendBundle } from "../submit/send-bundle.ts";
+import { createMemoryReputationStore } from "../testing/memory-reputation-store.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
 import { splitNonce, type UserOperation } from "../userop/types.ts";
 import { mergeStateOverrides, type StateOverride } from "../validation/state-override.ts";
@@ -36,13 +40,15 @@ import { nonceOverride } from "../validation/nonce-override.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
 import { validateUserOperation } from "../validation/validate-user-operation.ts";
 import { type BundlerConfig, resolveBundlerConfig } from "./config.ts";
-import { createStatusHub, type StatusListener } from "./status.ts";
+import { createStatusHub, type StatusChange, type StatusListener } from "./status.ts";
 
 export interface CreateBundlerParameters {
   /** Read access to the chain. */
   client: ChainClient;
   /** Durable mempool state. */
   store: MempoolStore;
+  /** ERC-7562 reputation counters. Default: in memory (they start afresh on restart). */
+  reputation?: ReputationStore;
   /** Relayer accounts that send bundles. */
   signer: RelayerSigner;
   /** How bundles reach the chain. Default: the one `config.relayingMode` names (`eth_sendRawTransaction` through `client`). */
@@ -78,7 +84,26 @@ export interface Bundler {
   sendBundleNow(): Promise<Hash[]>;
   /** Follow operations' status changes; returns the unsubscribe function. */
   onStatusChange(listener: StatusListener): () => void;
-  /** Start automatic bundling (when `bundlingMode` is `auto`). */
+  /** Switch between automatic bundling (every `bundleInterval`) and manual (`sendBundleNow` only), at run time. */
+  setBundlingMode(mode: BundlerConfig["bundlingMode"]): void;
+  /** Change the automatic bundling interval (milliseconds), from the next bundle on. */
+  setBundleInterval(ms: number): void;
+  /** The operations in the pool on `entryPoint` (pending, being bundled or sent, not yet included), oldest first. */
+  dumpMempool(entryPoint: Address): Promise<MempoolEntry[]>;
+  /** Drop every operation not yet sent, on every EntryPoint (`dropped` events with reason "cleared"). */
+  clearMempool(): Promise<void>;
+  /** The ERC-7562 reputation of every tracked entity on `entryPoint`. */
+  dumpReputation(entryPoint: Address): Promise<ReputationReport[]>;
+  /** Overwrite entities' reputation counters on `entryPoint`. */
+  setReputation(entryPoint: Address, entries: readonly ReputationEntry[]): Promise<void>;
+  /** Forget all reputation, on every EntryPoint. */
+  clearReputation(): Promise<void>;
+  /** `address`'s stake on `entryPoint`, read from the EntryPoint, and whether it meets `minStake`/`minUnstakeDelay`. */
+  getStakeStatus(address: Address, entryPoint: Address): Promise<StakeStatus>;
+  /**
+   * Start the engine's timer: every `bundleInterval` it drops operations pending longer than
+   * `useropsTTL`, decays reputation when an hour has passed, and bundles (when `bundlingMode` is `auto`).
+   */
   start(): void;
   /** Stop bundling and wait for bundles in flight. Does not close the store. */
   stop(): Promise<void>;
@@ -100,6 +125,8 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const instanceId = parameters.instanceId ?? randomUUID();
   const chainId = await client.getChainId();
   const status = createStatusHub();
+  const reputationStore = parameters.reputation ?? createMemoryReputationStore();
+  const reputation = createReputation(reputationStore, store, config);
   const lookup: LookupContext = { client, store, entryPoints, receiptLookupRange: config.receiptLookupRange };
 
   const sendContext = {
@@ -118,35 +145,78 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   let timer: NodeJS.Timeout | undefined;
   let running = false;
 
+  let relayersHeld = 0;
+  const relayerWaiters = new Set<() => void>();
+  /** EntryPoints with a bundle job waiting for a relayer; one such job per EntryPoint is enough. */
+  const waitingForRelayer = new Set<EntryPoint>();
+
+  function releaseRelayer(relayer: RelayerLease) {
+    relayer.release();
+    relayersHeld--;
+    for (const wake of relayerWaiters) wake();
+    relayerWaiters.clear();
+  }
+
+  /**
+   * Claim operations, then lease a funded relayer for them (claim first: an EntryPoint with
+   * nothing pending costs no balance read). When every relayer is busy with other bundles, the
+   * claim goes back to the pool while this job waits for one to be released, so fewer relayers
+   * than EntryPoints only slows bundling down and no claim lapses while waiting.
+   */
   async function runBundle(entryPoint: EntryPoint): Promise<Hash | undefined> {
-    // Claim before leasing: an EntryPoint with nothing pending must not hold a relayer.
-    const claimed = await store.claimForBundle({
-      entryPoint: entryPoint.address,
-      limit: config.bundleSize,
-      claimant: instanceId,
-      leaseMs: config.bundleClaimLeaseMs,
-      now: clock.now(),
-    });
-    if (claimed.length === 0) return undefined;
-    let relayer: RelayerLease | undefined;
-    try {
-      relayer = await leaseFundedRelayer({ client, signer, logger, minSignerBalance: config.minSignerBalance, multicall: config.multicall });
-      if (!relayer) {
-        await store.requeue(claimed.map((e) => e.userOpHash), clock.now());
+    for (;;) {
+      const claimed = await store.claimForBundle({
+        entryPoint: entryPoint.address,
+        limit: config.bundleSize,
+        claimant: instanceId,
+        leaseMs: config.bundleClaimLeaseMs,
+        now: clock.now(),
+      });
+      if (claimed.length === 0) return undefined;
+      const relayer = await leaseFundedRelayer({ client, signer, logger, minSignerBalance: config.minSignerBalance, multicall: config.multicall }).catch(
+        async (error) => {
+          await store.requeue(claimed.map((e) => e.userOpHash), clock.now());
+          throw error;
+        },
+      );
+      if (relayer) {
+        relayersHeld++;
+        return sendClaimed(entryPoint, claimed, relayer);
+      }
+      await store.requeue(claimed.map((e) => e.userOpHash), clock.now());
+      if (relayersHeld === 0) {
+        logger.warn("no funded relayer is available; operations wait in the pool", { entryPoint: entryPoint.address });
         return undefined;
       }
+      waitingForRelayer.add(entryPoint);
+      await new Promise<void>((resolve) => relayerWaiters.add(resolve)).finally(() => waitingForRelayer.delete(entryPoint));
+    }
+  }
+
+  /** Build, send and follow one bundle of `claimed` with `relayer`, which it releases at the end. */
+  async function sendClaimed(entryPoint: EntryPoint, claimed: MempoolEntry[], relayer: RelayerLease): Promise<Hash | undefined> {
+    try {
       const beneficiary = config.beneficiary ?? relayer.address;
       const { bundle, rejected } = await buildBundle(client, entryPoint, claimed, relayer.address, beneficiary, {
         skipValidation: config.skipBundleValidation,
         accessList: config.eip2930,
       });
       for (const { entry, reason } of rejected) {
-        await store.markFailed([entry.userOpHash], reason, clock.now());
+        await store.drop([entry.userOpHash], reason, clock.now());
+        await reputation.rejected(entryPoint.address, entry.userOperation, reason);
         status.emit({ userOpHash: entry.userOpHash, status: "dropped", reason });
         logger.warn("operation dropped from bundle", { userOpHash: entry.userOpHash, reason });
       }
       if (!bundle) return undefined;
-      return await sendBundle(sendContext, relayer, bundle);
+      const included: UserOperation[] = [];
+      const emit = (change: StatusChange) => {
+        status.emit(change);
+        const entry = change.status === "included" && bundle.entries.find((e) => e.userOpHash === change.userOpHash);
+        if (entry) included.push(entry.userOperation);
+      };
+      const transactionHash = await sendBundle({ ...sendContext, emit }, relayer, bundle);
+      for (const op of included) await reputation.included(entryPoint.address, op);
+      return transactionHash;
     } catch (error) {
       // Not sent: give the claimed operations back so the next attempt retries them.
       const current = await Promise.all(claimed.map((e) => store.get(e.userOpHash)));
@@ -154,14 +224,15 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       await store.requeue(unsent, clock.now());
       throw error;
     } finally {
-      relayer?.release();
+      releaseRelayer(relayer);
     }
   }
 
-  /** Start one bundle per idle relayer and EntryPoint while operations are pending. */
+  /** Start a bundle job per EntryPoint, except where one already waits for a relayer. */
   function bundleOnce(): Promise<Hash | undefined>[] {
     const started: Promise<Hash | undefined>[] = [];
     for (const entryPoint of entryPoints.all) {
+      if (waitingForRelayer.has(entryPoint)) continue;
       const job = runBundle(entryPoint).catch((error) => {
         logger.error("bundle failed", { entryPoint: entryPoint.address, error: String(error) });
         return undefined;
@@ -195,10 +266,28 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     return withQueuedNonce(entryPoint, op, (stateOverride) => validateUserOperation({ ...context, stateOverride }, entryPoint, op));
   }
 
+  let nextDecayAt = 0;
+
+  /** Drop operations pending longer than `useropsTTL` (0 keeps them), and decay reputation when due. */
+  async function housekeeping() {
+    const now = clock.now();
+    if (config.useropsTTL > 0) {
+      for (const userOpHash of await store.expire(now - config.useropsTTL * 1000, now)) {
+        status.emit({ userOpHash, status: "dropped", reason: "expired" });
+        logger.info("operation expired", { userOpHash });
+      }
+    }
+    if (now >= nextDecayAt) {
+      nextDecayAt = now + 60_000; // the store decays once per hour; asking each minute is plenty
+      await reputationStore.decay(now);
+    }
+  }
+
   function schedule() {
     if (!running) return;
-    timer = setTimeout(() => {
-      bundleOnce();
+    timer = setTimeout(async () => {
+      await housekeeping().catch((error) => logger.error("housekeeping failed", { error: String(error) }));
+      if (config.bundlingMode === "auto") bundleOnce();
       schedule();
     }, config.bundleInterval);
   }
@@ -214,7 +303,8 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       precheckUserOperation(op, config);
       const userOpHash = getUserOperationHash(op, entryPoint, chainId);
       if (await store.get(userOpHash)) throw new DuplicateUserOperationError(userOpHash);
-      const [gasPrice, , existing] = await Promise.all([
+      await reputation.check(entryPoint.address, op);
+      const [gasPrice, validation, existing] = await Promise.all([
         feeOracle.getGasPrice(),
         validate(entryPoint, op),
         store.findBySenderNonce(entryPoint.address, op.sender, op.nonce),
@@ -245,6 +335,10 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       } else {
         await store.add(entry);
       }
+      await reputation.admitted(entryPoint.address, op, {
+        senderStaked: isStaked(validation.sender, config),
+        replaced: existing?.userOperation,
+      });
       status.emit({ userOpHash, status: "pending" });
       logger.debug("operation accepted", { userOpHash, sender: op.sender, entryPoint: entryPoint.address });
       return userOpHash;
@@ -273,14 +367,43 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     getFeeHistory: ({ entryPoint, ...range }) => getFeeHistory(client, { entryPoint: entryPoints.get(entryPoint), ...range }),
 
     async sendBundleNow() {
+      await housekeeping();
       const sent = await Promise.all(bundleOnce());
       return sent.filter((hash): hash is Hash => hash !== undefined);
     },
 
     onStatusChange: status.subscribe,
 
+    setBundlingMode(mode) {
+      config.bundlingMode = mode;
+    },
+
+    setBundleInterval(ms) {
+      config.bundleInterval = ms;
+      if (!running) return;
+      clearTimeout(timer);
+      schedule();
+    },
+
+    async dumpMempool(entryPointAddress) {
+      const { address } = entryPoints.get(entryPointAddress);
+      const lists = await Promise.all((["pending", "bundling", "submitted"] as const).map((s) => store.list(s, { entryPoint: address })));
+      return lists.flat().sort((a, b) => a.receivedAt - b.receivedAt || (a.userOpHash < b.userOpHash ? -1 : 1));
+    },
+
+    async clearMempool() {
+      for (const userOpHash of await store.clear({ now: clock.now() })) {
+        status.emit({ userOpHash, status: "dropped", reason: "cleared" });
+      }
+    },
+
+    dumpReputation: (entryPoint) => reputation.dump(entryPoints.get(entryPoint).address),
+    setReputation: (entryPoint, entries) => reputationStore.set(entryPoints.get(entryPoint).address, entries),
+    clearReputation: () => reputationStore.clear(),
+    getStakeStatus: (address, entryPoint) => getStakeStatus(client, entryPoints.get(entryPoint), address, config),
+
     start() {
-      if (running || config.bundlingMode !== "auto") return;
+      if (running) return;
       running = true;
       schedule();
     },

@@ -8,7 +8,11 @@ import type { GasPrice } from "./fee-oracle.ts";
  * operation that would not pay its way into a bundle soon. Throws `InvalidParamsError` (-32602)
  * naming the field and the required minimum.
  */
-export function enforceGasPrice(op: UserOperation, suggestion: GasPrice, thresholdPercent: number): void {
+export function enforceGasPrice(
+  op: UserOperation,
+  suggestion: GasPrice,
+  thresholdPercent: number,
+): void {
   for (const field of ["maxPriorityFeePerGas", "maxFeePerGas"] as const) {
     const required = (suggestion[field] * BigInt(100 - thresholdPercent)) / 100n;
     if (op[field] < required) {

@@ -1,4 +1,5 @@
-import type { Address, Hex } from "viem";
+import { decodeErrorResult, type Hex } from "viem";
+import { ExecutionRevertedError } from "../errors/errors.ts";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { UserOperation } from "../userop/types.ts";
@@ -39,8 +40,7 @@ export interface EstimateContext {
 }
 
 /** A well-formed 65-byte ECDSA signature for accounts that recover a signer while estimating. */
-export const dummySignature: Hex =
-  "0xfffffffffffffffffffffffffffffff0000000000000000000000000000000007aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1c";
+export const dummySignature: Hex = `0x${"f".repeat(31)}0${"0".repeat(32)}7${"a".repeat(63)}1c`; // r ‖ s ‖ v: 32 + 32 + 1 bytes
 
 const balanceForEstimation = 10n ** 24n;
 
@@ -80,8 +80,11 @@ export async function estimateUserOperationGas(
     [op.sender]: { balance: `0x${(senderBalance + balanceForEstimation).toString(16)}` as Hex },
   });
 
-  const validation = await simulateValidation(client, entryPoint, probe, { stateOverride });
-  const execution = await simulateHandleOp(client, entryPoint, probe, { stateOverride });
+  const [validation, execution] = await Promise.all([
+    simulateValidation(client, entryPoint, probe, { stateOverride }),
+    simulateHandleOp(client, entryPoint, probe, { stateOverride }),
+    assertExecutionSucceeds(context, entryPoint, probe, stateOverride),
+  ]);
 
   const verificationGasUsed = validation.preOpGas;
   const executionGasUsed = executionGas(entryPoint, execution.paid - execution.preOpGas, probe.callGasLimit);
@@ -108,6 +111,35 @@ export async function estimateUserOperationGas(
   const pvg = calculatePreVerificationGas(filled, verificationGasUsed, context.preVerificationGas);
   estimate.preVerificationGas = (pvg * (100n + context.pvgMarkupPercent)) / 100n;
   return estimate;
+}
+
+/** `executeUserOp(PackedUserOperation,bytes32)`: v0.7+ hand such callData to the account with the op itself. */
+const executeUserOpSelector = "0x8dd7712f";
+
+/**
+ * The EntryPoint swallows a reverting execution (the operation is still paid for), so estimation
+ * asks separately: the same operation with empty callData, then the EntryPoint calls the account
+ * with the real callData as the target of `simulateHandleOp`. A revert there is the operation's own
+ * and becomes `ExecutionRevertedError` (-32521) with its reason.
+ */
+async function assertExecutionSucceeds(context: EstimateContext, entryPoint: EntryPoint, probe: UserOperation, stateOverride: StateOverride | undefined) {
+  if (probe.callData === "0x" || probe.callData.startsWith(executeUserOpSelector)) return;
+  const result = await simulateHandleOp(context.client, entryPoint, { ...probe, callData: "0x" }, {
+    stateOverride,
+    target: { address: probe.sender, data: probe.callData },
+  });
+  if (result.targetSuccess) return;
+  throw new ExecutionRevertedError(result.targetResult, revertReason(result.targetResult));
+}
+
+/** The message of an `Error(string)` or `Panic(uint256)` revert, if it is one. */
+function revertReason(data: Hex): string | undefined {
+  try {
+    const { errorName, args } = decodeErrorResult({ abi: [], data });
+    return errorName === "Error" ? String(args?.[0]) : `${errorName}(${(args ?? []).join(", ")})`;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

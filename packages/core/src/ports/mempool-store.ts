@@ -15,7 +15,13 @@ import type { UserOperation } from "../userop/types.ts";
  * `failed` and `dropped` are final and carry a `failureReason`; they match the engine's status
  * events of the same names.
  */
-export type UserOperationStatus = "pending" | "bundling" | "submitted" | "included" | "failed" | "dropped";
+export type UserOperationStatus =
+  | "pending"
+  | "bundling"
+  | "submitted"
+  | "included"
+  | "failed"
+  | "dropped";
 
 export const userOperationStatuses: readonly UserOperationStatus[] = [
   "pending",
@@ -84,9 +90,16 @@ export interface MempoolStore {
   /** The operation with this hash, in any status. */
   get(userOpHash: Hash): Promise<MempoolEntry | undefined>;
   /** The operation of `sender` with `nonce` on `entryPoint` still in the pool (`pending`, `bundling` or `submitted`). */
-  findBySenderNonce(entryPoint: Address, sender: Address, nonce: bigint): Promise<MempoolEntry | undefined>;
+  findBySenderNonce(
+    entryPoint: Address,
+    sender: Address,
+    nonce: bigint,
+  ): Promise<MempoolEntry | undefined>;
   /** Operations in `status`, oldest first. */
-  list(status: UserOperationStatus, options?: { entryPoint?: Address; limit?: number }): Promise<MempoolEntry[]>;
+  list(
+    status: UserOperationStatus,
+    options?: { entryPoint?: Address; limit?: number },
+  ): Promise<MempoolEntry[]>;
   /** How many operations are in each status. */
   countByStatus(): Promise<Record<UserOperationStatus, number>>;
   /**

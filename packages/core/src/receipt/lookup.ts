@@ -50,7 +50,7 @@ async function findEvent(context: LookupContext, userOpHash: Hash): Promise<RawL
     if (log) return log;
   }
   if (entry && entry.status !== "included") return undefined;
-  const latest = await context.client.getBlockNumber();
+  const latest = await context.client.getBlockNumber({ cacheTime: 0 });
   const fromBlock = latest > context.receiptLookupRange ? latest - context.receiptLookupRange : 0n;
   const logs = (await context.client.request({
     method: "eth_getLogs",
@@ -74,7 +74,7 @@ export async function getUserOperationReceipt(context: LookupContext, userOpHash
     context.client.request({ method: "eth_getTransactionReceipt", params: [event.transactionHash] } as never) as Promise<
       (Record<string, unknown> & { logs: RawLog[]; blockNumber: Hex }) | null
     >,
-    context.client.getBlockNumber(),
+    context.client.getBlockNumber({ cacheTime: 0 }),
   ]);
   if (!receipt) return undefined;
   const decoded = decodeUserOperationEvent(event);
@@ -90,7 +90,8 @@ export async function getUserOperationReceipt(context: LookupContext, userOpHash
     logs: logsOfUserOperation(receipt.logs, userOpHash, event.address),
     receipt: {
       ...receipt,
-      confirmations: `0x${(latest - BigInt(receipt.blockNumber) + 1n).toString(16)}`,
+      // The node may answer a receipt of a block newer than the latest number it reported a moment ago.
+      confirmations: `0x${(latest >= BigInt(receipt.blockNumber) ? latest - BigInt(receipt.blockNumber) + 1n : 1n).toString(16)}`,
       byzantium: true,
     },
   };
@@ -99,7 +100,7 @@ export async function getUserOperationReceipt(context: LookupContext, userOpHash
 /** The operation with its inclusion, from the store, or from the chain for ones the store no longer holds. */
 export async function getUserOperationByHash(context: LookupContext, userOpHash: Hash): Promise<UserOperationLookup | undefined> {
   const entry = await context.store.get(userOpHash);
-  if (entry && entry.status !== "failed") {
+  if (entry && entry.status !== "failed" && entry.status !== "dropped") {
     return {
       userOperation: entry.userOperation,
       entryPoint: entry.entryPoint,

@@ -17,7 +17,8 @@ export interface Entity {
 export function entitiesOf(op: UserOperation): Entity[] {
   const entities: Entity[] = [{ role: "account", address: getAddress(op.sender) }];
   const factory = factoryOf(op);
-  if (factory && factory.length === 42) entities.push({ role: "factory", address: getAddress(factory) });
+  if (factory && factory.length === 42)
+    entities.push({ role: "factory", address: getAddress(factory) });
   const paymaster = paymasterOf(op);
   if (paymaster) entities.push({ role: "paymaster", address: getAddress(paymaster) });
   return entities;

@@ -38,7 +38,11 @@ export interface Reputation {
    * when staked (ERC-7562 limits unstaked senders by count instead). A replacement also takes
    * back the seen count of the operation it replaced (GREP-050).
    */
-  admitted(entryPoint: Address, op: UserOperation, options: { senderStaked: boolean; replaced?: UserOperation }): Promise<void>;
+  admitted(
+    entryPoint: Address,
+    op: UserOperation,
+    options: { senderStaked: boolean; replaced?: UserOperation },
+  ): Promise<void>;
   /** `op` was included on chain: count it for its tracked entities. */
   included(entryPoint: Address, op: UserOperation): Promise<void>;
   /**
@@ -54,18 +58,27 @@ export interface Reputation {
 const inPool: UserOperationStatus[] = ["pending", "bundling", "submitted"];
 
 /** Reputation for an engine: `store` holds the counters, `mempool` tells how many operations an entity has in the pool. */
-export function createReputation(store: ReputationStore, mempool: MempoolStore, config: ReputationConfig): Reputation {
+export function createReputation(
+  store: ReputationStore,
+  mempool: MempoolStore,
+  config: ReputationConfig,
+): Reputation {
   const whitelisted = (role: EntityRole, address: Address) =>
-    role !== "aggregator" && config.whitelistedEntities[role].some((a) => a.toLowerCase() === address.toLowerCase());
-  const anyWhitelisted = (address: Address) => (["account", "factory", "paymaster"] as const).some((role) => whitelisted(role, address));
-  const statusOf = (entry: ReputationEntry) => (anyWhitelisted(entry.address) ? "ok" : reputationStatus(entry, config));
+    role !== "aggregator" &&
+    config.whitelistedEntities[role].some((a) => a.toLowerCase() === address.toLowerCase());
+  const anyWhitelisted = (address: Address) =>
+    (["account", "factory", "paymaster"] as const).some((role) => whitelisted(role, address));
+  const statusOf = (entry: ReputationEntry) =>
+    anyWhitelisted(entry.address) ? "ok" : reputationStatus(entry, config);
   const addresses = (entities: readonly Entity[]) => entities.map((e) => e.address);
   const counted = (op: UserOperation, senderStaked: boolean) =>
     entitiesOf(op).filter((e) => e.role !== "account" || senderStaked);
 
   async function inPoolWith(entryPoint: Address, address: Address): Promise<number> {
     const lists = await Promise.all(inPool.map((status) => mempool.list(status, { entryPoint })));
-    return lists.flat().filter((e) => entitiesOf(e.userOperation).some((x) => x.address === address)).length;
+    return lists
+      .flat()
+      .filter((e) => entitiesOf(e.userOperation).some((x) => x.address === address)).length;
   }
 
   return {
@@ -77,7 +90,10 @@ export function createReputation(store: ReputationStore, mempool: MempoolStore, 
         const entry = entries.find((e) => e.address === entity.address);
         const status = entry ? reputationStatus(entry, config) : "ok";
         if (status === "banned") throw new ReputationError(entity.role, entity.address, "banned");
-        if (status === "throttled" && (await inPoolWith(entryPoint, entity.address)) >= throttledEntityMempoolCount) {
+        if (
+          status === "throttled" &&
+          (await inPoolWith(entryPoint, entity.address)) >= throttledEntityMempoolCount
+        ) {
           throw new ReputationError(entity.role, entity.address, "throttled");
         }
       }
@@ -95,7 +111,10 @@ export function createReputation(store: ReputationStore, mempool: MempoolStore, 
     async rejected(entryPoint, op, reason) {
       const blamed = blamedRole(reason);
       if (!blamed) return;
-      await store.retractSeen(entryPoint, addresses(entitiesOf(op).filter((e) => e.role !== blamed)));
+      await store.retractSeen(
+        entryPoint,
+        addresses(entitiesOf(op).filter((e) => e.role !== blamed)),
+      );
     },
 
     async dump(entryPoint) {

@@ -27,7 +27,10 @@ export function isStaked(
   info: { stake: bigint; unstakeDelaySec: bigint },
   requirement: StakeRequirement,
 ): boolean {
-  return info.stake >= requirement.minStake && info.unstakeDelaySec >= BigInt(requirement.minUnstakeDelay);
+  return (
+    info.stake >= requirement.minStake &&
+    info.unstakeDelaySec >= BigInt(requirement.minUnstakeDelay)
+  );
 }
 
 // The same in every EntryPoint version (v0.6 declares `deposit` as uint112, which decodes alike).
@@ -52,8 +55,15 @@ export async function getStakeStatus(
       args: [address],
     });
   } catch (error) {
-    throw new InfrastructureError(`cannot read the stake of ${address}: ${(error as Error).message.split("\n")[0]}`, { cause: error });
+    throw new InfrastructureError(
+      `cannot read the stake of ${address}: ${(error as Error).message.split("\n")[0]}`,
+      { cause: error },
+    );
   }
   const stake = { stake: info.stake, unstakeDelaySec: BigInt(info.unstakeDelaySec) };
-  return { address: getAddress(address), ...stake, isStaked: info.staked && isStaked(stake, requirement) };
+  return {
+    address: getAddress(address),
+    ...stake,
+    isStaked: info.staked && isStaked(stake, requirement),
+  };
 }

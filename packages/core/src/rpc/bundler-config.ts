@@ -43,7 +43,9 @@ export interface BundlerConfigResult {
  * `explorerApiKey` and `rpcEndpointSubmit` only say whether one is configured. Without a
  * configured beneficiary each bundle pays its own relayer; the first relayer is shown then.
  */
-export function encodeBundlerConfig(bundler: Pick<Bundler, "chainId" | "entryPoints" | "relayers" | "config">): BundlerConfigResult {
+export function encodeBundlerConfig(
+  bundler: Pick<Bundler, "chainId" | "entryPoints" | "relayers" | "config">,
+): BundlerConfigResult {
   const { config } = bundler;
   const whitelist = config.whitelistedEntities;
   return {
@@ -70,7 +72,11 @@ export function encodeBundlerConfig(bundler: Pick<Bundler, "chainId" | "entryPoi
     enforceGasPriceThreshold: config.enforceGasPriceThreshold,
     eip2930: config.eip2930,
     useropsTTL: config.useropsTTL,
-    whitelistedEntities: { paymaster: [...whitelist.paymaster], account: [...whitelist.account], factory: [...whitelist.factory] },
+    whitelistedEntities: {
+      paymaster: [...whitelist.paymaster],
+      account: [...whitelist.account],
+      factory: [...whitelist.factory],
+    },
     bundleGasLimitMarkup: Number(config.bundleGasLimitMarkup),
     relayingMode: config.relayingMode,
     bundleInterval: config.bundleInterval,

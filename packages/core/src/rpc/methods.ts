@@ -12,7 +12,8 @@ export type RpcMethod = (params: readonly unknown[], bundler: Bundler) => Promis
 /** The version string `web3_clientVersion` answers. */
 export const clientVersion = "bundlekit/0.1.0";
 
-function expectParams(params: readonly unknown[], min: number, max: number) {
+/** Throws -32602 unless there are `min` to `max` positional params. */
+export function expectParams(params: readonly unknown[], min: number, max: number) {
   if (params.length < min || params.length > max) {
     const expected = min === max ? `${min}` : `${min} to ${max}`;
     throw new InvalidParamsError("params", `expected ${expected} parameters, got ${params.length}`);

@@ -56,7 +56,10 @@ export function createRedirectMethods(client: ChainClient): Record<string, RpcMe
       try {
         return await client.request({ method, params } as never, { retryCount: 0 });
       } catch (error) {
-        const answer = error instanceof Error && "walk" in error ? (error as RpcRequestError).walk((e) => e instanceof RpcRequestError) : undefined;
+        const answer =
+          error instanceof Error && "walk" in error
+            ? (error as RpcRequestError).walk((e) => e instanceof RpcRequestError)
+            : undefined;
         if (answer instanceof RpcRequestError) {
           throw new ForwardedRpcError(answer.code, answer.details, answer.data);
         }

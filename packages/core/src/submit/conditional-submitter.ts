@@ -9,13 +9,22 @@ import type { Submitter } from "../ports/submitter.ts";
  * `handleOps` that reverts at the relayer's expense. Roots are read with `eth_getProof` from
  * `client`; the transaction goes to `submitClient` (default `client`).
  */
-export function createConditionalSubmitter(client: ChainClient, submitClient: ChainClient = client): Submitter {
+export function createConditionalSubmitter(
+  client: ChainClient,
+  submitClient: ChainClient = client,
+): Submitter {
   return {
     name: "conditional",
     async submit(signedTransaction, bundle) {
-      const senders = [...new Set((bundle?.senders ?? []).map((s) => s.toLowerCase() as `0x${string}`))];
-      const proofs = await Promise.all(senders.map((address) => client.getProof({ address, storageKeys: [] })));
-      const knownAccounts = Object.fromEntries(senders.map((sender, i) => [sender, proofs[i]!.storageHash]));
+      const senders = [
+        ...new Set((bundle?.senders ?? []).map((s) => s.toLowerCase() as `0x${string}`)),
+      ];
+      const proofs = await Promise.all(
+        senders.map((address) => client.getProof({ address, storageKeys: [] })),
+      );
+      const knownAccounts = Object.fromEntries(
+        senders.map((sender, i) => [sender, proofs[i]!.storageHash]),
+      );
       return (await submitClient.request({
         method: "eth_sendRawTransactionConditional",
         params: [signedTransaction, { knownAccounts }],

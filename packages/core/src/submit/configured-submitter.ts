@@ -16,7 +16,9 @@ export function createConfiguredSubmitter(
 ): Submitter {
   const url = config.rpcEndpointSubmit;
   const submitClient: ChainClient = url
-    ? (createPublicClient({ transport: url.startsWith("ws") ? webSocket(url) : http(url, { retryCount: 0 }) }) as ChainClient)
+    ? (createPublicClient({
+        transport: url.startsWith("ws") ? webSocket(url) : http(url, { retryCount: 0 }),
+      }) as ChainClient)
     : client;
   return config.relayingMode === "conditional"
     ? createConditionalSubmitter(client, submitClient)

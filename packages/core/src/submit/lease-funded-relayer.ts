@@ -19,7 +19,9 @@ export interface LeaseFundedRelayerParameters {
  * one `eth_call`, or one `eth_getBalance` per relayer where Multicall3 is not deployed. Relayers
  * found short are skipped with a warning and stay in the pool.
  */
-export async function leaseFundedRelayer(parameters: LeaseFundedRelayerParameters): Promise<RelayerLease | undefined> {
+export async function leaseFundedRelayer(
+  parameters: LeaseFundedRelayerParameters,
+): Promise<RelayerLease | undefined> {
   const { signer, minSignerBalance, logger } = parameters;
   if (minSignerBalance === 0n) return signer.lease();
   const balances = await readBalances(parameters.client, signer.addresses, parameters.multicall);
@@ -41,13 +43,25 @@ export async function leaseFundedRelayer(parameters: LeaseFundedRelayerParameter
   }
 }
 
-async function readBalances(client: ChainClient, addresses: readonly Address[], multicall: Address): Promise<Map<Address, bigint>> {
+async function readBalances(
+  client: ChainClient,
+  addresses: readonly Address[],
+  multicall: Address,
+): Promise<Map<Address, bigint>> {
   let balances: readonly bigint[];
   try {
     balances = await client.multicall({
       multicallAddress: multicall,
       allowFailure: false,
-      contracts: addresses.map((address) => ({ address: multicall, abi: multicall3Abi, functionName: "getEthBalance", args: [address] }) as const),
+      contracts: addresses.map(
+        (address) =>
+          ({
+            address: multicall,
+            abi: multicall3Abi,
+            functionName: "getEthBalance",
+            args: [address],
+          }) as const,
+      ),
     });
   } catch {
     // No Multicall3 at that address on this chain (or it failed): read the balances one by one.

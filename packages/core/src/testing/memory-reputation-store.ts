@@ -1,5 +1,9 @@
 import { type Address, getAddress } from "viem";
-import { type ReputationEntry, type ReputationStore, reputationDecayIntervalMs } from "../ports/reputation-store.ts";
+import {
+  type ReputationEntry,
+  type ReputationStore,
+  reputationDecayIntervalMs,
+} from "../ports/reputation-store.ts";
 
 /** Hours of decay beyond which every counter of practical size is zero ((23/24)^1000 < 1e-18). */
 const maxDecaySteps = 1000;
@@ -17,10 +21,15 @@ export function createMemoryReputationStore(): ReputationStore {
   const entriesOf = (entryPoint: Address) => {
     const key = getAddress(entryPoint);
     let entries = byEntryPoint.get(key);
-    if (!entries) byEntryPoint.set(key, (entries = new Map()));
+    if (!entries) {
+      entries = new Map();
+      byEntryPoint.set(key, entries);
+    }
     return entries;
   };
-  const unique = (addresses: readonly Address[]) => [...new Set(addresses.map((a) => getAddress(a)))];
+  const unique = (addresses: readonly Address[]) => [
+    ...new Set(addresses.map((a) => getAddress(a))),
+  ];
 
   return {
     async get(entryPoint, addresses) {
@@ -65,7 +74,11 @@ export function createMemoryReputationStore(): ReputationStore {
       const entries = entriesOf(entryPoint);
       for (const { address, opsSeen, opsIncluded } of updates) {
         const key = getAddress(address);
-        entries.set(key, { address: key, opsSeen: Math.max(0, opsSeen), opsIncluded: Math.max(0, opsIncluded) });
+        entries.set(key, {
+          address: key,
+          opsSeen: Math.max(0, opsSeen),
+          opsIncluded: Math.max(0, opsIncluded),
+        });
       }
     },
 

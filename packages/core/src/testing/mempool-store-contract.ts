@@ -538,10 +538,21 @@ export function mempoolStoreContract(
         );
         await claim({ limit: 5 });
         await store.markSubmitted(hashes([submitted!, included!, failed!]), txHash, t0 + 1_000);
-        await store.markIncluded(included!.userOpHash, { transactionHash: txHash, blockHash, blockNumber: 3n }, t0 + 1_000);
+        await store.markIncluded(
+          included!.userOpHash,
+          { transactionHash: txHash, blockHash, blockNumber: 3n },
+          t0 + 1_000,
+        );
         await store.markFailed([failed!.userOpHash], "bundle transaction reverted", t0 + 1_000);
         await store.drop([dropped!.userOpHash], "AA23 reverted", t0 + 1_000);
-        return { bundling: bundling!, submitted: submitted!, included: included!, failed: failed!, dropped: dropped!, pending: pending! };
+        return {
+          bundling: bundling!,
+          submitted: submitted!,
+          included: included!,
+          failed: failed!,
+          dropped: dropped!,
+          pending: pending!,
+        };
       }
 
       it("drop removes pending and claimed operations with a reason, and nothing sent or final", async () => {
@@ -611,7 +622,9 @@ export function mempoolStoreContract(
 
       it("clear on one EntryPoint leaves the others' operations", async () => {
         const [on07, on08] = await added({ sender: 1 }, { sender: 2, version: "0.8" });
-        expect(await store.clear({ entryPoint: ep08.toLowerCase() as Address, now: t0 + 1 })).toEqual(hashes([on08!]));
+        expect(
+          await store.clear({ entryPoint: ep08.toLowerCase() as Address, now: t0 + 1 }),
+        ).toEqual(hashes([on08!]));
         expect(await statusOf(on07!.userOpHash)).toBe("pending");
       });
     });

@@ -27,7 +27,10 @@ const account = () => fixtureAccount(1).address;
  * The behaviour every `ReputationStore` owes the engine, as a vitest suite that each adapter runs
  * against itself. `makeStore` runs before every test and must return an empty store.
  */
-export function reputationStoreContract(name: string, makeStore: () => Promise<ReputationStoreUnderTest>): void {
+export function reputationStoreContract(
+  name: string,
+  makeStore: () => Promise<ReputationStoreUnderTest>,
+): void {
   describe(`ReputationStore contract: ${name}`, () => {
     let underTest: ReputationStoreUnderTest;
     let store: ReputationStore;
@@ -71,7 +74,9 @@ export function reputationStoreContract(name: string, makeStore: () => Promise<R
 
       it("counts an address named twice in one call once", async () => {
         await store.recordSeen(ep07, [paymaster, paymaster.toLowerCase() as Address]);
-        expect(await store.get(ep07, [paymaster])).toEqual([{ address: paymaster, opsSeen: 1, opsIncluded: 0 }]);
+        expect(await store.get(ep07, [paymaster])).toEqual([
+          { address: paymaster, opsSeen: 1, opsIncluded: 0 },
+        ]);
       });
 
       it("matches addresses in any letter case and returns them checksummed", async () => {
@@ -85,23 +90,33 @@ export function reputationStoreContract(name: string, makeStore: () => Promise<R
       it("counts inclusions only of tracked addresses", async () => {
         await seen(2, [paymaster]);
         await store.recordIncluded(ep07, [paymaster, factory]);
-        expect(await store.list(ep07)).toEqual([{ address: paymaster, opsSeen: 2, opsIncluded: 1 }]);
+        expect(await store.list(ep07)).toEqual([
+          { address: paymaster, opsSeen: 2, opsIncluded: 1 },
+        ]);
       });
 
       it("takes back a sighting, never below zero, and never tracks an unknown address", async () => {
         await seen(2, [paymaster]);
         await store.retractSeen(ep07, [paymaster, factory]);
-        expect(await store.list(ep07)).toEqual([{ address: paymaster, opsSeen: 1, opsIncluded: 0 }]);
+        expect(await store.list(ep07)).toEqual([
+          { address: paymaster, opsSeen: 1, opsIncluded: 0 },
+        ]);
         await store.retractSeen(ep07, [paymaster]);
         await store.retractSeen(ep07, [paymaster]);
-        expect(await store.get(ep07, [paymaster])).toEqual([{ address: paymaster, opsSeen: 0, opsIncluded: 0 }]);
+        expect(await store.get(ep07, [paymaster])).toEqual([
+          { address: paymaster, opsSeen: 0, opsIncluded: 0 },
+        ]);
       });
 
       it("keeps EntryPoints apart", async () => {
         await seen(2, [paymaster], ep07);
         await seen(5, [paymaster], ep08);
-        expect(await store.get(ep07, [paymaster])).toEqual([{ address: paymaster, opsSeen: 2, opsIncluded: 0 }]);
-        expect(await store.get(ep08, [paymaster])).toEqual([{ address: paymaster, opsSeen: 5, opsIncluded: 0 }]);
+        expect(await store.get(ep07, [paymaster])).toEqual([
+          { address: paymaster, opsSeen: 2, opsIncluded: 0 },
+        ]);
+        expect(await store.get(ep08, [paymaster])).toEqual([
+          { address: paymaster, opsSeen: 5, opsIncluded: 0 },
+        ]);
       });
 
       it("lists every tracked address ordered by address; get leaves out untracked ones", async () => {
@@ -150,12 +165,18 @@ export function reputationStoreContract(name: string, makeStore: () => Promise<R
         await store.set(ep07, [{ address: paymaster, opsSeen: 480, opsIncluded: 48 }]);
         await store.decay(t0); // starts the clock
         await store.decay(t0 + hour - 1);
-        expect(await store.get(ep07, [paymaster])).toEqual([{ address: paymaster, opsSeen: 480, opsIncluded: 48 }]);
+        expect(await store.get(ep07, [paymaster])).toEqual([
+          { address: paymaster, opsSeen: 480, opsIncluded: 48 },
+        ]);
         await store.decay(t0 + hour);
-        expect(await store.get(ep07, [paymaster])).toEqual([{ address: paymaster, opsSeen: 460, opsIncluded: 46 }]);
+        expect(await store.get(ep07, [paymaster])).toEqual([
+          { address: paymaster, opsSeen: 460, opsIncluded: 46 },
+        ]);
         // Two more hours at once: two steps, each floored (460 → 440 → 421; 46 → 44 → 42).
         await store.decay(t0 + 3 * hour + 5);
-        expect(await store.get(ep07, [paymaster])).toEqual([{ address: paymaster, opsSeen: 421, opsIncluded: 42 }]);
+        expect(await store.get(ep07, [paymaster])).toEqual([
+          { address: paymaster, opsSeen: 421, opsIncluded: 42 },
+        ]);
         // The partial hour carried over: the next step is due at t0 + 4h.
         await store.decay(t0 + 4 * hour - 1);
         expect((await store.get(ep07, [paymaster]))[0]?.opsSeen).toBe(421);
@@ -185,7 +206,11 @@ export function reputationStoreContract(name: string, makeStore: () => Promise<R
         const other = opened(await underTest.openAnother());
         await store.set(ep07, [{ address: paymaster, opsSeen: 480, opsIncluded: 0 }]);
         await store.decay(t0);
-        await Promise.all([store.decay(t0 + hour), other.decay(t0 + hour), other.decay(t0 + hour + 10)]);
+        await Promise.all([
+          store.decay(t0 + hour),
+          other.decay(t0 + hour),
+          other.decay(t0 + hour + 10),
+        ]);
         expect((await other.get(ep07, [paymaster]))[0]?.opsSeen).toBe(460);
       });
     });

@@ -1,4 +1,4 @@
-import type { Address, Hex, SignedAuthorization } from "viem";
+import { type Address, getAddress, type Hex, type SignedAuthorization } from "viem";
 
 /**
  * A v0.6 user operation in domain form: numbers are bigints, bytes are hex. Same shape as viem's
@@ -57,7 +57,7 @@ export function splitNonce(nonce: bigint): { key: bigint; sequence: bigint } {
 /** The factory that deploys the sender, if the operation deploys it. */
 export function factoryOf(op: UserOperation): Address | undefined {
   if (isUserOperationV06(op)) {
-    return op.initCode.length >= 42 ? (op.initCode.slice(0, 42) as Address) : undefined;
+    return op.initCode.length >= 42 ? getAddress(op.initCode.slice(0, 42)) : undefined;
   }
   return op.factory;
 }
@@ -66,7 +66,7 @@ export function factoryOf(op: UserOperation): Address | undefined {
 export function paymasterOf(op: UserOperation): Address | undefined {
   if (isUserOperationV06(op)) {
     return op.paymasterAndData.length >= 42
-      ? (op.paymasterAndData.slice(0, 42) as Address)
+      ? getAddress(op.paymasterAndData.slice(0, 42))
       : undefined;
   }
   return op.paymaster;

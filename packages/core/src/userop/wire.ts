@@ -58,7 +58,8 @@ export function parseBytes(value: unknown, field: string, maxBytes = 256 * 1024)
   if (digits.length / 2 > maxBytes) {
     throw new InvalidParamsError(field, `is ${digits.length / 2} bytes, more than the limit of ${maxBytes}`);
   }
-  return value.toLowerCase() as Hex;
+  // Kept as sent (letter case included): lookups and dumps give operations back exactly as submitted.
+  return value as Hex;
 }
 
 /** A 20-byte address, returned checksummed. */
@@ -70,13 +71,13 @@ export function parseAddress(value: unknown, field: string): Address {
   return getAddress(bytes);
 }
 
-/** A 32-byte hash. */
+/** A 32-byte hash, lower case (the form hashes are stored and compared in). */
 export function parseHash(value: unknown, field: string): Hex {
   const bytes = parseBytes(value, field);
   if (bytes.length !== 66) {
     throw new InvalidParamsError(field, `expected a 32-byte hash, got ${(bytes.length - 2) / 2} bytes`);
   }
-  return bytes;
+  return bytes.toLowerCase() as Hex;
 }
 
 /** A JSON object (not an array, not null). */

@@ -41,6 +41,11 @@ export interface SimulateOptions {
   stateOverride?: StateOverride | undefined;
 }
 
+export interface SimulateHandleOpOptions extends SimulateOptions {
+  /** A call the EntryPoint makes after the operation; its outcome is `targetSuccess`/`targetResult`. */
+  target?: { address: Hex; data: Hex } | undefined;
+}
+
 /**
  * Run the EntryPoint's `simulateValidation` on the node: v0.6 through its own method (which
  * always reverts with the result), v0.7+ by placing `EntryPointSimulations` at the EntryPoint's
@@ -91,10 +96,10 @@ export async function simulateHandleOp(
   client: ChainClient,
   entryPoint: EntryPoint,
   op: UserOperation,
-  options: SimulateOptions = {},
+  options: SimulateHandleOpOptions = {},
 ): Promise<ExecutionResult> {
   const abi = entryPoint.simulations?.abi ?? entryPoint.abi;
-  const args = [toEntryPointStruct(op), zeroAddress, "0x"];
+  const args = [toEntryPointStruct(op), options.target?.address ?? zeroAddress, options.target?.data ?? "0x"];
   const result = await callSimulation(client, entryPoint, op, "simulateHandleOp", args, options);
   const decoded = isUserOperationV06(op)
     ? (() => {

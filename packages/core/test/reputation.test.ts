@@ -1,0 +1,176 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Address } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { StatusChange } from "../src/engine/status.ts";
+import { BundlerError, RpcErrorCode } from "../src/errors/errors.ts";
+import { engineFixture } from "./fixtures.ts";
+
+/** ERC-7562 reputation and the mempool TTL in the engine, on a real anvil. */
+describe("reputation and mempool expiry", () => {
+  let fx: Awaited<ReturnType<typeof engineFixture>>;
+  let factory: Address;
+  let recipient: Address;
+  beforeAll(async () => {
+    fx = await engineFixture();
+    factory = fx.devnet.deployments["0.7"].simpleAccountFactory;
+    recipient = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+  });
+  afterAll(() => fx?.devnet.stop());
+
+  const rejection = async (promise: Promise<unknown>) => {
+    const error = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(BundlerError);
+    return error as BundlerError;
+  };
+
+  /** A counterfactual account's first operation (so it names the factory), ready to send. */
+  async function deployingOperation(
+    bundler: Awaited<ReturnType<typeof fx.makeBundler>>["bundler"],
+  ) {
+    const account = await fx.makeAccount("0.7");
+    const op = await fx.makeOperation(bundler, account, { to: recipient, value: 1n });
+    return { account, op, entryPoint: account.entryPoint.address };
+  }
+
+  it("counts the factory's operation as seen on admission and as included once mined", async () => {
+    const { bundler } = await fx.makeBundler();
+    const { op, entryPoint } = await deployingOperation(bundler);
+    expect(await bundler.dumpReputation(entryPoint)).toEqual([]);
+
+    const hash = await bundler.sendUserOperation(op, entryPoint);
+    // The unstaked sender is not tracked (ERC-7562 limits it by count instead); the factory is.
+    expect(await bundler.dumpReputation(entryPoint)).toEqual([
+      { address: factory, opsSeen: 1, opsIncluded: 0, status: "ok" },
+    ]);
+
+    await bundler.sendBundleNow();
+    expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+    expect(await bundler.dumpReputation(entryPoint)).toEqual([
+      { address: factory, opsSeen: 1, opsIncluded: 1, status: "ok" },
+    ]);
+  });
+
+  it("gives the seen count back when a replacement takes the operation's place (GREP-050)", async () => {
+    const { bundler } = await fx.makeBundler();
+    const { account, op, entryPoint } = await deployingOperation(bundler);
+    await bundler.sendUserOperation(op, entryPoint);
+    const bumped = await fx.makeOperation(
+      bundler,
+      account,
+      { to: recipient, value: 2n },
+      {
+        maxFeePerGas: op.maxFeePerGas + op.maxFeePerGas / 5n,
+        maxPriorityFeePerGas: op.maxPriorityFeePerGas + op.maxPriorityFeePerGas / 5n,
+      },
+    );
+    await bundler.sendUserOperation(bumped, entryPoint);
+    expect(await bundler.dumpReputation(entryPoint)).toEqual([
+      { address: factory, opsSeen: 1, opsIncluded: 0, status: "ok" },
+    ]);
+  });
+
+  it("rejects an operation whose factory is banned with -32504 naming the factory, keeping it out of the pool", async () => {
+    const { bundler, store } = await fx.makeBundler();
+    const { op, entryPoint } = await deployingOperation(bundler);
+    await bundler.setReputation(entryPoint, [{ address: factory, opsSeen: 1000, opsIncluded: 0 }]);
+    expect(await bundler.dumpReputation(entryPoint)).toEqual([
+      { address: factory, opsSeen: 1000, opsIncluded: 0, status: "banned" },
+    ]);
+
+    const error = await rejection(bundler.sendUserOperation(op, entryPoint));
+    expect(error.code).toBe(RpcErrorCode.throttledOrBanned);
+    expect(error.message).toBe(`factory ${factory} is banned`);
+    expect(error.data).toEqual({ factory, status: "banned" });
+    expect(await store.countByStatus()).toMatchObject({ pending: 0 });
+    // A ban is not counted as a sighting.
+    expect((await bundler.dumpReputation(entryPoint))[0]?.opsSeen).toBe(1000);
+
+    // Once its record is good again, the same operation is admitted.
+    await bundler.setReputation(entryPoint, [
+      { address: factory, opsSeen: 1000, opsIncluded: 100 },
+    ]);
+    await bundler.sendUserOperation(op, entryPoint);
+    expect(await store.countByStatus()).toMatchObject({ pending: 1 });
+  });
+
+  it("admits a throttled factory's operations until it has 4 in the pool, then rejects with -32504", async () => {
+    const { bundler } = await fx.makeBundler();
+    const ops = [];
+    for (let i = 0; i < 5; i++) ops.push(await deployingOperation(bundler));
+    const entryPoint = ops[0]!.entryPoint;
+    // maxSeen = 200 / 10 = 20: above 0 + throttlingSlack (10), not above 0 + banSlack (50).
+    await bundler.setReputation(entryPoint, [{ address: factory, opsSeen: 200, opsIncluded: 0 }]);
+    expect((await bundler.dumpReputation(entryPoint))[0]?.status).toBe("throttled");
+    for (const { op } of ops.slice(0, 4)) await bundler.sendUserOperation(op, entryPoint);
+
+    const error = await rejection(bundler.sendUserOperation(ops[4]!.op, entryPoint));
+    expect(error.code).toBe(RpcErrorCode.throttledOrBanned);
+    expect(error.message).toBe(`factory ${factory} is throttled`);
+    expect(await bundler.dumpMempool(entryPoint)).toHaveLength(4);
+  });
+
+  it("exempts whitelisted entities from bans, and reports them ok", async () => {
+    const { bundler } = await fx.makeBundler({
+      config: {
+        whitelistedEntities: {
+          factory: [factory.toLowerCase() as Address],
+          paymaster: [],
+          account: [],
+        },
+      },
+    });
+    const { op, entryPoint } = await deployingOperation(bundler);
+    await bundler.setReputation(entryPoint, [{ address: factory, opsSeen: 1000, opsIncluded: 0 }]);
+    const hash = await bundler.sendUserOperation(op, entryPoint);
+    expect(await bundler.dumpReputation(entryPoint)).toEqual([
+      { address: factory, opsSeen: 1001, opsIncluded: 0, status: "ok" },
+    ]);
+    await bundler.sendBundleNow();
+    expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+  });
+
+  it("drops an operation pending longer than useropsTTL with a dropped 'expired' event, on the engine's timer", async () => {
+    const { bundler, store } = await fx.makeBundler({
+      config: { useropsTTL: 1, bundleInterval: 100 },
+    });
+    const changes: StatusChange[] = [];
+    bundler.onStatusChange((change) => changes.push(change));
+    const { op, entryPoint } = await deployingOperation(bundler);
+    const hash = await bundler.sendUserOperation(op, entryPoint);
+    bundler.start(); // manual bundling: the timer only keeps house
+    try {
+      for (
+        let waited = 0;
+        !changes.some((c) => c.status === "dropped") && waited < 5_000;
+        waited += 50
+      )
+        await sleep(50);
+    } finally {
+      await bundler.stop();
+    }
+    expect(changes).toEqual([
+      { userOpHash: hash, status: "pending" },
+      { userOpHash: hash, status: "dropped", reason: "expired" },
+    ]);
+    expect(await store.get(hash)).toMatchObject({ status: "dropped", failureReason: "expired" });
+    expect(await bundler.getUserOperationByHash(hash)).toBeUndefined();
+    expect(await bundler.sendBundleNow()).toEqual([]);
+    expect(await fx.client.getCode({ address: op.sender })).toBeUndefined();
+  });
+
+  it("expires stale operations before bundling on sendBundleNow, and keeps fresh ones", async () => {
+    const { bundler, store } = await fx.makeBundler({ config: { useropsTTL: 2 } });
+    const stale = await deployingOperation(bundler);
+    const staleHash = await bundler.sendUserOperation(stale.op, stale.entryPoint);
+    await sleep(1_200);
+    const fresh = await deployingOperation(bundler);
+    const freshHash = await bundler.sendUserOperation(fresh.op, fresh.entryPoint);
+    await sleep(900); // the stale one is now over 2 s old, the fresh one under 1 s
+    expect(await bundler.sendBundleNow()).toHaveLength(1);
+    expect((await store.get(staleHash))?.status).toBe("dropped");
+    expect((await bundler.getUserOperationReceipt(freshHash))?.success).toBe(true);
+  });
+});

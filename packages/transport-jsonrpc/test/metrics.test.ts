@@ -1,0 +1,137 @@
+import type { ChainClient } from "@bundlekit/core";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createJsonRpcMetrics } from "../src/metrics.ts";
+import { serverFixture } from "./fixture.ts";
+import { openRpcSocket } from "./rpc-socket.ts";
+
+/** The value of one series in Prometheus text, or undefined when absent. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe("Prometheus metrics", () => {
+  let fixture: Awaited<ReturnType<typeof serverFixture>>;
+  let metricsUrl: string;
+
+  beforeAll(async () => {
+    fixture = await serverFixture();
+    metricsUrl = new URL("/metrics", fixture.server.url).href;
+  });
+  afterAll(() => fixture?.stop());
+
+  const post = (body: unknown) =>
+    fetch(fixture.server.url, { method: "POST", body: JSON.stringify(body) });
+
+  it("counts requests by transport, method and code, with unknown names collapsed", async () => {
+    await post({ jsonrpc: "2.0", id: 1, method: "eth_chainId" });
+    await post([
+      { jsonrpc: "2.0", id: 1, method: "eth_chainId" },
+      { jsonrpc: "2.0", id: 2, method: "attacker_chosen_1" },
+      { jsonrpc: "2.0", id: 3, method: "attacker_chosen_2" },
+      { jsonrpc: "2.0", id: 4, method: "eth_getUserOperationByHash", params: ["0x12"] },
+      "not a request",
+    ]);
+    await fetch(fixture.server.url, { method: "POST", body: "{" });
+    const socket = await openRpcSocket(fixture.server.webSocketUrl);
+    await socket.request({ jsonrpc: "2.0", id: 1, method: "eth_chainId" });
+    await socket.request({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "eth_subscribe",
+      params: ["userOperationStatus"],
+    });
+    await socket.close();
+
+    const response = await fetch(metricsUrl);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/^text\/plain/);
+    const text = await response.text();
+    const requests = (labels: string) => sample(text, `bundlekit_rpc_requests_total{${labels}}`);
+    expect(requests('transport="http",method="eth_chainId",code="ok"')).toBe(2);
+    expect(requests('transport="http",method="unknown",code="-32601"')).toBe(2);
+    expect(requests('transport="http",method="eth_getUserOperationByHash",code="-32602"')).toBe(1);
+    expect(requests('transport="http",method="invalid",code="-32600"')).toBe(1);
+    expect(requests('transport="http",method="invalid",code="-32700"')).toBe(1);
+    expect(requests('transport="ws",method="eth_chainId",code="ok"')).toBe(1);
+    expect(requests('transport="ws",method="eth_subscribe",code="ok"')).toBe(1);
+    expect(text).not.toContain("attacker_chosen");
+    expect(sample(text, 'bundlekit_rpc_request_duration_seconds_count{method="eth_chainId"}')).toBe(
+      3,
+    );
+    // The server sees the close a moment after the client does.
+    await expect
+      .poll(async () =>
+        sample(await fixture.metrics.registry.metrics(), "bundlekit_websocket_connections"),
+      )
+      .toBe(0);
+  });
+
+  it("reports operations by status, bundles sent and relayer balances after a bundle", async () => {
+    const account = await fixture.makeAccount("0.7");
+    const op = await fixture.makeOperation(fixture.bundler, account, {
+      to: `0x${"88".repeat(20)}`,
+      value: 1n,
+    });
+    await fixture.bundler.sendUserOperation(op, account.entryPoint.address);
+    const pending = await (await fetch(metricsUrl)).text();
+    expect(sample(pending, 'bundlekit_user_operations{status="pending"}')).toBe(1);
+    expect(sample(pending, 'bundlekit_user_operation_status_changes_total{status="pending"}')).toBe(
+      1,
+    );
+    expect(sample(pending, "bundlekit_bundles_submitted_total")).toBe(0);
+
+    const sent = await fixture.bundler.sendBundleNow();
+    expect(sent).toHaveLength(1);
+    const text = await (await fetch(metricsUrl)).text();
+    expect(sample(text, 'bundlekit_user_operations{status="pending"}')).toBe(0);
+    expect(sample(text, 'bundlekit_user_operations{status="included"}')).toBe(1);
+    expect(sample(text, 'bundlekit_user_operation_status_changes_total{status="submitted"}')).toBe(
+      1,
+    );
+    expect(sample(text, 'bundlekit_user_operation_status_changes_total{status="included"}')).toBe(
+      1,
+    );
+    expect(sample(text, "bundlekit_bundles_submitted_total")).toBe(1);
+    expect(fixture.bundler.relayers.length).toBeGreaterThan(0);
+    for (const relayer of fixture.bundler.relayers) {
+      const balance = await fixture.client.getBalance({ address: relayer });
+      expect(sample(text, `bundlekit_relayer_balance_wei{relayer="${relayer}"}`)).toBe(
+        Number(balance),
+      );
+    }
+  });
+
+  it("joins a host application's registry, served by the host", async () => {
+    const host = new Registry();
+    const metrics = createJsonRpcMetrics({
+      bundler: fixture.bundler,
+      client: fixture.client as unknown as ChainClient,
+      registry: host,
+    });
+    try {
+      expect(metrics.registry).toBe(host);
+      const text = await host.metrics();
+      expect(text).toContain("bundlekit_rpc_requests_total");
+      expect(text).toContain("bundlekit_relayer_balance_wei{relayer=");
+      expect(text).not.toContain("bundlekit_user_operations{"); // no store given
+    } finally {
+      metrics.close();
+    }
+  });
+
+  it("leaves out a relayer balance the node cannot report, and still answers the scrape", async () => {
+    const broken = {
+      getBalance: () => Promise.reject(new Error("node down")),
+    } as unknown as ChainClient;
+    const metrics = createJsonRpcMetrics({ bundler: fixture.bundler, client: broken });
+    try {
+      const text = await metrics.registry.metrics();
+      expect(text).toContain("# TYPE bundlekit_relayer_balance_wei gauge");
+      expect(text).not.toContain("bundlekit_relayer_balance_wei{");
+    } finally {
+      metrics.close();
+    }
+  });
+});

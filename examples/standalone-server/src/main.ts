@@ -45,6 +45,7 @@ async function main() {
   const lines = [
     `Bundlekit is serving chain ${service.chainId}`,
     `  bundler:     ${service.url}`,
+    `  websocket:   ${service.webSocketUrl}`,
     `  node:        ${devnet ? devnet.rpcUrl : redactUrl(config.rpcUrl!)}${devnet ? "  (embedded devnet)" : ""}`,
     `  chain id:    ${service.chainId}`,
     ...service.bundler.entryPoints.all.map((ep) => `  EntryPoint v${ep.version}: ${ep.address}`),

@@ -144,6 +144,8 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const inFlight = new Set<Promise<Hash | undefined>>();
   let timer: NodeJS.Timeout | undefined;
   let running = false;
+  /** Set by `stop()`: bundle jobs still waiting for a relayer give up instead of starting. */
+  let stopping = false;
 
   let relayersHeld = 0;
   const relayerWaiters = new Set<() => void>();
@@ -190,6 +192,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       }
       waitingForRelayer.add(entryPoint);
       await new Promise<void>((resolve) => relayerWaiters.add(resolve)).finally(() => waitingForRelayer.delete(entryPoint));
+      if (stopping) return undefined;
     }
   }
 
@@ -405,11 +408,13 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     start() {
       if (running) return;
       running = true;
+      stopping = false;
       schedule();
     },
 
     async stop() {
       running = false;
+      stopping = true;
       clearTimeout(timer);
       await Promise.all(inFlight);
     },

@@ -27,8 +27,11 @@ describe("requests", () => {
     expect(body.result).toHaveLength(3);
   });
 
-  it("answers a notification (no id) with nothing", async () => {
-    const response = await fetch(fx.service.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", method: "eth_chainId" }) });
+  it.each([
+    ["a served method", "eth_chainId"],
+    ["an unknown method (not even an error)", "no_such_method"],
+  ])("answers a notification (no id) to %s with nothing", async (_what, method) => {
+    const response = await fetch(fx.service.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", method }) });
     expect(response.status).toBe(204);
     expect(await response.text()).toBe("");
   });

@@ -1,13 +1,5 @@
-import {
-  type Bundler,
-  createRpcHandler,
-  type RpcHandler,
-  type RpcHandlerOptions,
-  type RpcMethod,
-  rpcMethods,
-} from "@bundlekit/core";
+import { type Bundler, createRpcHandler, type RpcHandler, type RpcHandlerOptions, type RpcMethod } from "@bundlekit/core";
 import type { JsonRpcMetrics, RpcTransportKind } from "./metrics.ts";
-import { observeHandler } from "./observe-handler.ts";
 
 /** What the HTTP and the WebSocket side of one JSON-RPC endpoint share. */
 export interface JsonRpcEndpointOptions {
@@ -39,21 +31,16 @@ export const normalizePath = (path: string) => path.split("?")[0]!.replace(/\/+$
 export function resolveEndpoint(options: JsonRpcEndpointOptions): Endpoint {
   const basePath = normalizePath(options.basePath ?? "/");
   const rpc = options.rpc ?? {};
-  const maxBatchSize = rpc.maxBatchSize ?? 100;
   const metrics = options.metrics;
   return {
     basePath,
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     matches: (url) => normalizePath(url ?? "/") === basePath,
     handler(transport, extra) {
-      const methods = { ...rpc.methods, ...extra };
-      return observeHandler({
-        handler: createRpcHandler(options.bundler, { ...rpc, maxBatchSize, methods }),
-        maxBatchSize,
-        methods: new Set([...Object.keys(rpcMethods), ...Object.keys(methods)]),
-        observe:
-          metrics &&
-          ((method, code, seconds) => metrics.observeRequest(transport, method, code, seconds)),
+      return createRpcHandler(options.bundler, {
+        ...rpc,
+        methods: { ...rpc.methods, ...extra },
+        observe: metrics && ((method, code, seconds) => metrics.observeRequest(transport, method, code, seconds)),
       });
     },
   };

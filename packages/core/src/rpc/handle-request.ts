@@ -21,6 +21,12 @@ export interface RpcHandlerOptions {
   /** Extra or replacement methods (e.g. debug methods when enabled). */
   methods?: Record<string, RpcMethod>;
   logger?: Logger;
+  /**
+   * Called once per request (each item of a batch) when it is answered, for metrics. `method` is
+   * bounded: a served method's name, `unknown` for any other name, `invalid` for a body that is
+   * no request. `code` is the error code, undefined on success.
+   */
+  observe?: (method: string, code: number | undefined, seconds: number) => void;
 }
 
 /** Handles parsed JSON-RPC bodies; transports only frame bytes around it. */
@@ -53,31 +59,45 @@ export function createRpcHandler(bundler: Bundler, options: RpcHandlerOptions = 
   const maxBatchSize = options.maxBatchSize ?? 100;
   const logger = options.logger ?? silentLogger;
 
-  async function handleOne(request: unknown): Promise<JsonRpcResponse | undefined> {
-    if (typeof request !== "object" || request === null || Array.isArray(request)) {
-      return errorResponse(null, RpcErrorCode.invalidRequest, "invalid request: expected a JSON-RPC request object");
-    }
+  /** The answer to one request, with its method label; `notification` when no answer is owed. */
+  async function answer(request: unknown): Promise<{ label: string; response: JsonRpcResponse; notification: boolean }> {
+    const invalid = (id: JsonRpcId, message: string) => ({
+      label: "invalid",
+      response: errorResponse(id, RpcErrorCode.invalidRequest, `invalid request: ${message}`),
+      notification: false,
+    });
+    if (typeof request !== "object" || request === null || Array.isArray(request)) return invalid(null, "expected a JSON-RPC request object");
     const { id, method, params, jsonrpc } = request as Record<string, unknown>;
     const validId = id === undefined || id === null || typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
-    const replyId: JsonRpcId = validId && id !== undefined ? (id as JsonRpcId) : null;
-    if (!validId) return errorResponse(null, RpcErrorCode.invalidRequest, "invalid request: id must be a number, a string or null");
-    if (jsonrpc !== undefined && jsonrpc !== null && jsonrpc !== "2.0") {
-      return errorResponse(replyId, RpcErrorCode.invalidRequest, 'invalid request: jsonrpc must be "2.0"');
-    }
-    if (typeof method !== "string") return errorResponse(replyId, RpcErrorCode.invalidRequest, "invalid request: method must be a string");
+    if (!validId) return invalid(null, "id must be a number, a string or null");
+    const replyId = (id ?? null) as JsonRpcId;
+    if (jsonrpc !== undefined && jsonrpc !== null && jsonrpc !== "2.0") return invalid(replyId, 'jsonrpc must be "2.0"');
+    if (typeof method !== "string") return invalid(replyId, "method must be a string");
+    // A request without an id is a notification: it runs, and nothing is answered, not even an error.
+    const notification = id === undefined;
     const run = Object.hasOwn(methods, method) ? methods[method] : undefined;
-    if (!run) return errorResponse(replyId, RpcErrorCode.methodNotFound, `method ${method} is not supported`);
+    if (!run) {
+      return { label: "unknown", notification, response: errorResponse(replyId, RpcErrorCode.methodNotFound, `method ${method} is not supported`) };
+    }
+    const reply = (response: JsonRpcResponse) => ({ label: method, response, notification });
     if (params !== undefined && params !== null && !Array.isArray(params)) {
-      return errorResponse(replyId, RpcErrorCode.invalidParams, "invalid params: params must be an array");
+      return reply(errorResponse(replyId, RpcErrorCode.invalidParams, "invalid params: params must be an array"));
     }
     try {
       const result = await run(withoutTrailingNulls((params as unknown[] | null | undefined) ?? []), bundler);
-      return id === undefined ? undefined : { jsonrpc: "2.0", id: replyId, result };
+      return reply({ jsonrpc: "2.0", id: replyId, result });
     } catch (error) {
-      if (error instanceof BundlerError) return errorResponse(replyId, error.code, error.message, error.data);
+      if (error instanceof BundlerError) return reply(errorResponse(replyId, error.code, error.message, error.data));
       logger.error("internal error", { method, error: String(error) });
-      return errorResponse(replyId, RpcErrorCode.internalError, "internal error");
+      return reply(errorResponse(replyId, RpcErrorCode.internalError, "internal error"));
     }
+  }
+
+  async function handleOne(request: unknown): Promise<JsonRpcResponse | undefined> {
+    const started = performance.now();
+    const { label, response, notification } = await answer(request);
+    options.observe?.(label, "error" in response ? response.error.code : undefined, (performance.now() - started) / 1000);
+    return notification ? undefined : response;
   }
 
   return {
@@ -90,6 +110,9 @@ export function createRpcHandler(bundler: Bundler, options: RpcHandlerOptions = 
       const responses = (await Promise.all(body.map(handleOne))).filter((r): r is JsonRpcResponse => r !== undefined);
       return responses.length > 0 ? responses : undefined;
     },
-    parseError: (detail) => errorResponse(null, RpcErrorCode.parseError, `parse error: ${detail}`),
+    parseError(detail) {
+      options.observe?.("invalid", RpcErrorCode.parseError, 0);
+      return errorResponse(null, RpcErrorCode.parseError, `parse error: ${detail}`);
+    },
   };
 }

@@ -26,12 +26,16 @@ afterAll(() => fx?.close());
 
 const executeAbi = parseAbi(["function execute(address dest, uint256 value, bytes func)"]);
 
-/** viem's userOpHash of a wire operation: the oracle the service's hashes are checked against. */
-function userOpHashOf(op: Record<string, unknown>, version: EntryPointVersion, entryPoint: Hex) {
-  const domain = Object.fromEntries(
+/** A wire operation with its numbers as bigints, as viem takes it. */
+function userOpFromWire(op: Record<string, unknown>) {
+  return Object.fromEntries(
     Object.entries(op).map(([k, v]) => [k, /^(nonce|.*GasLimit|preVerificationGas|maxFeePerGas|maxPriorityFeePerGas)$/.test(k) ? BigInt(v as string) : v]),
   );
-  return getUserOperationHash({ userOperation: domain as never, entryPointAddress: entryPoint, entryPointVersion: version, chainId: fx.devnet.chainId });
+}
+
+/** viem's userOpHash of a wire operation: the oracle the service's hashes are checked against. */
+function userOpHashOf(op: Record<string, unknown>, version: EntryPointVersion, entryPoint: Hex) {
+  return getUserOperationHash({ userOperation: userOpFromWire(op) as never, entryPointAddress: entryPoint, entryPointVersion: version, chainId: fx.devnet.chainId });
 }
 
 /** A copy of `op` with `field` set to `value` (`undefined` deletes it). */
@@ -276,6 +280,24 @@ describe("lookups through an operation's life", () => {
     expect(tx.to.toLowerCase()).toBe(entryPoint.toLowerCase());
     expect(tx.logs.length).toBeGreaterThanOrEqual(receipt.logs.length);
     expect(BigInt(tx.confirmations)).toBeGreaterThanOrEqual(1n);
+  });
+
+  it.each(versions)("v%s: an operation whose execution reverts is included with success false", async (version) => {
+    const account = await fx.makeAccount(version);
+    const entryPoint = fx.entryPoint(version);
+    // Estimated for a harmless call, then asked to send more than the account holds: only the execution fails.
+    const op = await fx.signedOperation(account);
+    const reverting: Record<string, unknown> = {
+      ...op,
+      callData: encodeFunctionData({ abi: executeAbi, args: [entryPoint, parseEther("100"), "0x"] }),
+      callGasLimit: `0x${(BigInt(op.callGasLimit as string) + 50_000n).toString(16)}`,
+    };
+    reverting.signature = await account.signUserOperation(userOpFromWire(reverting) as never);
+    const { result: userOpHash } = await fx.call("eth_sendUserOperation", [reverting, entryPoint]);
+    await fx.service.bundler.sendBundleNow();
+    const receipt = (await fx.call("eth_getUserOperationReceipt", [userOpHash])).result;
+    expect(receipt).toMatchObject({ userOpHash, success: false, receipt: { status: "0x1" } });
+    expect(BigInt(receipt.actualGasCost)).toBeGreaterThan(0n); // it still paid
   });
 
   it.each(["", "0x", "0x1234", 7, null])("a malformed hash %j is -32602 Missing/invalid userOpHash", async (value) => {

@@ -8,6 +8,7 @@ export * from "./errors/errors.ts";
 export * from "./gas/estimate-user-operation-gas.ts";
 export * from "./gas/fee-oracle.ts";
 export * from "./gas/pre-verification-gas.ts";
+export * from "./mempool/default-mempool-policy.ts";
 export * from "./ports/index.ts";
 export * from "./receipt/lookup.ts";
 export * from "./receipt/user-operation-event.ts";

@@ -3,6 +3,8 @@ import { type Hash, pad, parseEther, toEventSelector } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BundlerError, RpcErrorCode } from "../src/errors/errors.ts";
+import { createDefaultMempoolPolicy } from "../src/mempool/default-mempool-policy.ts";
+import type { MempoolPolicy } from "../src/ports/mempool-policy.ts";
 import type { StatusChange } from "../src/engine/status.ts";
 import { userOperationEventTopic } from "../src/receipt/user-operation-event.ts";
 import { createMemoryMempoolStore } from "../src/testing/index.ts";
@@ -139,6 +141,48 @@ describe("bundler engine", () => {
     expect(await bundler.sendBundleNow()).toHaveLength(1); // one op per sender per bundle
     await bundler.sendBundleNow();
     for (const hash of [firstHash, ...hashes]) expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+  });
+
+  it("lets an unstaked sender queue 4 operations and refuses a 5th with -32504", async () => {
+    const { bundler } = await fx.makeBundler();
+    const account = await fx.makeAccount("0.7");
+    await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: account.address }), account.entryPoint.address);
+    await bundler.sendBundleNow(); // deploys the account
+    for (const nonce of [1n, 2n, 3n, 4n]) {
+      await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: account.address }, { nonce }), account.entryPoint.address);
+    }
+    const fifth = await fx.makeOperation(bundler, account, { to: account.address }, { nonce: 5n });
+    const error = await rejection(bundler.sendUserOperation(fifth, account.entryPoint.address));
+    expect(error.code).toBe(RpcErrorCode.throttledOrBanned);
+    expect(error.data).toEqual({ sender: account.address, limit: 4 });
+  });
+
+  it("bundles what a custom mempool policy selects, in its order", async () => {
+    // A policy that takes the lowest priority fee first, two operations per bundle.
+    const cheapestFirst: MempoolPolicy = {
+      name: "cheapest-first",
+      admit: createDefaultMempoolPolicy().admit,
+      select: (candidates) =>
+        [...candidates].sort((a, b) => Number(a.userOperation.maxPriorityFeePerGas - b.userOperation.maxPriorityFeePerGas)).slice(0, 2),
+    };
+    const { bundler } = await fx.makeBundler({ policy: cheapestFirst });
+    const sent: { hash: Hash; priority: bigint }[] = [];
+    for (const bump of [3n, 1n, 2n]) {
+      const account = await fx.makeAccount("0.7");
+      const draft = await fx.makeOperation(bundler, account, { to: account.address });
+      const priority = draft.maxPriorityFeePerGas + bump;
+      const op = await fx.makeOperation(bundler, account, { to: account.address }, { maxPriorityFeePerGas: priority, maxFeePerGas: draft.maxFeePerGas + bump });
+      sent.push({ hash: await bundler.sendUserOperation(op, account.entryPoint.address), priority });
+    }
+    const [transactionHash] = await bundler.sendBundleNow();
+    const receipt = await fx.client.getTransactionReceipt({ hash: transactionHash! });
+    const order = receipt.logs.filter((log) => log.topics[0] === userOperationEventTopic).map((log) => log.topics[1]);
+    const byPriority = [...sent].sort((a, b) => Number(a.priority - b.priority)).map((s) => s.hash);
+    expect(order).toEqual(byPriority.slice(0, 2));
+    // The third went back to the pool and goes in the next bundle.
+    expect((await bundler.getUserOperationByHash(byPriority[2]!))?.transactionHash).toBeUndefined();
+    await bundler.sendBundleNow();
+    expect((await bundler.getUserOperationReceipt(byPriority[2]!))?.success).toBe(true);
   });
 
   it("finds operations included before a restart from chain logs", async () => {

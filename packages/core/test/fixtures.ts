@@ -1,9 +1,10 @@
 import { type Devnet, type EntryPointVersion, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
 import { type Address, createPublicClient, createWalletClient, defineChain, type Hex, http, parseEther } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { SmartAccount } from "viem/account-abstraction";
 import { type Bundler, createBundler } from "../src/engine/create-bundler.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
+import type { MempoolPolicy } from "../src/ports/mempool-policy.ts";
 import type { MempoolStore } from "../src/ports/mempool-store.ts";
 import type { RelayerLease, RelayerSigner } from "../src/ports/relayer-signer.ts";
 import { createMemoryMempoolStore } from "../src/testing/index.ts";
@@ -38,14 +39,16 @@ export async function engineFixture() {
   });
   const client = createPublicClient({ chain, transport: http(devnet.rpcUrl), pollingInterval: 50 });
   const funder = createWalletClient({ chain, transport: http(devnet.rpcUrl), account: privateKeyToAccount(devnet.accountKeys.at(-1)!) });
-  let nextKey = 0;
   let funding: Promise<unknown> = Promise.resolve();
 
-  async function makeBundler(options: { store?: MempoolStore; config?: Partial<BundlerConfig>; relayerKeys?: readonly Hex[] } = {}) {
+  async function makeBundler(
+    options: { store?: MempoolStore; config?: Partial<BundlerConfig>; relayerKeys?: readonly Hex[]; policy?: MempoolPolicy } = {},
+  ) {
     const store = options.store ?? createMemoryMempoolStore();
     const bundler = await createBundler({
       client: client as unknown as ChainClient,
       store,
+      policy: options.policy,
       signer: testSigner(options.relayerKeys ?? devnet.relayerKeys),
       config: { bundlingMode: "manual", ...options.config },
     });
@@ -54,7 +57,8 @@ export async function engineFixture() {
 
   /** A funded, counterfactual SimpleAccount with a fresh owner. */
   async function makeAccount(version: EntryPointVersion, fund = parseEther("1")) {
-    const owner = privateKeyToAccount(devnet.accountKeys[nextKey++]!);
+    // A fresh owner each time: owners need no funds (the funder pays the account itself).
+    const owner = privateKeyToAccount(generatePrivateKey());
     const account = await toSimpleAccount({ client, owner, version });
     if (fund > 0n) {
       // One funder: send one transfer at a time so nonces never collide.

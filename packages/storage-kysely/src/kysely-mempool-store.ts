@@ -16,7 +16,7 @@ import {
 } from "kysely";
 import type { Hash } from "viem";
 import { migrateToLatest } from "./migrations.ts";
-import { addressKey, hashKey, nonceKey, toEntry, toRow } from "./rows.ts";
+import { addressKey, hashKey, toEntry, toRow } from "./rows.ts";
 import type { MempoolDatabase, UserOperationsTable } from "./schema.ts";
 import { writeTransactionsFor } from "./write-transactions.ts";
 
@@ -130,18 +130,18 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
       return row && toEntry(row);
     },
 
-    async findBySenderNonce(entryPoint, sender, nonce) {
-      const row = await db
+    async listBySender(entryPoint, sender) {
+      const rows = await db
         .selectFrom("user_operations")
         .selectAll()
         .where("entry_point", "=", addressKey(entryPoint))
         .where("sender", "=", addressKey(sender))
-        .where("nonce", "=", nonceKey(nonce))
-        .where("status", "in", ["pending", "bundling"])
+        .where("status", "in", ["pending", "bundling", "submitted"])
+        .orderBy("nonce")
         .orderBy("received_at")
         .orderBy("hash")
-        .executeTakeFirst();
-      return row && toEntry(row);
+        .execute();
+      return rows.map(toEntry);
     },
 
     async list(status, { entryPoint, limit } = {}) {

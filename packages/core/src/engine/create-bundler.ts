@@ -13,10 +13,12 @@ import { enforceGasPrice } from "../gas/enforce-gas-price.ts";
 import { createChainFeeOracle, type FeeOracle, type GasPrice } from "../gas/fee-oracle.ts";
 import { type FeeHistory, getFeeHistory, type GetFeeHistoryParameters } from "../gas/get-fee-history.ts";
 import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
+import { createDefaultMempoolPolicy } from "../mempool/default-mempool-policy.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import { type Clock, systemClock } from "../ports/clock.ts";
 import { type Logger, silentLogger } from "../ports/logger.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
+import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { RelayerLease, RelayerSigner } from "../ports/relayer-signer.ts";
 import type { ReputationEntry, ReputationStore } from "../ports/reputation-store.ts";
 import type { Submitter } from "../ports/submitter.ts";
@@ -42,11 +44,27 @@ import { validateUserOperation } from "../validation/validate-user-operation.ts"
 import { type BundlerConfig, resolveBundlerConfig } from "./config.ts";
 import { createStatusHub, type StatusChange, type StatusListener } from "./status.ts";
 
+/** Candidates claimed per bundle slot, so the policy chooses among more than the oldest operations. */
+const candidatesPerBundleSlot = 4;
+
+/** The candidates a policy chose, in its order, at most `limit`: only real candidates, each once. */
+function pick(candidates: readonly MempoolEntry[], chosen: readonly MempoolEntry[], limit: number): MempoolEntry[] {
+  const byHash = new Map(candidates.map((c) => [c.userOpHash, c]));
+  const picked = new Set<MempoolEntry>();
+  for (const { userOpHash } of chosen) {
+    const candidate = byHash.get(userOpHash);
+    if (candidate && picked.size < limit) picked.add(candidate);
+  }
+  return [...picked];
+}
+
 export interface CreateBundlerParameters {
   /** Read access to the chain. */
   client: ChainClient;
   /** Durable mempool state. */
   store: MempoolStore;
+  /** Who enters the pool and what goes into a bundle. Default: `createDefaultMempoolPolicy()` (ERC-4337/ERC-7562). */
+  policy?: MempoolPolicy;
   /** ERC-7562 reputation counters. Default: in memory (they start afresh on restart). */
   reputation?: ReputationStore;
   /** Relayer accounts that send bundles. */
@@ -125,6 +143,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const instanceId = parameters.instanceId ?? randomUUID();
   const chainId = await client.getChainId();
   const status = createStatusHub();
+  const policy = parameters.policy ?? createDefaultMempoolPolicy();
   const reputationStore = parameters.reputation ?? createMemoryReputationStore();
   const reputation = createReputation(reputationStore, store, config);
   const lookup: LookupContext = { client, store, entryPoints, receiptLookupRange: config.receiptLookupRange };
@@ -167,13 +186,18 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
    */
   async function runBundle(entryPoint: EntryPoint): Promise<Hash | undefined> {
     for (;;) {
-      const claimed = await store.claimForBundle({
+      const candidates = await store.claimForBundle({
         entryPoint: entryPoint.address,
-        limit: config.bundleSize,
+        limit: config.bundleSize * candidatesPerBundleSlot,
         claimant: instanceId,
         leaseMs: config.bundleClaimLeaseMs,
         now: clock.now(),
       });
+      if (candidates.length === 0) return undefined;
+      // The policy picks and orders the bundle; the other candidates go straight back to the pool.
+      const claimed = pick(candidates, policy.select(candidates, config.bundleSize), config.bundleSize);
+      const unselected = candidates.filter((c) => !claimed.includes(c)).map((c) => c.userOpHash);
+      if (unselected.length > 0) await store.requeue(unselected, clock.now());
       if (claimed.length === 0) return undefined;
       const relayer = await leaseFundedRelayer({ client, signer, logger, minSignerBalance: config.minSignerBalance, multicall: config.multicall }).catch(
         async (error) => {
@@ -258,7 +282,8 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     } catch (error) {
       if (!(error instanceof EntryPointRejectionError && error.reason.startsWith("AA25"))) throw error;
       const { sequence } = splitNonce(op.nonce);
-      const previous = sequence > 0n ? await store.findBySenderNonce(entryPoint.address, op.sender, op.nonce - 1n) : undefined;
+      const previous =
+        sequence > 0n && (await store.listBySender(entryPoint.address, op.sender)).some((e) => e.userOperation.nonce === op.nonce - 1n);
       if (!previous) throw error;
       return run(nonceOverride(entryPoint.address, op.sender, op.nonce));
     }
@@ -307,10 +332,10 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       const userOpHash = getUserOperationHash(op, entryPoint, chainId);
       if (await store.get(userOpHash)) throw new DuplicateUserOperationError(userOpHash);
       await reputation.check(entryPoint.address, op);
-      const [gasPrice, validation, existing] = await Promise.all([
+      const [gasPrice, validation, senderOperations] = await Promise.all([
         feeOracle.getGasPrice(),
         validate(entryPoint, op),
-        store.findBySenderNonce(entryPoint.address, op.sender, op.nonce),
+        store.listBySender(entryPoint.address, op.sender),
       ]);
       if (config.enforceGasPrice) enforceGasPrice(op, gasPrice, config.enforceGasPriceThreshold);
       if (op.maxFeePerGas < gasPrice.baseFeePerGas) {
@@ -323,25 +348,17 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
         userOperation: op,
         receivedAt: clock.now(),
       };
-      if (existing) {
-        const bumped = (fee: bigint) => fee + fee / 10n;
-        if (op.maxFeePerGas < bumped(existing.userOperation.maxFeePerGas) || op.maxPriorityFeePerGas < bumped(existing.userOperation.maxPriorityFeePerGas)) {
-          throw new MempoolRejectionError(
-            `replacement underpriced: an operation with this sender and nonce is pending; raise maxFeePerGas and maxPriorityFeePerGas by at least 10%`,
-            { replacing: existing.userOpHash },
-          );
+      const senderStaked = isStaked(validation.sender, config);
+      const { replaces } = policy.admit({ entry, senderOperations, senderStaked });
+      if (replaces) {
+        if (!(await store.replace(replaces.userOpHash, entry))) {
+          throw new MempoolRejectionError("the operation it would replace is already being bundled", { replacing: replaces.userOpHash });
         }
-        if (!(await store.replace(existing.userOpHash, entry))) {
-          throw new MempoolRejectionError("the operation it would replace is already being bundled", { replacing: existing.userOpHash });
-        }
-        status.emit({ userOpHash: existing.userOpHash, status: "dropped", reason: `replaced by ${userOpHash}` });
+        status.emit({ userOpHash: replaces.userOpHash, status: "dropped", reason: `replaced by ${userOpHash}` });
       } else {
         await store.add(entry);
       }
-      await reputation.admitted(entryPoint.address, op, {
-        senderStaked: isStaked(validation.sender, config),
-        replaced: existing?.userOperation,
-      });
+      await reputation.admitted(entryPoint.address, op, { senderStaked, replaced: replaces?.userOperation });
       status.emit({ userOpHash, status: "pending" });
       logger.debug("operation accepted", { userOpHash, sender: op.sender, entryPoint: entryPoint.address });
       return userOpHash;

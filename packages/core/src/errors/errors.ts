@@ -129,6 +129,18 @@ export class ForwardedRpcError extends BundlerError {
   }
 }
 
+/** An unstaked sender already has as many operations in the pool as it may (ERC-7562 UREP-010) (-32504). */
+export class SenderLimitError extends BundlerError {
+  override name = "SenderLimitError";
+  constructor(sender: string, limit: number) {
+    super(
+      RpcErrorCode.throttledOrBanned,
+      `sender ${sender} already has ${limit} operations in the mempool, the most an unstaked sender may have; wait for one to be included`,
+      { sender, limit },
+    );
+  }
+}
+
 /** The node or another dependency failed; the caller may retry (-32603). */
 export class InfrastructureError extends BundlerError {
   override name = "InfrastructureError";

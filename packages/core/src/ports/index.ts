@@ -5,3 +5,4 @@ export * from "./mempool-store.ts";
 export * from "./relayer-signer.ts";
 export * from "./reputation-store.ts";
 export * from "./submitter.ts";
+export * from "./mempool-policy.ts";

@@ -89,12 +89,12 @@ export interface MempoolStore {
   replace(replacedHash: Hash, entry: NewMempoolEntry): Promise<boolean>;
   /** The operation with this hash, in any status. */
   get(userOpHash: Hash): Promise<MempoolEntry | undefined>;
-  /** The operation of `sender` with `nonce` on `entryPoint` still in the pool (`pending`, `bundling` or `submitted`). */
-  findBySenderNonce(
-    entryPoint: Address,
-    sender: Address,
-    nonce: bigint,
-  ): Promise<MempoolEntry | undefined>;
+  /**
+   * The operations of `sender` on `entryPoint` still in the pool (`pending`, `bundling` or
+   * `submitted`), by nonce (ties oldest first): what replacement, queued nonces and per-sender
+   * limits are decided on.
+   */
+  listBySender(entryPoint: Address, sender: Address): Promise<MempoolEntry[]>;
   /** Operations in `status`, oldest first. */
   list(
     status: UserOperationStatus,

@@ -28,10 +28,13 @@ interface Stored extends MempoolEntry {
  * - `failed` and `dropped` are final; `markIncluded` applies in any status (the chain has the
  *   last word).
  */
+/** Statuses of operations still in the pool. */
+const inPool: readonly UserOperationStatus[] = ["pending", "bundling", "submitted"];
+
 export function createMemoryMempoolStore(): MempoolStore {
   const entries = new Map<Hash, Stored>();
-  /** `senderNonceKey` → hashes of the operations with that sender and nonce, in any status. */
-  const bySenderNonce = new Map<string, Set<Hash>>();
+  /** `senderKey` → hashes of the sender's operations on an EntryPoint, in any status. */
+  const bySender = new Map<string, Set<Hash>>();
 
   function insert(entry: NewMempoolEntry): void {
     const stored: Stored = {
@@ -43,9 +46,8 @@ export function createMemoryMempoolStore(): MempoolStore {
       updatedAt: entry.receivedAt,
     };
     entries.set(stored.userOpHash, stored);
-    const key = senderNonceKey(stored.entryPoint, stored.sender, stored.userOperation.nonce);
-    const hashes = bySenderNonce.get(key) ?? new Set();
-    bySenderNonce.set(key, hashes.add(stored.userOpHash));
+    const key = senderKey(stored.entryPoint, stored.sender);
+    bySender.set(key, (bySender.get(key) ?? new Set()).add(stored.userOpHash));
   }
 
   /** Apply `change` to each known operation among `hashes` whose status is in `from`. */
@@ -95,13 +97,13 @@ export function createMemoryMempoolStore(): MempoolStore {
       return entry && toEntry(entry);
     },
 
-    async findBySenderNonce(entryPoint, sender, nonce) {
-      const hashes = bySenderNonce.get(senderNonceKey(entryPoint, sender, nonce)) ?? [];
-      const found = [...hashes]
+    async listBySender(entryPoint, sender) {
+      const hashes = bySender.get(senderKey(entryPoint, sender)) ?? [];
+      return [...hashes]
         .map((hash) => entries.get(hash)!)
-        .filter((entry) => entry.status === "pending" || entry.status === "bundling")
-        .sort(byAge)[0];
-      return found && toEntry(found);
+        .filter((entry) => inPool.includes(entry.status))
+        .sort((a, b) => (a.userOperation.nonce === b.userOperation.nonce ? byAge(a, b) : a.userOperation.nonce < b.userOperation.nonce ? -1 : 1))
+        .map(toEntry);
     },
 
     async list(status, options = {}) {
@@ -226,8 +228,8 @@ function hashKey(hash: Hash): Hash {
   return hash.toLowerCase() as Hash;
 }
 
-function senderNonceKey(entryPoint: Address, sender: Address, nonce: bigint): string {
-  return `${getAddress(entryPoint)}/${getAddress(sender)}/${nonce}`;
+function senderKey(entryPoint: Address, sender: Address): string {
+  return `${getAddress(entryPoint)}/${getAddress(sender)}`;
 }
 
 /** Oldest first; ties by hash. */

@@ -130,61 +130,49 @@ export function mempoolStoreContract(
         const [entry] = await added({ sender: 1, nonce: 5n });
         const upper = `0x${entry!.userOpHash.slice(2).toUpperCase()}` as Hash;
         expect((await store.get(upper))?.userOpHash).toBe(entry!.userOpHash);
-        const found = await store.findBySenderNonce(
+        const found = await store.listBySender(
           ep07.toLowerCase() as Address,
           fixtureAccount(1).address.toLowerCase() as Address,
-          5n,
         );
-        expect(found?.userOpHash).toBe(entry!.userOpHash);
+        expect(hashes(found)).toEqual([entry!.userOpHash]);
       });
     });
 
-    describe("findBySenderNonce", () => {
-      it("finds a pending operation, and still finds it once claimed", async () => {
-        const [entry] = await added({ sender: 1, nonce: 5n });
-        const sender = fixtureAccount(1).address;
-        expect((await store.findBySenderNonce(ep07, sender, 5n))?.userOpHash).toBe(
-          entry!.userOpHash,
+    describe("listBySender", () => {
+      const ofSender = async (sender: number, entryPoint: Address = ep07) =>
+        hashes(await store.listBySender(entryPoint, fixtureAccount(sender).address));
+
+      it("lists the sender's operations in the pool by nonce, whatever their age", async () => {
+        const [n7, n5, n6] = await added(
+          { sender: 1, nonce: 7n, receivedAt: t0 },
+          { sender: 1, nonce: 5n, receivedAt: t0 + 1 },
+          { sender: 1, nonce: 6n, receivedAt: t0 + 2 },
         );
-        await claim();
-        expect(await store.findBySenderNonce(ep07, sender, 5n)).toMatchObject({
-          userOpHash: entry!.userOpHash,
-          status: "bundling",
-        });
+        expect(await ofSender(1)).toEqual(hashes([n5!, n6!, n7!]));
       });
 
-      it("does not find submitted, included or failed operations", async () => {
-        const entries = await added({ sender: 1 }, { sender: 2 }, { sender: 3 });
+      it("orders nonces by value across nonce keys, wider than 64 bits", async () => {
+        const [high, low] = await added({ sender: 1, nonce: 1n << 64n }, { sender: 1, nonce: 2n });
+        expect(await ofSender(1)).toEqual(hashes([low!, high!]));
+      });
+
+      it("keeps operations while pending, bundling and submitted, and lets go once included, failed or dropped", async () => {
+        const entries = await added({ sender: 1 }, { sender: 2 }, { sender: 3 }, { sender: 4 });
         await claim();
+        expect((await store.listBySender(ep07, fixtureAccount(1).address))[0]).toMatchObject({ status: "bundling" });
         await store.markSubmitted(hashes(entries), txHash, t0 + 2_000);
-        await store.markIncluded(
-          entries[1]!.userOpHash,
-          { transactionHash: txHash, blockHash, blockNumber: 1n },
-          t0 + 3_000,
-        );
+        expect((await store.listBySender(ep07, fixtureAccount(1).address))[0]).toMatchObject({ status: "submitted" });
+        await store.markIncluded(entries[1]!.userOpHash, { transactionHash: txHash, blockHash, blockNumber: 1n }, t0 + 3_000);
         await store.markFailed([entries[2]!.userOpHash], "bundle transaction reverted", t0 + 3_000);
-        for (const sender of [1, 2, 3]) {
-          expect(
-            await store.findBySenderNonce(ep07, fixtureAccount(sender).address, 0n),
-          ).toBeUndefined();
-        }
+        expect(await ofSender(1)).toEqual([entries[0]!.userOpHash]);
+        for (const sender of [2, 3]) expect(await ofSender(sender)).toEqual([]);
       });
 
-      it("looks within one EntryPoint, sender and nonce", async () => {
-        const [on07, on08] = await added(
-          { sender: 1, nonce: 5n },
-          { sender: 1, nonce: 5n, version: "0.8" },
-        );
-        const sender = fixtureAccount(1).address;
-        expect((await store.findBySenderNonce(ep07, sender, 5n))?.userOpHash).toBe(
-          on07!.userOpHash,
-        );
-        expect((await store.findBySenderNonce(ep08, sender, 5n))?.userOpHash).toBe(
-          on08!.userOpHash,
-        );
-        expect(await store.findBySenderNonce(ep07, fixtureAccount(2).address, 5n)).toBeUndefined();
-        expect(await store.findBySenderNonce(ep07, sender, 6n)).toBeUndefined();
-        expect(await store.findBySenderNonce(ep07, sender, 5n + (1n << 64n))).toBeUndefined();
+      it("looks within one EntryPoint and sender", async () => {
+        const [on07, on08] = await added({ sender: 1, nonce: 5n }, { sender: 1, nonce: 5n, version: "0.8" }, { sender: 2, nonce: 5n });
+        expect(await ofSender(1)).toEqual([on07!.userOpHash]);
+        expect(await ofSender(1, ep08)).toEqual([on08!.userOpHash]);
+        expect(await ofSender(3)).toEqual([]);
       });
     });
 
@@ -208,8 +196,7 @@ export function mempoolStoreContract(
           failureReason: `replaced by ${replacement.userOpHash}`,
           updatedAt: replacement.receivedAt,
         });
-        const found = await store.findBySenderNonce(ep07, fixtureAccount(1).address, 3n);
-        expect(found?.userOpHash).toBe(replacement.userOpHash);
+        expect(hashes(await store.listBySender(ep07, fixtureAccount(1).address))).toEqual([replacement.userOpHash]);
         expect(await store.countByStatus()).toMatchObject({ pending: 1, dropped: 1, failed: 0 });
       });
 
@@ -573,7 +560,7 @@ export function mempoolStoreContract(
         );
         expect(after).toStrictEqual(before);
         expect(await claim({ now: t0 + 100_000 })).toEqual([]);
-        expect(await store.findBySenderNonce(ep07, fixtureAccount(6).address, 0n)).toBeUndefined();
+        expect(await store.listBySender(ep07, fixtureAccount(6).address)).toEqual([]);
       });
 
       it("expire drops pending operations received before the cutoff, oldest first, and says which", async () => {

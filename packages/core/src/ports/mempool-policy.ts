@@ -1,0 +1,36 @@
+import type { MempoolEntry, NewMempoolEntry } from "./mempool-store.ts";
+
+/** What a policy sees when a validated operation asks to enter the pool. */
+export interface AdmissionRequest {
+  entry: NewMempoolEntry;
+  /** The sender's operations already in the pool on this EntryPoint, by nonce (`MempoolStore.listBySender`). */
+  senderOperations: readonly MempoolEntry[];
+  /** Whether the sender has at least `minStake` staked for `minUnstakeDelay` (ERC-7562 limits unstaked senders). */
+  senderStaked: boolean;
+}
+
+/** A policy's yes: the pooled operation the new one replaces (same sender and nonce), if any. */
+export interface Admission {
+  replaces: MempoolEntry | undefined;
+}
+
+/**
+ * The mempool's rules, apart from its storage: who gets in, and what goes into a bundle. Swap it
+ * to try another ordering or admission rule; it is pure and synchronous, so two policies can be
+ * compared on a recorded workload without a chain. The default (`createDefaultMempoolPolicy`)
+ * follows ERC-4337 and ERC-7562.
+ */
+export interface MempoolPolicy {
+  readonly name: string;
+  /**
+   * Admit `request.entry` (already validated by simulation and reputation), or throw a
+   * `BundlerError` saying why not. Runs before the operation is stored.
+   */
+  admit(request: AdmissionRequest): Admission;
+  /**
+   * Choose a bundle's operations, in bundle order, from `candidates`: claimed operations, oldest
+   * first, at most one per sender (each sender's lowest nonce). Candidates left out go back to
+   * the pool for a later bundle.
+   */
+  select(candidates: readonly MempoolEntry[], limit: number): readonly MempoolEntry[];
+}

@@ -1,6 +1,6 @@
 import type { EntryPointVersion } from "@bundlekit/devnet";
 import { type Hash, pad, parseEther, toEventSelector } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BundlerError, RpcErrorCode } from "../src/errors/errors.ts";
 import { createDefaultMempoolPolicy } from "../src/mempool/default-mempool-policy.ts";
@@ -141,6 +141,33 @@ describe("bundler engine", () => {
     expect(await bundler.sendBundleNow()).toHaveLength(1); // one op per sender per bundle
     await bundler.sendBundleNow();
     for (const hash of [firstHash, ...hashes]) expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+  });
+
+  it.each<EntryPointVersion>(["0.6", "0.7", "0.8"])("v%s: a new account queues its second operation behind the one that deploys it", async (version) => {
+    const { bundler } = await fx.makeBundler();
+    const account = await fx.makeAccount(version);
+    const to = privateKeyToAccount(generatePrivateKey()).address;
+    const before = await fx.client.getBalance({ address: to });
+    const deploying = await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to, value: 1n }), account.entryPoint.address);
+    // Estimated and admitted while the account exists only in the pool's first operation.
+    const noFactory = version === "0.6" ? { initCode: "0x" as const } : { factory: undefined, factoryData: undefined };
+    const second = await fx.makeOperation(bundler, account, { to, value: 2n }, { nonce: 1n, ...noFactory });
+    expect(await fx.client.getCode({ address: account.address })).toBeUndefined();
+    const queued = await bundler.sendUserOperation(second, account.entryPoint.address);
+    await bundler.sendBundleNow();
+    await bundler.sendBundleNow();
+    for (const hash of [deploying, queued]) expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+    expect(await fx.client.getBalance({ address: to })).toBe(before + 3n);
+  });
+
+  it("still refuses an operation of an undeployed account with nothing in the pool to deploy it (AA20)", async () => {
+    const { bundler } = await fx.makeBundler();
+    const account = await fx.makeAccount("0.7");
+    const deploying = await fx.makeOperation(bundler, account, { to: account.address });
+    // The account is checked before its signature: AA20 comes first.
+    const orphan = { ...deploying, nonce: 1n, factory: undefined, factoryData: undefined };
+    const error = await rejection(bundler.sendUserOperation(orphan, account.entryPoint.address));
+    expect(error.message).toMatch(/^AA20/);
   });
 
   it("lets an unstaked sender queue 4 operations and refuses a 5th with -32504", async () => {

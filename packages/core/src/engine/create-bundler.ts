@@ -36,7 +36,8 @@ import { leaseFundedRelayer } from "../submit/lease-funded-relayer.ts";
 import { sendBundle } from "../submit/send-bundle.ts";
 import { createMemoryReputationStore } from "../testing/memory-reputation-store.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
-import { splitNonce, type UserOperation } from "../userop/types.ts";
+import { factoryOf, splitNonce, type UserOperation } from "../userop/types.ts";
+import { deploymentOverride } from "../validation/deployment-override.ts";
 import { mergeStateOverrides, type StateOverride } from "../validation/state-override.ts";
 import { nonceOverride } from "../validation/nonce-override.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
@@ -272,20 +273,24 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   }
 
   /**
-   * Run a simulation; when the operation's nonce is ahead of the chain (AA25) and the sender's
-   * previous nonce is in the pool, run it again as if that one had landed. A sender may queue
-   * consecutive operations without waiting for each to be bundled.
+   * Run a simulation; when it fails because the operation is queued behind the sender's previous
+   * nonce still in the pool, run it again as if that one had landed: with the nonce advanced
+   * (AA25), and for a new account also deployed by its pooled first operation (AA20). A sender
+   * may queue consecutive operations without waiting for each to be bundled.
    */
   async function withQueuedNonce<T>(entryPoint: EntryPoint, op: UserOperation, run: (override?: StateOverride) => Promise<T>) {
     try {
       return await run();
     } catch (error) {
-      if (!(error instanceof EntryPointRejectionError && error.reason.startsWith("AA25"))) throw error;
-      const { sequence } = splitNonce(op.nonce);
-      const previous =
-        sequence > 0n && (await store.listBySender(entryPoint.address, op.sender)).some((e) => e.userOperation.nonce === op.nonce - 1n);
-      if (!previous) throw error;
-      return run(nonceOverride(entryPoint.address, op.sender, op.nonce));
+      if (!(error instanceof EntryPointRejectionError && /^AA2[05]/.test(error.reason))) throw error;
+      const pooled = splitNonce(op.nonce).sequence > 0n ? await store.listBySender(entryPoint.address, op.sender) : [];
+      if (!pooled.some((e) => e.userOperation.nonce === op.nonce - 1n)) throw error;
+      const queued = nonceOverride(entryPoint.address, op.sender, op.nonce);
+      if (error.reason.startsWith("AA25")) return run(queued);
+      const deploying = pooled.find((e) => factoryOf(e.userOperation));
+      const deployed = deploying && (await deploymentOverride(client, entryPoint, deploying.userOperation));
+      if (!deployed) throw error;
+      return run(mergeStateOverrides(deployed, queued));
     }
   }
 

@@ -228,6 +228,21 @@ describe("bundler engine", () => {
     expect(lookup?.transactionHash).toBe(before!.receipt.transactionHash);
   });
 
+  it("searches the chain for such operations only within receiptLookupRange blocks", async () => {
+    const { bundler } = await fx.makeBundler();
+    const account = await fx.makeAccount("0.7");
+    const hash = await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: account.address }), account.entryPoint.address);
+    await bundler.sendBundleNow();
+    await fx.client.request({ method: "anvil_mine", params: ["0x10"] } as never); // 16 blocks later
+
+    const { bundler: near } = await fx.makeBundler({ store: createMemoryMempoolStore(), config: { receiptLookupRange: 8n } });
+    expect(await near.getUserOperationReceipt(hash)).toBeUndefined();
+    expect(await near.getUserOperationByHash(hash)).toBeUndefined();
+    const { bundler: far } = await fx.makeBundler({ store: createMemoryMempoolStore(), config: { receiptLookupRange: 32n } });
+    expect((await far.getUserOperationReceipt(hash))?.success).toBe(true);
+    expect((await far.getUserOperationByHash(hash))?.transactionHash).toBeDefined();
+  });
+
   it("gives each operation only the logs its execution emitted", async () => {
     const { bundler } = await fx.makeBundler({ config: { bundleSize: 10 } });
     const accounts = await Promise.all([fx.makeAccount("0.7"), fx.makeAccount("0.7")]);

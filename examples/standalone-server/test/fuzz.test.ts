@@ -135,6 +135,39 @@ describe("fuzzed garbage", () => {
     }
   });
 
+  it("seed 5: 150 bodies over one WebSocket connection, each answered, the connection kept", async () => {
+    const r = random(5);
+    const socket = new WebSocket(fx.service.webSocketUrl);
+    const inbox: unknown[] = [];
+    let arrived: (() => void) | undefined;
+    socket.addEventListener("message", (event) => {
+      inbox.push(JSON.parse(String(event.data)));
+      arrived?.();
+    });
+    await new Promise((resolve, reject) => {
+      socket.addEventListener("open", resolve, { once: true });
+      socket.addEventListener("error", reject, { once: true });
+    });
+    /** Messages until the answer to the sentinel request that follows each body. */
+    async function answersTo(input: string, sentinel: string): Promise<unknown[]> {
+      socket.send(input);
+      socket.send(JSON.stringify({ jsonrpc: "2.0", id: sentinel, method: "eth_chainId" }));
+      for (;;) {
+        const at = inbox.findIndex((m) => (m as { id?: unknown }).id === sentinel);
+        if (at >= 0) return inbox.splice(0, at + 1).slice(0, -1);
+        await new Promise<void>((resolve) => {
+          arrived = resolve;
+        });
+      }
+    }
+    for (let i = 0; i < 150; i++) {
+      const input = body(r);
+      for (const answer of await answersTo(input, `sentinel-${i}`)) expectJsonRpcAnswer(answer, input);
+      expect(socket.readyState, input).toBe(WebSocket.OPEN);
+    }
+    socket.close();
+  });
+
   it("keeps serving afterwards: an operation still goes from send to receipt", async () => {
     expect((await fx.call("eth_chainId")).result).toBe(`0x${fx.devnet.chainId.toString(16)}`);
     const version = "0.7";

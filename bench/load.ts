@@ -51,7 +51,9 @@ const usage = `Usage: pnpm bench [options]
   --relayers R          relayer keys of the service, bundles in flight at once (default 4)
   --bundle-interval MS  the service's bundleInterval (default 100)
   --bundle-size S       the service's bundleSize (default 10)
-  --queue-depth D       at most D accepted, not yet included operations per account; 0 = no limit (default 0)
+  --queue-depth D       at most D accepted, not yet included operations per account; 0 = no limit (default 3:
+                        ERC-7562 lets an unstaked sender hold 4, and the service may still count one
+                        that this script has already seen on chain)
   --runs K              repeat the whole run K times (fresh devnet and service); results are medians (default 1)
   --timeout S           seconds to wait for the last receipt after the last send (default 120)
   --out DIR             where results go (default bench/results)
@@ -103,7 +105,7 @@ function parseOptions(argv: string[]): LoadOptions {
       relayers: { type: "string", default: "4" },
       "bundle-interval": { type: "string", default: "100" },
       "bundle-size": { type: "string", default: "10" },
-      "queue-depth": { type: "string", default: "0" },
+      "queue-depth": { type: "string", default: "3" },
       runs: { type: "string", default: "1" },
       timeout: { type: "string", default: "120" },
       out: { type: "string", default: "bench/results" },

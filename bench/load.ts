@@ -20,7 +20,7 @@ import {
   concatHex,
   createPublicClient,
   createWalletClient,
-  defineChain,
+  type Chain,
   type Hash,
   type Hex,
   http,
@@ -213,12 +213,7 @@ async function runOnce(options: LoadOptions): Promise<RunResults> {
   cleanups.push(() => service.stop());
   log(`service: pid ${service.pid} at ${service.url}`);
 
-  const chain = defineChain({
-    id: devnet.chainId,
-    name: "devnet",
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [devnet.rpcUrl] } },
-  });
+  const chain = devnet.chain;
   const client = createPublicClient({
     chain,
     transport: http(devnet.rpcUrl),
@@ -270,7 +265,7 @@ async function setUpAccounts(
   devnet: Devnet,
   client: PublicClient,
   bundler: BundlerClient,
-  chain: ReturnType<typeof defineChain>,
+  chain: Chain,
   options: LoadOptions,
 ) {
   const funder = createWalletClient({

@@ -1,5 +1,5 @@
 import { type Devnet, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
-import { createPublicClient, createWalletClient, defineChain, http, parseEther } from "viem";
+import { createPublicClient, createWalletClient, http, parseEther } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { createBundlerClient } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -44,12 +44,7 @@ describe("embedded backend", () => {
           params: ["userOperationStatus"],
         })
       ).result as string;
-      const chain = defineChain({
-        id: devnet.chainId,
-        name: "devnet",
-        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-        rpcUrls: { default: { http: [devnet.rpcUrl] } },
-      });
+      const chain = devnet.chain;
       const client = createPublicClient({
         chain,
         transport: http(devnet.rpcUrl),

@@ -1,5 +1,5 @@
 import { type Devnet, type EntryPointVersion, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
-import { createPublicClient, createWalletClient, defineChain, http, parseEther, type PublicClient } from "viem";
+import { createPublicClient, createWalletClient, http, parseEther, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { createBundlerClient, getUserOperationHash } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,18 +11,13 @@ describe("stand-alone service end to end", () => {
   let devnet: Devnet;
   let service: BundlerService;
   let publicClient: PublicClient;
-  let chain: ReturnType<typeof defineChain>;
+  let chain: Devnet["chain"];
 
   beforeAll(async () => {
     devnet = await startDevnet();
     const config = loadConfig({ BUNDLEKIT_RPC_URL: devnet.rpcUrl, BUNDLEKIT_RELAYER_KEYS: devnet.relayerKeys.join(","), BUNDLEKIT_PORT: "0", BUNDLEKIT_DATABASE: ":memory:", BUNDLEKIT_BUNDLE_INTERVAL: "100" });
     service = await startBundlerService({ ...config, rpcUrl: devnet.rpcUrl });
-    chain = defineChain({
-      id: devnet.chainId,
-      name: "devnet",
-      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-      rpcUrls: { default: { http: [devnet.rpcUrl] } },
-    });
+    chain = devnet.chain;
     publicClient = createPublicClient({ chain, transport: http(devnet.rpcUrl), pollingInterval: 100 }) as PublicClient;
   });
 

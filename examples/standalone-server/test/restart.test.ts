@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Devnet, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
-import { createPublicClient, createWalletClient, defineChain, http, parseEther } from "viem";
+import { createPublicClient, createWalletClient, http, parseEther } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { createBundlerClient, formatUserOperationRequest } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -45,7 +45,7 @@ describe("restarting the service", () => {
   }
 
   it("an operation accepted before a restart is bundled after it, and both lookups keep working", async () => {
-    const chain = defineChain({ id: devnet.chainId, name: "devnet", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [devnet.rpcUrl] } } });
+    const chain = devnet.chain;
     const client = createPublicClient({ chain, transport: http(devnet.rpcUrl) });
     const account = await toSimpleAccount({ client, owner: privateKeyToAccount(devnet.accountKeys[0]!), version: "0.7" });
     const funder = createWalletClient({ chain, transport: http(devnet.rpcUrl), account: privateKeyToAccount(devnet.accountKeys.at(-1)!) });

@@ -3,7 +3,6 @@ import {
   type Address,
   createPublicClient,
   createWalletClient,
-  defineChain,
   type Hex,
   http,
   parseEther,
@@ -40,12 +39,7 @@ export async function serviceFixture(overrides: Partial<ServerConfig> = {}) {
     bundler: { ...base.bundler, bundlingMode: "manual", ...overrides.bundler },
     rpcUrl: devnet.rpcUrl,
   });
-  const chain = defineChain({
-    id: devnet.chainId,
-    name: "devnet",
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [devnet.rpcUrl] } },
-  });
+  const chain = devnet.chain;
   const client = createPublicClient({ chain, transport: http(devnet.rpcUrl), pollingInterval: 50 }) as PublicClient;
   const funder = createWalletClient({ chain, transport: http(devnet.rpcUrl), account: privateKeyToAccount(devnet.accountKeys.at(-1)!) });
   let nextKey = 0;

@@ -1,5 +1,5 @@
 import { type Devnet, type EntryPointVersion, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
-import { type Address, createPublicClient, createWalletClient, defineChain, type Hex, http, parseEther } from "viem";
+import { type Address, createPublicClient, createWalletClient, type Hex, http, parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { SmartAccount } from "viem/account-abstraction";
 import { type Bundler, createBundler } from "../src/engine/create-bundler.ts";
@@ -31,12 +31,7 @@ export function testSigner(keys: readonly Hex[]): RelayerSigner {
 /** A devnet with a client, and engines over it that bundle only when asked. */
 export async function engineFixture() {
   const devnet: Devnet = await startDevnet();
-  const chain = defineChain({
-    id: devnet.chainId,
-    name: "devnet",
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [devnet.rpcUrl] } },
-  });
+  const chain = devnet.chain;
   const client = createPublicClient({ chain, transport: http(devnet.rpcUrl), pollingInterval: 50 });
   const funder = createWalletClient({ chain, transport: http(devnet.rpcUrl), account: privateKeyToAccount(devnet.accountKeys.at(-1)!) });
   let funding: Promise<unknown> = Promise.resolve();

@@ -4,7 +4,6 @@ import {
   createPublicClient,
   createTestClient,
   createWalletClient,
-  defineChain,
   encodeAbiParameters,
   getContractAddress,
   type Hash,
@@ -22,6 +21,7 @@ import {
   type EntryPointVersion,
 } from "./addresses.ts";
 import { loadArtifact } from "./artifacts.ts";
+import { devnetChain } from "./chain.ts";
 
 /** Where one EntryPoint version and its SimpleAccountFactory are deployed on the devnet. */
 export interface DevnetDeployment {
@@ -119,12 +119,7 @@ export async function deployErc4337Contracts(
   const transport = http(options.rpcUrl, { retryCount: 0 });
   const publicClient = createPublicClient({ transport, pollingInterval: 20 });
   const chainId = await publicClient.getChainId();
-  const chain = defineChain({
-    id: chainId,
-    name: "devnet",
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [options.rpcUrl] } },
-  });
+  const chain = devnetChain(chainId, options.rpcUrl);
   const account = privateKeyToAccount(options.deployerKey);
   const wallet = createWalletClient({ account, chain, transport });
   const testClient = createTestClient({ mode: "anvil", chain, transport });

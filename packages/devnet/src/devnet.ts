@@ -1,6 +1,7 @@
-import type { Hex } from "viem";
+import type { Chain, Hex } from "viem";
 import type { EntryPointVersion } from "./addresses.ts";
 import { startAnvil } from "./anvil.ts";
+import { devnetChain } from "./chain.ts";
 import { type DevnetDeployment, deployErc4337Contracts } from "./deploy.ts";
 import { DEVNET_MNEMONIC, deriveDevnetKeys } from "./keys.ts";
 
@@ -26,6 +27,8 @@ export interface Devnet {
   rpcUrl: string;
   /** Chain id of the devnet. */
   chainId: number;
+  /** The devnet as a viem `Chain`, for clients that need one (wallet clients, `waitForTransactionReceipt`). */
+  chain: Chain;
   /** EntryPoint and SimpleAccountFactory addresses for each EntryPoint version. */
   deployments: Record<EntryPointVersion, DevnetDeployment>;
   /** Private keys of funded accounts reserved for bundler relayers (disjoint from `accountKeys`). */
@@ -99,6 +102,7 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
   return {
     rpcUrl: anvil.rpcUrl,
     chainId,
+    chain: devnetChain(chainId, anvil.rpcUrl),
     deployments,
     relayerKeys: keys.slice(1, 1 + relayerCount),
     accountKeys: keys.slice(1 + relayerCount),

@@ -11,6 +11,7 @@ export {
   type StartAnvilOptions,
   startAnvil,
 } from "./anvil.ts";
+export { devnetChain } from "./chain.ts";
 export { type ContractArtifact, type ContractName, loadArtifact } from "./artifacts.ts";
 export { type DeployOptions, type DevnetDeployment, deployErc4337Contracts } from "./deploy.ts";
 export { type Devnet, type StartDevnetOptions, startDevnet } from "./devnet.ts";

@@ -1,6 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+
 import { fixtureEntry, mempoolStoreContract } from "@bundlekit/core/testing";
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
@@ -11,17 +9,9 @@ import {
   type MempoolDatabase,
   migrateToLatest,
 } from "../src/index.ts";
+import { onSqliteFile } from "./backends.ts";
 
-mempoolStoreContract("SQLite file", async () => {
-  const directory = await mkdtemp(join(tmpdir(), "bundlekit-sqlite-"));
-  const open = () => createSqliteMempoolStore({ filename: join(directory, "mempool.db") });
-  return {
-    store: await open(),
-    reopen: open,
-    openAnother: open,
-    cleanup: () => rm(directory, { recursive: true, force: true }),
-  };
-});
+mempoolStoreContract("SQLite file", () => onSqliteFile((filename) => createSqliteMempoolStore({ filename })));
 
 mempoolStoreContract("SQLite :memory:", async () => ({
   store: await createSqliteMempoolStore({ filename: ":memory:" }),

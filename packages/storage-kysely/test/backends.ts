@@ -1,0 +1,44 @@
+import { randomUUID } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+
+/** What a store contract suite needs of a backend: a store, and how to reopen, share and clean up. */
+export interface StoreUnderTest<S> {
+  store: S;
+  reopen?: () => Promise<S>;
+  openAnother?: () => Promise<S>;
+  cleanup?: () => Promise<void>;
+}
+
+// CI always runs PostgreSQL: an unreachable server fails these tests rather than skipping them.
+const connectionString = process.env.BUNDLEKIT_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** A SQLite file in a fresh temporary directory; every open reaches the same data. */
+export async function onSqliteFile<S>(open: (filename: string) => Promise<S>): Promise<StoreUnderTest<S>> {
+  const directory = await mkdtemp(join(tmpdir(), "bundlekit-sqlite-"));
+  const openFile = () => open(join(directory, "bundler.db"));
+  return { store: await openFile(), reopen: openFile, openAnother: openFile, cleanup: () => rm(directory, { recursive: true, force: true }) };
+}
+
+/** A fresh PostgreSQL schema, first on the search_path of every pool that opens it; dropped on cleanup. */
+export async function onPostgresSchema<S>(open: (pool: pg.Pool) => Promise<S>): Promise<StoreUnderTest<S>> {
+  const admin = new pg.Pool({ connectionString, max: 1 });
+  const schema = `bundlekit_test_${randomUUID().replaceAll("-", "")}`;
+  const cleanup = async () => {
+    try {
+      await admin.query(`drop schema if exists ${schema} cascade`);
+    } finally {
+      await admin.end();
+    }
+  };
+  const openSchema = () => open(new pg.Pool({ connectionString, options: `-c search_path=${schema}` }));
+  try {
+    await admin.query(`create schema ${schema}`);
+    return { store: await openSchema(), reopen: openSchema, openAnother: openSchema, cleanup };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}

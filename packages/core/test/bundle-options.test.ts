@@ -18,11 +18,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BundlerConfig } from "../src/engine/config.ts";
 import { createBundler } from "../src/engine/create-bundler.ts";
 import type { StatusChange } from "../src/engine/status.ts";
-import { BundlerError, RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { Logger } from "../src/ports/logger.ts";
 import { createMemoryMempoolStore } from "../src/testing/index.ts";
-import { engineFixture, testSigner } from "./fixtures.ts";
+import { engineFixture, rejection, testSigner } from "./fixtures.ts";
 
 /** Bundle options of the engine on a real anvil: fees, access lists, validation, relayers, relaying modes. */
 describe("bundle options", () => {
@@ -33,14 +33,6 @@ describe("bundle options", () => {
   afterAll(() => fx?.devnet.stop());
 
   const recipient = () => privateKeyToAccount(generatePrivateKey()).address;
-  const rejection = async (promise: Promise<unknown>) => {
-    const error = await promise.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(BundlerError);
-    return error as BundlerError;
-  };
 
   /** An engine with its own signer and a logger that keeps warnings. */
   async function engineWith(

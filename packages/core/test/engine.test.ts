@@ -2,13 +2,13 @@ import type { EntryPointVersion } from "@bundlekit/devnet";
 import { type Hash, pad, parseEther, toEventSelector } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BundlerError, RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/errors/errors.ts";
 import { createDefaultMempoolPolicy } from "../src/mempool/default-mempool-policy.ts";
 import type { MempoolPolicy } from "../src/ports/mempool-policy.ts";
 import type { StatusChange } from "../src/engine/status.ts";
 import { userOperationEventTopic } from "../src/receipt/user-operation-event.ts";
 import { createMemoryMempoolStore } from "../src/testing/index.ts";
-import { engineFixture } from "./fixtures.ts";
+import { engineFixture, rejection } from "./fixtures.ts";
 
 const depositedTopic = toEventSelector("Deposited(address,uint256)");
 
@@ -20,11 +20,6 @@ describe("bundler engine", () => {
   });
   afterAll(() => fx?.devnet.stop());
 
-  const rejection = async (promise: Promise<unknown>) => {
-    const error = await promise.then(() => undefined, (e: unknown) => e);
-    expect(error).toBeInstanceOf(BundlerError);
-    return error as BundlerError;
-  };
 
   it.each<EntryPointVersion>(["0.6", "0.7", "0.8"])("follows a v%s operation from pending to included", async (version) => {
     const { bundler } = await fx.makeBundler();

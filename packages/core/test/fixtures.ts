@@ -2,7 +2,9 @@ import { type Devnet, type EntryPointVersion, startDevnet, toSimpleAccount } fro
 import { type Address, createPublicClient, createWalletClient, type Hex, http, parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { SmartAccount } from "viem/account-abstraction";
+import { expect } from "vitest";
 import { type Bundler, createBundler } from "../src/engine/create-bundler.ts";
+import { BundlerError } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { MempoolPolicy } from "../src/ports/mempool-policy.ts";
 import type { MempoolStore } from "../src/ports/mempool-store.ts";
@@ -11,6 +13,16 @@ import { createMemoryMempoolStore } from "../src/testing/index.ts";
 import type { UserOperation } from "../src/userop/types.ts";
 import { canonicalEntryPoints } from "../src/entrypoint/version.ts";
 import type { BundlerConfig } from "../src/engine/config.ts";
+
+/** The `BundlerError` a promise rejects with; fails the test when it resolves or rejects with anything else. */
+export async function rejection(promise: Promise<unknown>): Promise<BundlerError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(BundlerError);
+  return error as BundlerError;
+}
 
 /** A relayer signer at the port: local viem accounts, one lease each. */
 export function testSigner(keys: readonly Hex[]): RelayerSigner {

@@ -2,8 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Address } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StatusChange } from "../src/engine/status.ts";
-import { BundlerError, RpcErrorCode } from "../src/errors/errors.ts";
-import { engineFixture } from "./fixtures.ts";
+import { RpcErrorCode } from "../src/errors/errors.ts";
+import { engineFixture, rejection } from "./fixtures.ts";
 
 /** ERC-7562 reputation and the mempool TTL in the engine, on a real anvil. */
 describe("reputation and mempool expiry", () => {
@@ -17,14 +17,6 @@ describe("reputation and mempool expiry", () => {
   });
   afterAll(() => fx?.devnet.stop());
 
-  const rejection = async (promise: Promise<unknown>) => {
-    const error = await promise.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(BundlerError);
-    return error as BundlerError;
-  };
 
   /** A counterfactual account's first operation (so it names the factory), ready to send. */
   async function deployingOperation(

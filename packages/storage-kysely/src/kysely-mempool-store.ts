@@ -6,33 +6,20 @@ import {
   type UserOperationStatus,
   userOperationStatuses,
 } from "@bundlekit/core";
-import {
-  type Dialect,
-  type Expression,
-  type ExpressionBuilder,
+import type {
+  Expression,
+  ExpressionBuilder,
   Kysely,
-  type SqlBool,
-  type Updateable,
+  SqlBool,
+  Updateable,
 } from "kysely";
 import type { Hash } from "viem";
-import { migrateToLatest } from "./migrations.ts";
+import { type KyselyStoreOptions, openStoreDatabase } from "./open-store-database.ts";
 import { addressKey, hashKey, toEntry, toRow } from "./rows.ts";
 import type { MempoolDatabase, UserOperationsTable } from "./schema.ts";
-import { writeTransactionsFor } from "./write-transactions.ts";
 
-/** Options of `createKyselyMempoolStore`. */
-export interface KyselyMempoolStoreOptions<DB extends MempoolDatabase = MempoolDatabase> {
-  /**
-   * The database: a Kysely instance, or a Kysely dialect to open one with (SQLite via
-   * better-sqlite3, or PostgreSQL). The store owns it from here on: `close()` destroys it. To
-   * share an application's instance, pass `db.withTables<MempoolDatabase>()`.
-   */
-  db: Kysely<DB> | Dialect;
-  /** Run `migrateToLatest` before returning the store. Default true. */
-  migrate?: boolean;
-  /** SQLite: how long a write waits for another connection's write lock before failing. Default 5000. */
-  busyTimeoutMs?: number;
-}
+/** Options of `createKyselyMempoolStore`: the database it owns, and whether to migrate it. */
+export type KyselyMempoolStoreOptions<DB extends MempoolDatabase = MempoolDatabase> = KyselyStoreOptions<DB>;
 
 /** A SQL-backed `MempoolStore`; `close()` destroys its Kysely instance. */
 export interface KyselyMempoolStore extends MempoolStore {
@@ -58,18 +45,7 @@ const clearClaim = {
 export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
   options: KyselyMempoolStoreOptions<DB>,
 ): Promise<KyselyMempoolStore> {
-  // Only the mempool's tables are used, so a wider database type narrows safely.
-  const db =
-    options.db instanceof Kysely
-      ? (options.db as unknown as Kysely<MempoolDatabase>)
-      : new Kysely<MempoolDatabase>({ dialect: options.db });
-  const transactions = writeTransactionsFor(db, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
-  try {
-    if (options.migrate ?? true) await migrateToLatest(db);
-  } catch (error) {
-    await db.destroy();
-    throw error;
-  }
+  const { db, transactions } = await openStoreDatabase(options as unknown as KyselyStoreOptions<MempoolDatabase>);
 
   /** Insert `entry` as pending, or throw `DuplicateUserOperationError` if its hash is known. */
   async function insert(trx: Kysely<MempoolDatabase>, entry: NewMempoolEntry): Promise<void> {

@@ -3,25 +3,13 @@ import {
   type ReputationStore,
   reputationDecayIntervalMs,
 } from "@bundlekit/core";
-import { type Dialect, Kysely, sql } from "kysely";
+import { sql } from "kysely";
 import { type Address, getAddress } from "viem";
-import { migrateToLatest } from "./migrations.ts";
+import { type KyselyStoreOptions, openStoreDatabase } from "./open-store-database.ts";
 import type { ReputationDatabase } from "./schema.ts";
-import { writeTransactionsFor } from "./write-transactions.ts";
 
-/** Options of `createKyselyReputationStore`. */
-export interface KyselyReputationStoreOptions<DB extends ReputationDatabase = ReputationDatabase> {
-  /**
-   * The database: a Kysely instance, or a dialect to open one with (SQLite via better-sqlite3, or
-   * PostgreSQL). The store owns it: `close()` destroys it. To share an application's instance,
-   * pass `db.withTables<ReputationDatabase>()`.
-   */
-  db: Kysely<DB> | Dialect;
-  /** Run `migrateToLatest` before returning the store. Default true. */
-  migrate?: boolean;
-  /** SQLite: how long a write waits for another connection's write lock before failing. Default 5000. */
-  busyTimeoutMs?: number;
-}
+/** Options of `createKyselyReputationStore`: the database it owns, and whether to migrate it. */
+export type KyselyReputationStoreOptions<DB extends ReputationDatabase = ReputationDatabase> = KyselyStoreOptions<DB>;
 
 /** A SQL-backed `ReputationStore`; `close()` destroys its Kysely instance. */
 export interface KyselyReputationStore extends ReputationStore {
@@ -43,17 +31,7 @@ const uniqueKeys = (addresses: readonly Address[]) => [...new Set(addresses.map(
 export async function createKyselyReputationStore<DB extends ReputationDatabase>(
   options: KyselyReputationStoreOptions<DB>,
 ): Promise<KyselyReputationStore> {
-  const db =
-    options.db instanceof Kysely
-      ? (options.db as unknown as Kysely<ReputationDatabase>)
-      : new Kysely<ReputationDatabase>({ dialect: options.db });
-  const transactions = writeTransactionsFor(db, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
-  try {
-    if (options.migrate ?? true) await migrateToLatest(db);
-  } catch (error) {
-    await db.destroy();
-    throw error;
-  }
+  const { db, transactions } = await openStoreDatabase(options as unknown as KyselyStoreOptions<ReputationDatabase>);
 
   const toEntry = (row: {
     address: string;

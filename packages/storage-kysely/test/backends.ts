@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { inject } from "vitest";
 
 /** What a store contract suite needs of a backend: a store, and how to reopen, share and clean up. */
 export interface StoreUnderTest<S> {
@@ -12,8 +13,8 @@ export interface StoreUnderTest<S> {
   cleanup?: () => Promise<void>;
 }
 
-// CI always runs PostgreSQL: an unreachable server fails these tests rather than skipping them.
-const connectionString = process.env.BUNDLEKIT_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+// The test run finds PostgreSQL or brings one (test/global-setup.ts): these tests never skip.
+const connectionString = inject("postgresUrl");
 
 /** A SQLite file in a fresh temporary directory; every open reaches the same data. */
 export async function onSqliteFile<S>(open: (filename: string) => Promise<S>): Promise<StoreUnderTest<S>> {

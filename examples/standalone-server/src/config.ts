@@ -125,6 +125,12 @@ const engineParsers: { [K in keyof BundlerConfig]?: Parse<BundlerConfig[K]> } = 
   relayingMode: (v, n) => oneOf(v, n, relayingModes),
   pvgMarkup: (v, n) => BigInt(integer(v, n, 0, 1000)),
   skipBundleValidation: boolean,
+  maxBundleGas: (v, n) => BigInt(integer(v, n, 21_000)),
+  blockPollingInterval: (v, n) => integer(v, n, 10),
+  bundleReplaceAfterBlocks: (v, n) => integer(v, n, 1),
+  bundleFeeBumpPercent: (v, n) => BigInt(integer(v, n, 10, 1000)),
+  maxBundleFeePerGas: amount,
+  maxBundleAttempts: (v, n) => integer(v, n, 1),
 };
 
 /** The engine settings present in the file or the environment, parsed; absent ones keep the engine's defaults. */

@@ -17,7 +17,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BundlerConfig } from "../src/engine/config.ts";
 import { createBundler } from "../src/engine/create-bundler.ts";
-import type { StatusChange } from "../src/engine/status.ts";
+import type { StatusChange } from "../src/status/status-change.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { Logger } from "../src/ports/logger.ts";
@@ -171,17 +171,28 @@ describe("bundle options", () => {
       });
     });
 
-    it("on: the bundle is sent unsimulated and its revert is reported", async () => {
-      const target = await engineWith({ skipBundleValidation: true });
+    it("on: the bundle is sent unsimulated; after its revert the operation is retried, then fails after maxBundleAttempts", async () => {
+      const target = await engineWith({ skipBundleValidation: true, maxBundleAttempts: 2 });
       const changes: StatusChange[] = [];
       target.bundler.onStatusChange((c) => changes.push(c));
       const hash = await staleOperation(target);
-      const [transactionHash] = await target.bundler.sendBundleNow();
-      expect(transactionHash).toMatch(/^0x[0-9a-f]{64}$/);
-      expect((await fx.client.getTransactionReceipt({ hash: transactionHash! })).status).toBe(
-        "reverted",
-      );
-      expect(changes.at(-1)).toMatchObject({ userOpHash: hash, status: "failed", transactionHash });
+      const [first] = await target.bundler.sendBundleNow();
+      expect((await fx.client.getTransactionReceipt({ hash: first! })).status).toBe("reverted");
+      expect(changes.at(-1)).toEqual({
+        userOpHash: hash,
+        status: "pending",
+        reason: "its bundle transaction reverted; back in the pool",
+        transactionHash: first,
+      });
+      const [second] = await target.bundler.sendBundleNow();
+      expect(second).not.toBe(first);
+      expect(changes.at(-1)).toMatchObject({
+        userOpHash: hash,
+        status: "failed",
+        reason: "its bundle transaction reverted (2 bundles mined without it)",
+        transactionHash: second,
+      });
+      expect(await target.bundler.sendBundleNow()).toEqual([]);
     });
 
     it.each(["0.6", "0.7", "0.8"] as const)(

@@ -62,7 +62,7 @@ describe("bundler_config", () => {
         bundleGasLimitMarkup: 20,
         relayingMode: "classic",
         bundleInterval: 1000,
-        bundleSize: 10,
+        bundleSize: 1000,
         pvgMarkup: 5,
         skipBundleValidation: false,
       },

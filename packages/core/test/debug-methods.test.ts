@@ -5,7 +5,7 @@ import { entryPoint07Abi } from "viem/account-abstraction";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
-import type { StatusChange } from "../src/engine/status.ts";
+import type { StatusChange } from "../src/status/status-change.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import { debugMethods } from "../src/rpc/debug-methods.ts";
 import {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Address } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { StatusChange } from "../src/engine/status.ts";
+import type { StatusChange } from "../src/status/status-change.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import { engineFixture, rejection } from "./fixtures.ts";
 

@@ -4,9 +4,10 @@ import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
 import { toEntryPointStruct } from "../userop/pack.ts";
-import { isUserOperationV06, paymasterOf, type UserOperation } from "../userop/types.ts";
+import { isUserOperationV06 } from "../userop/types.ts";
 import { decodeEntryPointRevert } from "../validation/entry-point-revert.ts";
 import { estimateGas } from "../validation/eth-call.ts";
+import { bundleGasOf } from "./bundle-gas.ts";
 
 /** A `handleOps` call ready to sign. */
 export interface Bundle {
@@ -62,7 +63,7 @@ export async function buildBundle(
       ...(authorizationList.length > 0 ? { authorizationList: authorizationList.map(toRpcAuthorization) } : {}),
     };
     const result = options.skipValidation
-      ? { reverted: false as const, gas: candidates.reduce((sum, entry) => sum + gasLimitOf(entry.userOperation), 0n) }
+      ? { reverted: false as const, gas: candidates.reduce((sum, entry) => sum + bundleGasOf(entry.userOperation), 0n) }
       : await estimateGas(client, call);
     if (!result.reverted) {
       const bundle: Bundle = { entryPoint, entries: candidates, data, gas: result.gas, authorizationList };
@@ -85,22 +86,6 @@ export async function buildBundle(
     candidates = candidates.filter((_, i) => i !== index);
   }
   return { bundle: undefined, rejected };
-}
-
-/**
- * Gas an operation needs in `handleOps`, from its own limits, for bundles sent unsimulated. The
- * EntryPoint checks that gas is left before it spends it: v0.6 reserves the verification limit
- * again (for `postOp`) before execution, v0.7+ the post-op limit plus 10,000, and every call
- * with a gas limit may pass on only 63/64 of what is left.
- */
-function gasLimitOf(op: UserOperation): bigint {
-  if (isUserOperationV06(op)) {
-    // Prefund counts the verification limit three times with a paymaster (validation, postOp, postOp retry).
-    const verification = op.verificationGasLimit * (paymasterOf(op) ? 3n : 1n);
-    return ((op.preVerificationGas + verification + op.verificationGasLimit + op.callGasLimit + 5_000n) * 64n) / 63n;
-  }
-  const paymaster = (op.paymasterVerificationGasLimit ?? 0n) + (op.paymasterPostOpGasLimit ?? 0n);
-  return ((op.preVerificationGas + op.verificationGasLimit + paymaster + op.callGasLimit + 10_000n) * 64n) / 63n;
 }
 
 /**

@@ -28,8 +28,23 @@ export class BundlerConfigError extends Error {
 export interface BundlerConfig {
   /** Milliseconds between bundle attempts when running automatically. Default 1000. */
   bundleInterval: number;
-  /** At most this many operations per bundle. Default 10. */
+  /** At most this many operations per bundle, a cap besides gas (`maxBundleGas`). Default 1000. */
   bundleSize: number;
+  /**
+   * Most operation gas per bundle (the sum of each operation's limits, as `handleOps` may spend
+   * them). Default: what fits the chain's block gas limit with `bundleGasLimitMarkup` on top.
+   */
+  maxBundleGas: bigint | undefined;
+  /** Milliseconds between polls of the node for a new block (the transaction tracker's pace). Default 500. */
+  blockPollingInterval: number;
+  /** Blocks a bundle transaction may stay unmined before it is replaced with higher fees. Default 3. */
+  bundleReplaceAfterBlocks: number;
+  /** Percent a replacement raises both fees by; nodes require at least 10. Default 15. */
+  bundleFeeBumpPercent: bigint;
+  /** Most a bundle bids per gas, however long it waits (it never bids more than its operations repay). Default unset. */
+  maxBundleFeePerGas: bigint | undefined;
+  /** Mined bundles an operation may be left out of (e.g. reverted bundles) before it fails for good. Default 3. */
+  maxBundleAttempts: number;
   /** `auto` bundles on the interval; `manual` only on `sendBundleNow`. Default `auto`. */
   bundlingMode: "auto" | "manual";
   /** Who receives the bundle's fee refunds. Default: the relayer that sends the bundle. */
@@ -52,7 +67,7 @@ export interface BundlerConfig {
   receiptLookupRange: bigint;
   /** Milliseconds a claimed bundle may take before its operations return to the pool. Default 60,000. */
   bundleClaimLeaseMs: number;
-  /** Milliseconds to wait for a bundle transaction's receipt. Default 60,000. */
+  /** Milliseconds `sendBundleNow` waits for the bundles it sent to be mined. Default 60,000. */
   receiptTimeoutMs: number;
 
   /** Opens the `debug_bundler_*` methods to every caller; for test networks only. Default false. */
@@ -107,7 +122,13 @@ export interface BundlerConfig {
 
 export const defaultBundlerConfig: BundlerConfig = {
   bundleInterval: 1000,
-  bundleSize: 10,
+  bundleSize: 1000,
+  maxBundleGas: undefined,
+  blockPollingInterval: 500,
+  bundleReplaceAfterBlocks: 3,
+  bundleFeeBumpPercent: 15n,
+  maxBundleFeePerGas: undefined,
+  maxBundleAttempts: 3,
   bundlingMode: "auto",
   beneficiary: undefined,
   validationGasLimit: 10_000_000n,

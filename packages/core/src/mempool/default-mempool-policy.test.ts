@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { BundlerError, RpcErrorCode } from "../errors/errors.ts";
-import type { AdmissionRequest } from "../ports/mempool-policy.ts";
+import type { AdmissionRequest, BundleLimits } from "../ports/mempool-policy.ts";
 import type { MempoolEntry, UserOperationStatus } from "../ports/mempool-store.ts";
 import { fixtureEntry } from "../testing/fixtures.ts";
 import { createDefaultMempoolPolicy } from "./default-mempool-policy.ts";
@@ -18,6 +18,11 @@ async function request(nonce: bigint, senderOperations: MempoolEntry[], options:
     senderOperations,
     senderStaked: options.senderStaked ?? false,
   };
+}
+
+/** Bundle limits: by default roomy enough for everything, each operation 1 gas. */
+function limits(overrides: Partial<BundleLimits> = {}): BundleLimits {
+  return { gasBudget: 1_000_000n, maxOperations: 100, gasOf: () => 1n, block: { number: 1n, baseFeePerGas: 1n, timestamp: 1n }, ...overrides };
 }
 
 function refusal(admit: () => unknown): BundlerError {
@@ -92,6 +97,22 @@ describe("default mempool policy (ERC-4337 / ERC-7562)", () => {
       pooled({ sender: 3, priority: 9n, receivedAt: 3 }),
       pooled({ sender: 4, priority: 5n, receivedAt: 4 }),
     ]);
-    expect(policy.select([cheap!, rich!, richLater!, middle!], 3)).toEqual([rich, richLater, middle]);
+    // Passed out of order (later before earlier) so the tie-break is what orders them.
+    expect(policy.select([cheap!, richLater!, rich!, middle!], limits({ maxOperations: 3 }))).toEqual([rich, richLater, middle]);
+  });
+
+  it("fills the gas budget in fee order, skipping an operation too large for what is left", async () => {
+    const [big, small, other] = await Promise.all([
+      pooled({ sender: 1, priority: 9n, receivedAt: 1 }),
+      pooled({ sender: 2, priority: 8n, receivedAt: 2 }),
+      pooled({ sender: 3, priority: 7n, receivedAt: 3 }),
+    ]);
+    const gas = new Map([
+      [big!.userOpHash, 600n],
+      [small!.userOpHash, 300n],
+      [other!.userOpHash, 500n],
+    ]);
+    const chosen = policy.select([big!, small!, other!], limits({ gasBudget: 1_000n, gasOf: (e) => gas.get(e.userOpHash)! }));
+    expect(chosen).toEqual([big, small]);
   });
 });

@@ -1,5 +1,5 @@
 import { MempoolRejectionError, SenderLimitError } from "../errors/errors.ts";
-import type { MempoolPolicy } from "../ports/mempool-policy.ts";
+import type { BundleLimits, MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
 
 export interface DefaultMempoolPolicyOptions {
@@ -53,8 +53,8 @@ export function createDefaultMempoolPolicy(options: DefaultMempoolPolicyOptions 
       return { replaces: undefined };
     },
 
-    select(candidates, limit) {
-      return [...candidates].sort(byPriorityFee).slice(0, limit);
+    select(candidates, limits) {
+      return fillBudget([...candidates].sort(byPriorityFee), limits);
     },
   };
 }
@@ -63,4 +63,18 @@ function byPriorityFee(a: MempoolEntry, b: MempoolEntry): number {
   const [x, y] = [a.userOperation.maxPriorityFeePerGas, b.userOperation.maxPriorityFeePerGas];
   if (x !== y) return x > y ? -1 : 1;
   return a.receivedAt - b.receivedAt || (a.userOpHash < b.userOpHash ? -1 : 1);
+}
+
+/** `ordered`, in order, keeping each entry that still fits the bundle's gas budget and count. */
+export function fillBudget(ordered: readonly MempoolEntry[], limits: BundleLimits): MempoolEntry[] {
+  const chosen: MempoolEntry[] = [];
+  let gas = 0n;
+  for (const entry of ordered) {
+    if (chosen.length >= limits.maxOperations) break;
+    const needed = limits.gasOf(entry);
+    if (gas + needed > limits.gasBudget) continue;
+    gas += needed;
+    chosen.push(entry);
+  }
+  return chosen;
 }

@@ -1,4 +1,5 @@
 export * from "./chain-client.ts";
+export * from "./block-source.ts";
 export * from "./clock.ts";
 export * from "./logger.ts";
 export * from "./mempool-store.ts";

@@ -1,3 +1,4 @@
+import type { BlockHead } from "./block-source.ts";
 import type { MempoolEntry, NewMempoolEntry } from "./mempool-store.ts";
 
 /** What a policy sees when a validated operation asks to enter the pool. */
@@ -14,6 +15,18 @@ export interface Admission {
   replaces: MempoolEntry | undefined;
 }
 
+/** What one bundle may hold, and the block it is built for. */
+export interface BundleLimits {
+  /** The sum of the chosen operations' `gasOf` must not exceed this. */
+  gasBudget: bigint;
+  /** At most this many operations (`bundleSize`, when set). */
+  maxOperations: number;
+  /** The gas an operation takes in a bundle, from its limits (`bundleGasOf`). */
+  gasOf(entry: MempoolEntry): bigint;
+  /** The head the bundle is built on; it goes into the next block. */
+  block: Pick<BlockHead, "number" | "baseFeePerGas" | "timestamp">;
+}
+
 /**
  * The mempool's rules, apart from its storage: who gets in, and what goes into a bundle. Swap it
  * to try another ordering or admission rule; it is pure and synchronous, so two policies can be
@@ -28,9 +41,10 @@ export interface MempoolPolicy {
    */
   admit(request: AdmissionRequest): Admission;
   /**
-   * Choose a bundle's operations, in bundle order, from `candidates`: claimed operations, oldest
-   * first, at most one per sender (each sender's lowest nonce). Candidates left out go back to
-   * the pool for a later bundle.
+   * Choose a bundle's operations, in bundle order, from `candidates` within `limits`: claimed
+   * operations, oldest first, at most one per sender (each sender's lowest nonce), each able to
+   * pay the block's base fee. Candidates left out go back to the pool for a later bundle. The
+   * engine enforces the limits whatever the policy returns.
    */
-  select(candidates: readonly MempoolEntry[], limit: number): readonly MempoolEntry[];
+  select(candidates: readonly MempoolEntry[], limits: BundleLimits): readonly MempoolEntry[];
 }

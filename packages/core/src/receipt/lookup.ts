@@ -4,6 +4,7 @@ import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { UserOperation } from "../userop/types.ts";
+import { toQuantity } from "../userop/wire.ts";
 import { decodeUserOperationEvent, logsOfUserOperation, type RawLog, userOperationEventTopic } from "./user-operation-event.ts";
 
 /** `eth_getUserOperationByHash`'s answer in domain form. */
@@ -50,6 +51,18 @@ async function findEvent(context: LookupContext, userOpHash: Hash): Promise<RawL
     if (log) return log;
   }
   if (entry && entry.status !== "included") return undefined;
+  return findUserOperationEvent(context, userOpHash);
+}
+
+/**
+ * The `UserOperationEvent` of `userOpHash` in the canonical chain's last `receiptLookupRange`
+ * blocks, on any served EntryPoint: how operations are found on chain whatever transaction
+ * carried them (a replacement, another instance's bundle, one sent before a crash).
+ */
+export async function findUserOperationEvent(
+  context: Pick<LookupContext, "client" | "entryPoints" | "receiptLookupRange">,
+  userOpHash: Hash,
+): Promise<RawLog | undefined> {
   const latest = await context.client.getBlockNumber({ cacheTime: 0 });
   const fromBlock = latest > context.receiptLookupRange ? latest - context.receiptLookupRange : 0n;
   const logs = (await context.client.request({
@@ -58,7 +71,7 @@ async function findEvent(context: LookupContext, userOpHash: Hash): Promise<RawL
       {
         address: context.entryPoints.all.map((ep) => ep.address),
         topics: [userOperationEventTopic, userOpHash],
-        fromBlock: `0x${fromBlock.toString(16)}`,
+        fromBlock: toQuantity(fromBlock),
         toBlock: "latest",
       },
     ],

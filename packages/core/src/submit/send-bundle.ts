@@ -1,86 +1,114 @@
-import type { Hash } from "viem";
+import { type Hash, keccak256, type TransactionSerializable } from "viem";
 import type { Bundle } from "../bundle/build-bundle.ts";
-import type { FeeOracle } from "../gas/fee-oracle.ts";
+import type { BundleFees } from "../bundle/bundle-fees.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { RelayerLease } from "../ports/relayer-signer.ts";
 import type { Submitter } from "../ports/submitter.ts";
-import { decodeUserOperationEvent, type RawLog, userOperationEventTopic } from "../receipt/user-operation-event.ts";
-import type { StatusListener } from "../engine/status.ts";
+import type { StatusListener } from "../status/status-change.ts";
+import { classifySendError, SendBundleError } from "./send-error.ts";
 
 export interface SendBundleContext {
   client: ChainClient;
   chainId: number;
   store: MempoolStore;
   submitter: Submitter;
-  feeOracle: FeeOracle;
   clock: Clock;
   logger: Logger;
   emit: StatusListener;
   /** Percent added to the bundle's gas for the transaction's gas limit (`bundleGasLimitMarkup`). */
   bundleGasLimitMarkup: bigint;
-  receiptTimeoutMs: number;
+}
+
+/** A bundle transaction on its way: what the transaction tracker follows until its nonce is settled. */
+export interface SentBundle {
+  bundle: Bundle;
+  /** Held until the nonce is settled (mined, or taken by a cancellation). */
+  relayer: RelayerLease;
+  /** The transaction last signed at this nonce: the bundle call, or a cancellation. */
+  transaction: TransactionSerializable & { nonce: number; gas: bigint } & BundleFees;
+  /** Every transaction hash sent at this nonce, oldest first: any of them may be the one mined. */
+  transactionHashes: Hash[];
+  /** The block the last of them was sent at. */
+  sentAtBlock: bigint;
+  /** Replaced by a zero-value transfer to the relayer itself: its operations no longer pay for it. */
+  cancelled: boolean;
+}
+
+export interface SendBundleParameters {
+  bundle: Bundle;
+  relayer: RelayerLease;
+  fees: BundleFees;
+  /** The head the bundle was built on: its gas limit caps the transaction's. */
+  head: { number: bigint; gasLimit: bigint };
 }
 
 /**
- * Sign a bundle with the leased relayer, hand it to the submitter, and follow it to its receipt:
- * operations with a `UserOperationEvent` become `included`, the rest `failed`. When no receipt
- * comes in time the operations stay `submitted` (the transaction may still land).
+ * Sign `bundle` with the leased relayer at its next nonce and hand it to the submitter. The
+ * store records the transaction hash before the transaction leaves (so a crash at any moment
+ * leaves a hash to reconcile with the chain), and takes the operations back to the pool when the
+ * node refuses it (`SendBundleError`, with what the refusal means).
  */
-export async function sendBundle(context: SendBundleContext, relayer: RelayerLease, bundle: Bundle): Promise<Hash> {
-  const { client, store, clock } = context;
+export async function sendBundle(context: SendBundleContext, parameters: SendBundleParameters): Promise<SentBundle> {
+  const { client, clock, store } = context;
+  const { bundle, relayer, fees, head } = parameters;
   const hashes = bundle.entries.map((e) => e.userOpHash);
-  const [fees, nonce] = await Promise.all([
-    context.feeOracle.getGasPrice(),
-    client.getTransactionCount({ address: relayer.address, blockTag: "pending" }),
-  ]);
-  const common = {
+  const nonce = await client.getTransactionCount({ address: relayer.address, blockTag: "pending" });
+  const withMarkup = (bundle.gas * (100n + context.bundleGasLimitMarkup)) / 100n;
+  const transaction = {
     chainId: context.chainId,
     to: bundle.entryPoint.address,
     data: bundle.data,
-    gas: (bundle.gas * (100n + context.bundleGasLimitMarkup)) / 100n,
+    gas: withMarkup < head.gasLimit ? withMarkup : head.gasLimit,
     nonce,
-    maxFeePerGas: fees.maxFeePerGas,
-    maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    ...fees,
     ...(bundle.accessList ? { accessList: bundle.accessList } : {}),
+    ...(bundle.authorizationList.length > 0
+      ? { type: "eip7702" as const, authorizationList: bundle.authorizationList }
+      : { type: "eip1559" as const }),
   };
-  const signed = await relayer.signTransaction(
-    bundle.authorizationList.length > 0
-      ? { ...common, type: "eip7702", authorizationList: bundle.authorizationList }
-      : { ...common, type: "eip1559" },
-  );
-  const transactionHash = await context.submitter.submit(signed, {
-    entryPoint: bundle.entryPoint.address,
-    senders: bundle.entries.map((e) => e.userOperation.sender),
-  });
-  await store.markSubmitted(hashes, transactionHash, clock.now());
-  for (const userOpHash of hashes) context.emit({ userOpHash, status: "submitted", transactionHash });
-  context.logger.info("bundle submitted", { transactionHash, entryPoint: bundle.entryPoint.address, ops: hashes.length, relayer: relayer.address });
-
-  let receipt: { status: string; blockHash: Hash; blockNumber: bigint; logs: readonly unknown[] };
+  const sent: SentBundle = { bundle, relayer, transaction, transactionHashes: [], sentAtBlock: head.number, cancelled: false };
   try {
-    receipt = await client.waitForTransactionReceipt({ hash: transactionHash, timeout: context.receiptTimeoutMs });
+    await sendTransaction(context, sent, transaction);
   } catch (error) {
-    context.logger.warn("bundle receipt not seen yet; operations stay submitted", { transactionHash, error: String(error) });
-    return transactionHash;
+    await store.requeue(hashes, clock.now());
+    throw error;
   }
-  const included = new Set<string>();
-  for (const log of receipt.logs as RawLog[]) {
-    if (log.address.toLowerCase() !== bundle.entryPoint.address.toLowerCase() || log.topics[0] !== userOperationEventTopic) continue;
-    const { userOpHash, success } = decodeUserOperationEvent(log);
-    if (!hashes.includes(userOpHash)) continue;
-    included.add(userOpHash);
-    await store.markIncluded(userOpHash, { transactionHash, blockHash: receipt.blockHash, blockNumber: receipt.blockNumber }, clock.now());
-    context.emit({ userOpHash, status: "included", transactionHash, success });
+  for (const userOpHash of hashes) context.emit({ userOpHash, status: "submitted", transactionHash: sent.transactionHashes[0] });
+  context.logger.info("bundle submitted", {
+    transactionHash: sent.transactionHashes[0],
+    entryPoint: bundle.entryPoint.address,
+    ops: hashes.length,
+    relayer: relayer.address,
+    nonce,
+  });
+  return sent;
+}
+
+/**
+ * Sign and submit `transaction` (the bundle, a replacement at the same nonce, or a cancellation)
+ * and add its hash to `sent`. A bundle call is recorded in the store first; "already known"
+ * counts as sent. Throws `SendBundleError` for any other refusal.
+ */
+export async function sendTransaction(context: SendBundleContext, sent: SentBundle, transaction: SentBundle["transaction"]): Promise<Hash> {
+  const signed = await sent.relayer.signTransaction(transaction);
+  const transactionHash = keccak256(signed);
+  const carriesBundle = transaction.to === sent.bundle.entryPoint.address;
+  if (carriesBundle) {
+    await context.store.markSubmitted(sent.bundle.entries.map((e) => e.userOpHash), transactionHash, context.clock.now());
   }
-  const missing = hashes.filter((h) => !included.has(h));
-  if (missing.length > 0) {
-    const reason = receipt.status === "reverted" ? "bundle transaction reverted" : "not included by the bundle transaction";
-    await store.markFailed(missing, reason, clock.now());
-    for (const userOpHash of missing) context.emit({ userOpHash, status: "failed", reason, transactionHash });
+  try {
+    await context.submitter.submit(signed, {
+      entryPoint: sent.bundle.entryPoint.address,
+      senders: sent.bundle.entries.map((e) => e.userOperation.sender),
+    });
+  } catch (error) {
+    const kind = classifySendError(error);
+    if (kind !== "already-known") throw new SendBundleError(kind, error);
   }
-  context.logger.info("bundle mined", { transactionHash, blockNumber: receipt.blockNumber, included: included.size, failed: missing.length });
+  sent.transaction = transaction;
+  sent.transactionHashes.push(transactionHash);
   return transactionHash;
 }

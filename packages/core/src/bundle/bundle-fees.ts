@@ -1,0 +1,48 @@
+import type { GasPrice } from "../gas/fee-oracle.ts";
+import type { UserOperation } from "../userop/types.ts";
+
+/** The fees of a bundle transaction, per gas, in wei. */
+export interface BundleFees {
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
+/**
+ * What a bundle of `operations` bids: the fee oracle's suggestion, but never more per gas than
+ * the operation paying least would repay (its `maxFeePerGas`, and its `maxPriorityFeePerGas` on
+ * top of the base fee). A bundle then never costs its relayer more than its operations return.
+ */
+export function bundleFees(suggested: GasPrice, operations: readonly UserOperation[]): BundleFees {
+  let maxFeePerGas = suggested.maxFeePerGas;
+  let maxPriorityFeePerGas = suggested.maxPriorityFeePerGas;
+  for (const op of operations) {
+    if (op.maxFeePerGas < maxFeePerGas) maxFeePerGas = op.maxFeePerGas;
+    if (op.maxPriorityFeePerGas < maxPriorityFeePerGas) maxPriorityFeePerGas = op.maxPriorityFeePerGas;
+  }
+  if (maxPriorityFeePerGas > maxFeePerGas) maxPriorityFeePerGas = maxFeePerGas;
+  return { maxFeePerGas, maxPriorityFeePerGas };
+}
+
+/** The most per gas the operations repay: a bundle bid is never raised above it. */
+export function repaidFeeCap(operations: readonly UserOperation[]): bigint {
+  let cap = operations[0]?.maxFeePerGas ?? 0n;
+  for (const { maxFeePerGas } of operations) if (maxFeePerGas < cap) cap = maxFeePerGas;
+  return cap;
+}
+
+/**
+ * Fees that replace a transaction at the same nonce: each raised by at least `bumpPercent`
+ * (nodes require 10% or more), and at least the current suggestion.
+ */
+export function bumpedFees(previous: BundleFees, suggested: GasPrice, bumpPercent: bigint): BundleFees {
+  const raise = (fee: bigint) => (fee * (100n + bumpPercent)) / 100n + 1n;
+  const maxPriorityFeePerGas = max(raise(previous.maxPriorityFeePerGas), suggested.maxPriorityFeePerGas);
+  const maxFeePerGas = max(raise(previous.maxFeePerGas), suggested.maxFeePerGas, maxPriorityFeePerGas);
+  return { maxFeePerGas, maxPriorityFeePerGas };
+}
+
+function max(...values: bigint[]): bigint {
+  let largest = values[0]!;
+  for (const value of values) if (value > largest) largest = value;
+  return largest;
+}

@@ -1,0 +1,112 @@
+import type { Address } from "viem";
+import type { EntryPoint } from "../entrypoint/registry.ts";
+import type { GasPrice } from "../gas/fee-oracle.ts";
+import type { BlockHead } from "../ports/block-source.ts";
+import type { ChainClient } from "../ports/chain-client.ts";
+import type { MempoolPolicy } from "../ports/mempool-policy.ts";
+import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
+import { type Bundle, type BuildBundleOptions, buildBundle, type RejectedEntry } from "./build-bundle.ts";
+import { type BundleFees, bundleFees } from "./bundle-fees.ts";
+import { bundleGasOf } from "./bundle-gas.ts";
+
+/** Rough least gas of one operation in a bundle: how many candidates a gas budget may need. */
+const leastOperationGas = 40_000n;
+/** Candidates claimed per operation a bundle can hold, so the policy chooses among more than the oldest. */
+const candidatesPerSlot = 4;
+
+export interface ProposeBundleContext {
+  client: ChainClient;
+  store: MempoolStore;
+  policy: MempoolPolicy;
+  /** Names this engine in claims. */
+  claimant: string;
+  claimLeaseMs: number;
+  now: () => number;
+  getGasPrice: () => Promise<GasPrice>;
+  buildOptions: BuildBundleOptions;
+}
+
+export interface ProposeBundleParameters {
+  entryPoint: EntryPoint;
+  /** The relayer that will send it (the simulation's `from`). */
+  relayer: Address;
+  beneficiary: Address;
+  head: BlockHead;
+  gasBudget: bigint;
+  maxOperations: number;
+}
+
+export interface ProposedBundle {
+  /** Undefined when nothing is ready to bundle. */
+  bundle: (Bundle & { fees: BundleFees }) | undefined;
+  /** Operations the EntryPoint refused when the bundle was simulated; still `bundling` in the store. */
+  rejected: RejectedEntry[];
+}
+
+/**
+ * The bundle proposer: claim candidates, let the policy choose within the gas budget and the
+ * block, and simulate `handleOps` until the node accepts it. Operations that cannot pay the
+ * block's base fee, or that the policy leaves out, go straight back to the pool. The bundle bids
+ * what its operations repay at most (`bundleFees`).
+ */
+export async function proposeBundle(context: ProposeBundleContext, parameters: ProposeBundleParameters): Promise<ProposedBundle> {
+  const { store, policy } = context;
+  const { entryPoint, head, gasBudget, maxOperations } = parameters;
+  const slots = Math.min(maxOperations, Number(gasBudget / leastOperationGas) + 1);
+  const candidates = await store.claimForBundle({
+    entryPoint: entryPoint.address,
+    limit: slots * candidatesPerSlot,
+    claimant: context.claimant,
+    leaseMs: context.claimLeaseMs,
+    now: context.now(),
+  });
+  if (candidates.length === 0) return { bundle: undefined, rejected: [] };
+  // An operation that cannot pay this block's base fee waits in the pool until it can.
+  const payable = candidates.filter((c) => c.userOperation.maxFeePerGas >= head.baseFeePerGas);
+  const limits = { gasBudget, maxOperations, gasOf: (e: MempoolEntry) => bundleGasOf(e.userOperation), block: head };
+  const chosen = withinLimits(payable, policy.select(payable, limits), limits);
+  const unselected = candidates.filter((c) => !chosen.includes(c)).map((c) => c.userOpHash);
+  if (unselected.length > 0) await store.requeue(unselected, context.now());
+  if (chosen.length === 0) return { bundle: undefined, rejected: [] };
+
+  try {
+    const { bundle, rejected } = await buildBundle(
+      context.client,
+      entryPoint,
+      chosen,
+      parameters.relayer,
+      parameters.beneficiary,
+      context.buildOptions,
+    );
+    if (!bundle) return { bundle: undefined, rejected };
+    const fees = bundleFees(await context.getGasPrice(), bundle.entries.map((e) => e.userOperation));
+    return { bundle: { ...bundle, fees }, rejected };
+  } catch (error) {
+    // The node failed us, not the operations: they go back to the pool for the next attempt.
+    await store.requeue(chosen.map((c) => c.userOpHash), context.now());
+    throw error;
+  }
+}
+
+/**
+ * What the policy chose, in its order, kept to real candidates, each once, within the limits:
+ * a policy cannot make the engine send a bundle the block cannot hold.
+ */
+function withinLimits(
+  candidates: readonly MempoolEntry[],
+  chosen: readonly MempoolEntry[],
+  limits: { gasBudget: bigint; maxOperations: number; gasOf: (e: MempoolEntry) => bigint },
+): MempoolEntry[] {
+  const byHash = new Map(candidates.map((c) => [c.userOpHash, c]));
+  const picked: MempoolEntry[] = [];
+  let gas = 0n;
+  for (const { userOpHash } of chosen) {
+    const candidate = byHash.get(userOpHash);
+    if (!candidate || picked.includes(candidate) || picked.length >= limits.maxOperations) continue;
+    const needed = limits.gasOf(candidate);
+    if (gas + needed > limits.gasBudget) continue;
+    gas += needed;
+    picked.push(candidate);
+  }
+  return picked;
+}

@@ -1,0 +1,88 @@
+import type { Address, Hash } from "viem";
+import { bundleGasOf } from "../bundle/bundle-gas.ts";
+import type { EntryPointRegistry } from "../entrypoint/registry.ts";
+import { DuplicateUserOperationError, InvalidParamsError, MempoolRejectionError } from "../errors/errors.ts";
+import { enforceGasPrice } from "../gas/enforce-gas-price.ts";
+import type { FeeOracle } from "../gas/fee-oracle.ts";
+import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
+import type { ChainClient } from "../ports/chain-client.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { Logger } from "../ports/logger.ts";
+import type { MempoolStore } from "../ports/mempool-store.ts";
+import type { MempoolPolicy } from "../ports/mempool-policy.ts";
+import type { Reputation } from "../reputation/reputation.ts";
+import { isStaked } from "../reputation/stake.ts";
+import type { StatusListener } from "../status/status-change.ts";
+import { getUserOperationHash } from "../userop/hash.ts";
+import type { UserOperation } from "../userop/types.ts";
+import { precheckUserOperation } from "../validation/prechecks.ts";
+import { withQueuedNonce } from "../validation/queued-nonce.ts";
+import { validateUserOperation } from "../validation/validate-user-operation.ts";
+import type { BundlerConfig } from "./config.ts";
+
+export interface AdmissionContext {
+  client: ChainClient;
+  chainId: number;
+  store: MempoolStore;
+  policy: MempoolPolicy;
+  reputation: Reputation;
+  entryPoints: EntryPointRegistry;
+  feeOracle: FeeOracle;
+  clock: Clock;
+  logger: Logger;
+  emit: StatusListener;
+  config: BundlerConfig;
+  /** The most operation gas one bundle holds (`maxBundleGas`, resolved). */
+  maxBundleGas: bigint;
+  preVerificationGas?: PreVerificationGasConfig | undefined;
+}
+
+/**
+ * Admission: prechecks, reputation, simulation, fee floor and the policy, then the operation is
+ * stored. Resolves with its hash only once it is durable. An operation that could never fit a
+ * bundle is refused here (-32602), not left to stall the pool.
+ */
+export async function admitUserOperation(context: AdmissionContext, op: UserOperation, entryPointAddress: Address): Promise<Hash> {
+  const { store, config, clock } = context;
+  const entryPoint = context.entryPoints.get(entryPointAddress);
+  precheckUserOperation(op, config);
+  const bundleGas = bundleGasOf(op);
+  if (bundleGas > context.maxBundleGas) {
+    throw new InvalidParamsError(
+      "gas limits",
+      `the operation's gas limits add up to ${bundleGas} gas in a bundle, above maxBundleGas ${context.maxBundleGas}; it could never be bundled`,
+    );
+  }
+  const userOpHash = getUserOperationHash(op, entryPoint, context.chainId);
+  if (await store.get(userOpHash)) throw new DuplicateUserOperationError(userOpHash);
+  await context.reputation.check(entryPoint.address, op);
+  const simulation = {
+    client: context.client,
+    nowSeconds: BigInt(Math.floor(clock.now() / 1000)),
+    preVerificationGas: context.preVerificationGas,
+  };
+  const [gasPrice, validation, senderOperations] = await Promise.all([
+    context.feeOracle.getGasPrice(),
+    withQueuedNonce(context, entryPoint, op, (stateOverride) => validateUserOperation({ ...simulation, stateOverride }, entryPoint, op)),
+    store.listBySender(entryPoint.address, op.sender),
+  ]);
+  if (config.enforceGasPrice) enforceGasPrice(op, gasPrice, config.enforceGasPriceThreshold);
+  if (op.maxFeePerGas < gasPrice.baseFeePerGas) {
+    throw new InvalidParamsError("maxFeePerGas", `${op.maxFeePerGas} is below the current base fee ${gasPrice.baseFeePerGas}`);
+  }
+  const entry = { userOpHash, entryPoint: entryPoint.address, entryPointVersion: entryPoint.version, userOperation: op, receivedAt: clock.now() };
+  const senderStaked = isStaked(validation.sender, config);
+  const { replaces } = context.policy.admit({ entry, senderOperations, senderStaked });
+  if (replaces) {
+    if (!(await store.replace(replaces.userOpHash, entry))) {
+      throw new MempoolRejectionError("the operation it would replace is already being bundled", { replacing: replaces.userOpHash });
+    }
+    context.emit({ userOpHash: replaces.userOpHash, status: "dropped", reason: `replaced by ${userOpHash}` });
+  } else {
+    await store.add(entry);
+  }
+  await context.reputation.admitted(entryPoint.address, op, { senderStaked, replaced: replaces?.userOperation });
+  context.emit({ userOpHash, status: "pending" });
+  context.logger.debug("operation accepted", { userOpHash, sender: op.sender, entryPoint: entryPoint.address });
+  return userOpHash;
+}

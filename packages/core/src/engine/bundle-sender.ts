@@ -1,0 +1,153 @@
+import type { Hash } from "viem";
+import type { RejectedEntry } from "../bundle/build-bundle.ts";
+import { type ProposeBundleContext, type ProposedBundle, proposeBundle } from "../bundle/propose-bundle.ts";
+import type { EntryPoint, EntryPointRegistry } from "../entrypoint/registry.ts";
+import type { BlockSource } from "../ports/block-source.ts";
+import { type Clock, sleep } from "../ports/clock.ts";
+import type { Logger } from "../ports/logger.ts";
+import type { MempoolStore } from "../ports/mempool-store.ts";
+import { decodeUserOperationEvent } from "../receipt/user-operation-event.ts";
+import { findUserOperationEvent } from "../receipt/lookup.ts";
+import type { Reputation } from "../reputation/reputation.ts";
+import type { StatusListener } from "../status/status-change.ts";
+import { type SendBundleContext, sendBundle } from "../submit/send-bundle.ts";
+import { SendBundleError } from "../submit/send-error.ts";
+import type { TransactionTracker } from "../submit/transaction-tracker.ts";
+import type { RelayerPool } from "./relayer-pool.ts";
+
+/** Failed attempts one bundling run tolerates before it waits for the next. */
+const failuresPerRun = 3;
+
+export interface BundleSenderContext {
+  store: MempoolStore;
+  entryPoints: EntryPointRegistry;
+  blocks: BlockSource;
+  relayers: RelayerPool;
+  tracker: TransactionTracker;
+  reputation: Reputation;
+  logger: Logger;
+  emit: StatusListener;
+  propose: ProposeBundleContext;
+  send: SendBundleContext;
+  receiptLookupRange: bigint;
+  clock: Clock;
+  /** Milliseconds between looks for a free relayer (`blockPollingInterval`). */
+  pollInterval: number;
+  /** `bundleSize`. */
+  maxOperations: number;
+  /** `maxBundleGas`, resolved. */
+  maxBundleGas: bigint;
+  beneficiary: `0x${string}` | undefined;
+  /** True once the engine stops: runs end instead of starting another bundle. */
+  stopped: () => boolean;
+}
+
+/** Runs bundling on each EntryPoint: at most one run per EntryPoint at a time. */
+export interface BundleSender {
+  /**
+   * Bundle what is pending on `entryPoint`: one bundle per free relayer, with disjoint operations,
+   * waiting for a relayer's nonce to settle while operations remain. Resolves with the first
+   * transaction hash of each bundle sent. A run already going on `entryPoint` is joined.
+   */
+  run(entryPoint: EntryPoint): Promise<Hash[]>;
+  /** Every run in progress. */
+  inProgress(): Promise<unknown>;
+}
+
+export function createBundleSender(context: BundleSenderContext): BundleSender {
+  const { store, relayers, logger } = context;
+  const runs = new Map<EntryPoint, Promise<Hash[]>>();
+
+  /** Operations the simulation refused leave the pool, unless the chain shows them included already. */
+  async function settleRejected(entryPoint: EntryPoint, rejected: readonly RejectedEntry[]) {
+    for (const { entry, reason } of rejected) {
+      const now = context.propose.now();
+      // AA25 (nonce) may mean it is on chain already: sent before a crash, say.
+      const event = reason.startsWith("AA25") ? await findUserOperationEvent({ ...context, client: context.send.client }, entry.userOpHash) : undefined;
+      if (event) {
+        const inclusion = { transactionHash: event.transactionHash, blockHash: event.blockHash, blockNumber: BigInt(event.blockNumber) };
+        await store.markIncluded(entry.userOpHash, inclusion, now);
+        context.emit({ userOpHash: entry.userOpHash, status: "included", transactionHash: event.transactionHash, success: decodeUserOperationEvent(event).success });
+        continue;
+      }
+      await store.drop([entry.userOpHash], reason, now);
+      await context.reputation.rejected(entryPoint.address, entry.userOperation, reason);
+      context.emit({ userOpHash: entry.userOpHash, status: "dropped", reason });
+      logger.warn("operation dropped from bundle", { userOpHash: entry.userOpHash, reason });
+    }
+  }
+
+  async function bundleEntryPoint(entryPoint: EntryPoint): Promise<Hash[]> {
+    const sent: Hash[] = [];
+    let maxOperations = context.maxOperations;
+    let failures = 0;
+    const nothingPending = async () => (await store.list("pending", { entryPoint: entryPoint.address, limit: 1 })).length === 0;
+    while (!context.stopped() && failures < failuresPerRun) {
+      // Pending operations first: an EntryPoint with nothing to bundle costs no balance read.
+      if (await nothingPending()) break;
+      const relayer = await relayers.lease();
+      if (!relayer) {
+        if (relayers.held === 0) {
+          logger.warn("no funded relayer is available; operations wait in the pool", { entryPoint: entryPoint.address });
+          break;
+        }
+        // Released meanwhile, or soon: look again at the next release or after a poll interval.
+        await Promise.race([relayers.released(), sleep(context.clock, context.pollInterval)]);
+        continue;
+      }
+      let proposal: ProposedBundle | undefined;
+      try {
+        const head = await context.blocks.latest();
+        proposal = await proposeBundle(context.propose, {
+          entryPoint,
+          relayer: relayer.address,
+          beneficiary: context.beneficiary ?? relayer.address,
+          head,
+          gasBudget: context.maxBundleGas,
+          maxOperations,
+        });
+        await settleRejected(entryPoint, proposal.rejected);
+        const { bundle } = proposal;
+        if (!bundle) {
+          relayer.release();
+          if (proposal.rejected.length > 0) continue; // the rest may still make a bundle
+          break;
+        }
+        const bundleSent = await sendBundle(context.send, { bundle, relayer, fees: bundle.fees, head });
+        context.tracker.track(bundleSent);
+        sent.push(bundleSent.transactionHashes[0]!);
+        maxOperations = context.maxOperations;
+      } catch (error) {
+        relayer.release();
+        failures++;
+        const size = proposal?.bundle?.entries.length ?? 0;
+        if (error instanceof SendBundleError && error.kind === "gas-limit" && size > 1) {
+          maxOperations = Math.floor(size / 2);
+          logger.warn("bundle too large for a block; splitting it", { entryPoint: entryPoint.address, ops: size });
+          continue;
+        }
+        if (error instanceof SendBundleError && error.kind === "gas-limit" && proposal?.bundle) {
+          const reason = "its gas exceeds what a block can hold";
+          const [entry] = proposal.bundle.entries;
+          await store.drop([entry!.userOpHash], reason, context.propose.now());
+          context.emit({ userOpHash: entry!.userOpHash, status: "dropped", reason });
+          continue;
+        }
+        logger.error("bundle failed", { entryPoint: entryPoint.address, error: String(error) });
+        if (!(error instanceof SendBundleError)) break;
+      }
+    }
+    return sent;
+  }
+
+  return {
+    run(entryPoint) {
+      const existing = runs.get(entryPoint);
+      if (existing) return existing;
+      const job = bundleEntryPoint(entryPoint).finally(() => runs.delete(entryPoint));
+      runs.set(entryPoint, job);
+      return job;
+    },
+    inProgress: () => Promise.all(runs.values()),
+  };
+}

@@ -3,10 +3,9 @@ import { type Address, createPublicClient, createWalletClient, type Hex, http, p
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { SmartAccount } from "viem/account-abstraction";
 import { expect } from "vitest";
-import { type Bundler, createBundler } from "../src/engine/create-bundler.ts";
+import { type Bundler, type CreateBundlerParameters, createBundler } from "../src/engine/create-bundler.ts";
 import { BundlerError } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
-import type { MempoolPolicy } from "../src/ports/mempool-policy.ts";
 import type { MempoolStore } from "../src/ports/mempool-store.ts";
 import type { RelayerLease, RelayerSigner } from "../src/ports/relayer-signer.ts";
 import { createMemoryMempoolStore } from "../src/testing/index.ts";
@@ -49,13 +48,20 @@ export async function engineFixture() {
   let funding: Promise<unknown> = Promise.resolve();
 
   async function makeBundler(
-    options: { store?: MempoolStore; config?: Partial<BundlerConfig>; relayerKeys?: readonly Hex[]; policy?: MempoolPolicy } = {},
+    options: Pick<CreateBundlerParameters, "policy" | "submitter" | "clock" | "instanceId"> & {
+      store?: MempoolStore;
+      config?: Partial<BundlerConfig>;
+      relayerKeys?: readonly Hex[];
+    } = {},
   ) {
     const store = options.store ?? createMemoryMempoolStore();
     const bundler = await createBundler({
       client: client as unknown as ChainClient,
       store,
       policy: options.policy,
+      submitter: options.submitter,
+      clock: options.clock,
+      instanceId: options.instanceId,
       signer: testSigner(options.relayerKeys ?? devnet.relayerKeys),
       config: { bundlingMode: "manual", ...options.config },
     });

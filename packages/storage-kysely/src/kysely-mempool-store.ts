@@ -62,12 +62,13 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
     hashes: readonly Hash[],
     from: readonly UserOperationStatus[],
     changes: Updateable<UserOperationsTable>,
+    { keepClaim = false } = {},
   ): Promise<void> {
     if (hashes.length === 0) return;
     await transactions.write((trx) =>
       trx
         .updateTable("user_operations")
-        .set({ ...changes, ...clearClaim })
+        .set(keepClaim ? changes : { ...changes, ...clearClaim })
         .where("hash", "in", hashes.map(hashKey))
         .where("status", "in", from)
         .execute(),
@@ -197,11 +198,56 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
     },
 
     async markSubmitted(userOpHashes, transactionHash, now) {
-      await transition(userOpHashes, sentOrClaimed, {
-        status: "submitted",
-        transaction_hash: transactionHash,
-        updated_at: now,
+      await transition(
+        userOpHashes,
+        sentOrClaimed,
+        { status: "submitted", transaction_hash: transactionHash, updated_at: now },
+        { keepClaim: true },
+      );
+    },
+
+    async renewClaims(userOpHashes, claimant, until) {
+      if (userOpHashes.length === 0) return;
+      await transactions.write((trx) =>
+        trx
+          .updateTable("user_operations")
+          .set({ claimed_until: until })
+          .where("hash", "in", userOpHashes.map(hashKey))
+          .where("status", "in", sentOrClaimed)
+          .where("claimed_by", "=", claimant)
+          .execute(),
+      );
+    },
+
+    async adoptSubmitted({ claimant, previousClaimant, leaseMs, now, limit }) {
+      if (limit <= 0) return [];
+      const adoptable: Where = (eb) =>
+        eb.and([
+          eb("status", "=", "submitted"),
+          eb.or([
+            eb("claimed_until", "is", null),
+            eb("claimed_until", "<=", now),
+            ...(previousClaimant === undefined ? [] : [eb("claimed_by", "=", previousClaimant)]),
+          ]),
+        ]);
+      // Serialised like claims, so that concurrent adopters share out the operations, not race for the oldest.
+      const rows = await transactions.claim("adopt-submitted", (trx) => {
+        const picked = trx
+          .selectFrom("user_operations")
+          .select("hash")
+          .where(adoptable)
+          .orderBy("received_at")
+          .orderBy("hash")
+          .limit(limit);
+        return trx
+          .updateTable("user_operations")
+          .set({ claimed_by: claimant, claimed_until: now + leaseMs })
+          .where("hash", "in", picked)
+          .where(adoptable) // re-checked under row locks (PostgreSQL)
+          .returningAll()
+          .execute();
       });
+      return rows.map(toEntry).sort(byAge);
     },
 
     async markIncluded(userOpHash, inclusion, now) {

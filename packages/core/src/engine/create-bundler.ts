@@ -28,6 +28,7 @@ import { createReputation, type ReputationReport } from "../reputation/reputatio
 import { getStakeStatus, type StakeStatus } from "../reputation/stake.ts";
 import { createStatusHub, type StatusListener } from "../status/status-change.ts";
 import { createConfiguredSubmitter } from "../submit/configured-submitter.ts";
+import { reconcileSubmitted } from "../submit/reconcile-submitted.ts";
 import { createTransactionTracker } from "../submit/transaction-tracker.ts";
 import { createMemoryReputationStore } from "../testing/memory-reputation-store.ts";
 import type { UserOperation } from "../userop/types.ts";
@@ -62,7 +63,11 @@ export interface CreateBundlerParameters {
   logger?: Logger;
   config?: Partial<BundlerConfig>;
   preVerificationGas?: PreVerificationGasConfig;
-  /** Names this engine in bundle claims when several share a store. Default: a random UUID. */
+  /**
+   * Names this engine in claims. Give a stable one (one per engine sharing the store) so that
+   * after a restart the engine reconciles its own in-flight operations with the chain at once;
+   * otherwise they are adopted when their claims lapse (`bundleClaimLeaseMs`). Default: a random UUID.
+   */
   instanceId?: string;
 }
 
@@ -142,12 +147,22 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const now = () => clock.now();
 
   const send = { client, chainId, store, submitter, clock, logger, emit: status.emit, bundleGasLimitMarkup: config.bundleGasLimitMarkup };
-  const tracker = createTransactionTracker({
+  const onIncluded = (entryPoint: Address, op: UserOperation) => reputation.included(entryPoint, op);
+  const tracker = createTransactionTracker({ ...send, feeOracle, config, claimant, claimLeaseMs: config.bundleClaimLeaseMs, onIncluded });
+  const reconcileContext = {
     ...send,
-    feeOracle,
-    config,
-    onIncluded: (entryPoint, op) => reputation.included(entryPoint, op),
-  });
+    entryPoints,
+    receiptLookupRange: config.receiptLookupRange,
+    claimant,
+    claimLeaseMs: config.bundleClaimLeaseMs,
+    onIncluded,
+  };
+  /** Before the first bundle, this engine's own earlier claims (a restart); afterwards, lapsed ones (a dead peer). */
+  let reconciled = false;
+  async function reconcile() {
+    await reconcileSubmitted(reconcileContext, { previousClaimant: reconciled ? undefined : claimant });
+    reconciled = true;
+  }
   let stopping = false;
   const relayers = createRelayerPool({ client, signer, logger, minSignerBalance: config.minSignerBalance, multicall: config.multicall });
   const bundleSender = createBundleSender({
@@ -210,6 +225,13 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     clock,
     interval: () => config.bundleInterval,
     async task() {
+      try {
+        await reconcile();
+      } catch (error) {
+        // No bundle before the first reconciliation: an operation in flight must not be sent twice.
+        logger.error("could not reconcile submitted operations with the chain", { error: String(error) });
+        if (!reconciled) return;
+      }
       await housekeeping().catch((error) => logger.error("housekeeping failed", { error: String(error) }));
       if (config.bundlingMode === "auto") bundleAll();
     },
@@ -279,6 +301,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     getFeeHistory: ({ entryPoint, ...range }) => getFeeHistory(client, { entryPoint: entryPoints.get(entryPoint), ...range }),
 
     async sendBundleNow() {
+      await reconcile();
       await housekeeping();
       const runs = bundleAll();
       // Runs wait for relayers whose bundles are still unmined: drive the tracker while they go.

@@ -6,7 +6,8 @@ import type { UserOperation } from "../userop/types.ts";
  * Where a user operation is in its life:
  * - `pending`: accepted, waiting for a bundle;
  * - `bundling`: claimed by a bundle builder (a lease that expires back to `pending`);
- * - `submitted`: in a bundle transaction sent to the chain;
+ * - `submitted`: in a bundle transaction sent to the chain, followed by the engine that sent it
+ *   while it renews its claim; once the claim lapses another engine may adopt it;
  * - `included`: its `UserOperationEvent` is on chain (it may still have reverted: see the receipt);
  * - `failed`: its bundle transaction was mined without it (the bundle reverted, or left it out);
  * - `dropped`: it left the pool without being sent (replaced, expired, cleared, or rejected when
@@ -72,6 +73,15 @@ export interface ClaimForBundleParameters {
   now: number;
 }
 
+export interface AdoptSubmittedParameters {
+  claimant: string;
+  /** Also adopt, lapsed or not, what this claimant holds. */
+  previousClaimant?: string | undefined;
+  leaseMs: number;
+  now: number;
+  limit: number;
+}
+
 /**
  * The mempool's durable state. Intent-level: each method is one step of an operation's life, and
  * each is atomic. An operation is durable once `add` resolves; the engine returns its hash only
@@ -109,8 +119,21 @@ export interface MempoolStore {
    * pending. Safe when several engines share one database: no operation is claimed twice.
    */
   claimForBundle(parameters: ClaimForBundleParameters): Promise<MempoolEntry[]>;
-  /** Claimed operations were sent in `transactionHash`. */
+  /**
+   * Claimed operations are being sent in `transactionHash` (recorded before the transaction
+   * leaves, so a crash leaves a hash to reconcile). They keep their claim: the engine that sent
+   * them follows them while it renews it (`renewClaims`).
+   */
   markSubmitted(userOpHashes: readonly Hash[], transactionHash: Hash, now: number): Promise<void>;
+  /** Extend to `until` the claims `claimant` holds on these operations (claimed or submitted); others are left alone. */
+  renewClaims(userOpHashes: readonly Hash[], claimant: string, until: number): Promise<void>;
+  /**
+   * Claim `submitted` operations nobody follows any more, for `claimant` to reconcile with the
+   * chain: those whose claim lapsed by `now`, and those `previousClaimant` holds (the same
+   * engine before a restart). Oldest first, at most `limit`. Safe when several engines share one
+   * database: each operation is adopted by one.
+   */
+  adoptSubmitted(parameters: AdoptSubmittedParameters): Promise<MempoolEntry[]>;
   /** The operation's `UserOperationEvent` was seen on chain. */
   markIncluded(userOpHash: Hash, inclusion: Inclusion, now: number): Promise<void>;
   /** Operations leave the pool as `failed`, with a reason: their bundle transaction was mined without them. */

@@ -22,6 +22,9 @@ export interface TransactionTrackerConfig {
 export interface TransactionTrackerParameters extends SendBundleContext {
   feeOracle: FeeOracle;
   config: TransactionTrackerConfig;
+  /** Names this engine in claims: the tracker renews the claims of what it follows. */
+  claimant: string;
+  claimLeaseMs: number;
   /** Called for each operation included on chain (reputation counts it). */
   onIncluded?: (entryPoint: Address, op: UserOperation) => Promise<void>;
 }
@@ -68,6 +71,16 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
   /** Mined bundles each operation was left out of. */
   const attempts = new Map<Hash, number>();
   let running: Promise<void> = Promise.resolve();
+  let renewedAt = Number.NEGATIVE_INFINITY;
+
+  /** Keep the claims of followed operations alive, a few times per lease, so no other engine adopts them. */
+  async function renewClaims() {
+    const now = clock.now();
+    if (now - renewedAt < parameters.claimLeaseMs / 4 || tracked.size === 0) return;
+    renewedAt = now;
+    const hashes = [...tracked.values()].flatMap(({ sent }) => sent.bundle.entries.map((e) => e.userOpHash));
+    await store.renewClaims(hashes, parameters.claimant, now + parameters.claimLeaseMs);
+  }
 
   async function receiptOf(hash: Hash): Promise<RawReceipt | null> {
     return (await client.request({ method: "eth_getTransactionReceipt", params: [hash] } as never)) as RawReceipt | null;
@@ -191,15 +204,16 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
 
     onBlock(head) {
       // One pass at a time: a slow node must not have two passes replace the same bundle.
-      running = running.then(() =>
-        Promise.all(
+      running = running.then(async () => {
+        await renewClaims().catch((error) => logger.warn("could not renew claims", { error: String(error) }));
+        await Promise.all(
           [...tracked].map(([key, entry]) =>
             follow(key, entry, head).catch((error) =>
               logger.error("could not follow a bundle transaction", { transactionHash: key, error: String(error) }),
             ),
           ),
-        ).then(() => {}),
-      );
+        );
+      });
       return running;
     },
 

@@ -55,11 +55,13 @@ export function createMemoryMempoolStore(): MempoolStore {
     hashes: readonly Hash[],
     from: readonly UserOperationStatus[],
     change: (entry: Stored) => void,
+    { keepClaim = false } = {},
   ) {
     for (const hash of hashes) {
       const entry = entries.get(hashKey(hash));
       if (entry && from.includes(entry.status)) {
         change(entry);
+        if (keepClaim) continue;
         entry.claimedBy = undefined;
         entry.claimedUntil = undefined;
       }
@@ -156,9 +158,32 @@ export function createMemoryMempoolStore(): MempoolStore {
     },
 
     async markSubmitted(userOpHashes, transactionHash, now) {
-      transition(userOpHashes, ["bundling", "submitted"], (entry) => {
-        Object.assign(entry, { status: "submitted", transactionHash, updatedAt: now });
-      });
+      transition(
+        userOpHashes,
+        ["bundling", "submitted"],
+        (entry) => {
+          Object.assign(entry, { status: "submitted", transactionHash, updatedAt: now });
+        },
+        { keepClaim: true },
+      );
+    },
+
+    async renewClaims(userOpHashes, claimant, until) {
+      for (const hash of userOpHashes) {
+        const entry = entries.get(hashKey(hash));
+        if (entry && (entry.status === "bundling" || entry.status === "submitted") && entry.claimedBy === claimant) {
+          entry.claimedUntil = until;
+        }
+      }
+    },
+
+    async adoptSubmitted({ claimant, previousClaimant, leaseMs, now, limit }) {
+      const adoptable = (entry: Stored) =>
+        entry.status === "submitted" &&
+        (entry.claimedUntil === undefined || entry.claimedUntil <= now || (previousClaimant !== undefined && entry.claimedBy === previousClaimant));
+      const picked = [...entries.values()].filter(adoptable).sort(byAge).slice(0, Math.max(0, limit));
+      for (const entry of picked) Object.assign(entry, { claimedBy: claimant, claimedUntil: now + leaseMs });
+      return picked.map(toEntry);
     },
 
     async markIncluded(userOpHash, inclusion, now) {

@@ -516,6 +516,62 @@ export function mempoolStoreContract(
       });
     });
 
+    describe("following submitted operations: renewClaims and adoptSubmitted", () => {
+      /** Operations claimed by engine-a at t0 + 1s (lease 30 s) and submitted. */
+      async function submittedBy(...senders: number[]) {
+        const entries = await added(...senders.map((sender, i) => ({ sender, receivedAt: t0 + i })));
+        await claim();
+        await store.markSubmitted(hashes(entries), txHash, t0 + 2_000);
+        return entries;
+      }
+      const adopt = (parameters: { claimant?: string; previousClaimant?: string; now: number; limit?: number }, on: MempoolStore = store) =>
+        on.adoptSubmitted({ claimant: "engine-b", leaseMs: 30_000, limit: 10, ...parameters });
+
+      it("leaves submitted operations to their engine while its claim holds, and lets another adopt them once it lapses", async () => {
+        const entries = await submittedBy(1, 2);
+        expect(await adopt({ now: t0 + 30_000 })).toEqual([]);
+        const adopted = await adopt({ now: t0 + 31_000 });
+        expect(hashes(adopted)).toEqual(hashes(entries));
+        expect(adopted.map((e) => [e.status, e.transactionHash])).toEqual([
+          ["submitted", txHash],
+          ["submitted", txHash],
+        ]);
+        // Adopted: now engine-b's, under a fresh claim.
+        expect(await adopt({ claimant: "engine-c", now: t0 + 32_000 })).toEqual([]);
+      });
+
+      it("renewClaims keeps a lapsing claim alive for its own claimant only", async () => {
+        const entries = await submittedBy(1);
+        await store.renewClaims(hashes(entries), "engine-x", t0 + 100_000);
+        await store.renewClaims(hashes(entries), "engine-a", t0 + 60_000);
+        expect(await adopt({ now: t0 + 59_000 })).toEqual([]);
+        expect(hashes(await adopt({ now: t0 + 61_000 }))).toEqual(hashes(entries));
+      });
+
+      it("adopts at once what the previous claimant holds (the same engine restarted), oldest first, up to a limit", async () => {
+        const entries = await submittedBy(1, 2, 3);
+        expect(hashes(await adopt({ previousClaimant: "engine-a", now: t0 + 3_000, limit: 2 }))).toEqual(hashes(entries.slice(0, 2)));
+        expect(hashes(await adopt({ previousClaimant: "engine-a", now: t0 + 3_000 }))).toEqual(hashes(entries.slice(2)));
+      });
+
+      it("adopts only submitted operations", async () => {
+        await added({ sender: 1 }, { sender: 2 });
+        await claim({ now: t0 });
+        expect(await adopt({ previousClaimant: "engine-a", now: t0 + 100_000 })).toEqual([]);
+      });
+
+      it("never lets two store instances on one database adopt the same operation", async ({ skip }) => {
+        if (!underTest.openAnother) return skip("the store does not share a database");
+        const entries = await submittedBy(1, 2, 3, 4, 5, 6);
+        const other = opened(await underTest.openAnother());
+        const [a, b] = await Promise.all([
+          adopt({ claimant: "engine-b", now: t0 + 40_000, limit: 4 }),
+          adopt({ claimant: "engine-c", now: t0 + 40_000, limit: 4 }, other),
+        ]);
+        expect([...hashes(a), ...hashes(b)].sort()).toEqual(hashes(entries).sort());
+      });
+    });
+
     describe("drop, expire and clear", () => {
       /** One operation in each status, received in this order (pending last, so expiry can split). */
       async function oneOfEach() {

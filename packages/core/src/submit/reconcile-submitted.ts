@@ -1,0 +1,91 @@
+import type { Address, Hash } from "viem";
+import type { EntryPointRegistry } from "../entrypoint/registry.ts";
+import type { ChainClient } from "../ports/chain-client.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { Logger } from "../ports/logger.ts";
+import type { MempoolStore } from "../ports/mempool-store.ts";
+import { findUserOperationEvent } from "../receipt/lookup.ts";
+import { decodeUserOperationEvent } from "../receipt/user-operation-event.ts";
+import type { StatusListener } from "../status/status-change.ts";
+import type { UserOperation } from "../userop/types.ts";
+
+export interface ReconcileSubmittedContext {
+  client: ChainClient;
+  store: MempoolStore;
+  entryPoints: EntryPointRegistry;
+  clock: Clock;
+  logger: Logger;
+  emit: StatusListener;
+  receiptLookupRange: bigint;
+  /** Names this engine in claims. */
+  claimant: string;
+  claimLeaseMs: number;
+  onIncluded?: (entryPoint: Address, op: UserOperation) => Promise<void>;
+}
+
+/** What one reconciliation pass found. */
+export interface ReconcileSummary {
+  included: number;
+  requeued: number;
+  /** Still pending in the node: left `submitted`, looked at again when their claim lapses. */
+  stillPending: number;
+}
+
+/** Operations adopted per pass. */
+const batch = 500;
+
+/**
+ * Reconcile `submitted` operations that no engine follows any more with the chain: after a
+ * restart (those `previousClaimant` holds: the same engine's claims, at once), or after another
+ * engine on the same database died (claims that lapsed). Each becomes `included` when its
+ * `UserOperationEvent` is on chain, whatever transaction carried it; stays `submitted` while its
+ * transaction is pending in the node; and otherwise goes back to the pool (never sent, dropped by
+ * the node, or mined without it), where bundling revalidates it.
+ */
+export async function reconcileSubmitted(
+  context: ReconcileSubmittedContext,
+  options: { previousClaimant?: string | undefined } = {},
+): Promise<ReconcileSummary> {
+  const { client, store, clock, logger, emit } = context;
+  const summary: ReconcileSummary = { included: 0, requeued: 0, stillPending: 0 };
+  const seen = new Set<Hash>();
+  for (;;) {
+    const adopted = (
+      await store.adoptSubmitted({
+        claimant: context.claimant,
+        previousClaimant: options.previousClaimant,
+        leaseMs: context.claimLeaseMs,
+        now: clock.now(),
+        limit: batch,
+      })
+    ).filter((e) => !seen.has(e.userOpHash));
+    if (adopted.length === 0) break;
+    const transactions = new Map<Hash, Promise<{ blockNumber: string | null } | null>>();
+    for (const entry of adopted) {
+      seen.add(entry.userOpHash);
+      const event = await findUserOperationEvent(context, entry.userOpHash);
+      if (event) {
+        const inclusion = { transactionHash: event.transactionHash, blockHash: event.blockHash, blockNumber: BigInt(event.blockNumber) };
+        await store.markIncluded(entry.userOpHash, inclusion, clock.now());
+        emit({ userOpHash: entry.userOpHash, status: "included", transactionHash: event.transactionHash, success: decodeUserOperationEvent(event).success });
+        await context.onIncluded?.(entry.entryPoint, entry.userOperation);
+        summary.included++;
+        continue;
+      }
+      const hash = entry.transactionHash;
+      if (hash && !transactions.has(hash)) {
+        transactions.set(hash, client.request({ method: "eth_getTransactionByHash", params: [hash] } as never) as Promise<{ blockNumber: string | null } | null>);
+      }
+      const transaction = hash ? await transactions.get(hash)! : null;
+      if (transaction && transaction.blockNumber === null) {
+        summary.stillPending++;
+        continue;
+      }
+      await store.requeue([entry.userOpHash], clock.now());
+      emit({ userOpHash: entry.userOpHash, status: "pending", reason: "not on chain when reconciled; back in the pool", transactionHash: hash });
+      summary.requeued++;
+    }
+  }
+  if (seen.size > 0) logger.info("submitted operations reconciled with the chain", { ...summary });
+  return summary;
+}

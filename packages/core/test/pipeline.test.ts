@@ -1,0 +1,193 @@
+import { type Address, type Hash, type Hex, parseEther } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
+import { RpcErrorCode } from "../src/errors/errors.ts";
+import { systemClock } from "../src/ports/clock.ts";
+import type { Submitter } from "../src/ports/submitter.ts";
+import { userOperationEventTopic } from "../src/receipt/user-operation-event.ts";
+import type { StatusChange } from "../src/status/status-change.ts";
+import { createMemoryMempoolStore } from "../src/testing/index.ts";
+import { engineFixture, rejection } from "./fixtures.ts";
+
+/** From admission to the chain under the pipeline's limits, and across crashes and restarts. */
+describe("bundle pipeline", () => {
+  let fx: Awaited<ReturnType<typeof engineFixture>>;
+  beforeAll(async () => {
+    fx = await engineFixture();
+  });
+  afterAll(() => fx?.devnet.stop());
+
+  const recipient = (): Address => privateKeyToAccount(fx.devnet.accountKeys[14]!).address;
+
+  /** How many `UserOperationEvent`s of `userOpHash` the chain holds. */
+  async function eventsOf(userOpHash: Hash): Promise<number> {
+    const logs = await fx.client.request({
+      method: "eth_getLogs",
+      params: [{ fromBlock: "0x0", toBlock: "latest", topics: [userOperationEventTopic, userOpHash] }],
+    });
+    return logs.length;
+  }
+
+  /** A submitter that hands the transaction to the node (or not), then never answers: the process died there. */
+  function dyingSubmitter(options: { sendFirst: boolean }): Submitter & { reached: Promise<void> } {
+    let reached!: () => void;
+    const promise = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    return {
+      name: "classic",
+      reached: promise,
+      async submit(signed: Hex) {
+        if (options.sendFirst) await fx.client.sendRawTransaction({ serializedTransaction: signed });
+        reached();
+        return new Promise<Hash>(() => {});
+      },
+    };
+  }
+
+  describe("gas-bounded bundles", () => {
+    it("refuses at admission an operation that could never fit a bundle, naming maxBundleGas (-32602)", async () => {
+      const { bundler } = await fx.makeBundler({ config: { maxBundleGas: 300_000n } });
+      const account = await fx.makeAccount("0.7");
+      const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n }, { callGasLimit: 400_000n });
+      const error = await rejection(bundler.sendUserOperation(op, account.entryPoint.address));
+      expect(error.code).toBe(RpcErrorCode.invalidParams);
+      expect(error.message).toMatch(/above maxBundleGas 300000; it could never be bundled/);
+    });
+
+    it("defaults maxBundleGas to what a block holds with the bundle gas markup", async () => {
+      const { bundler } = await fx.makeBundler();
+      const account = await fx.makeAccount("0.7");
+      const block = await fx.client.getBlock();
+      const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n }, { callGasLimit: block.gasLimit });
+      const error = await rejection(bundler.sendUserOperation(op, account.entryPoint.address));
+      expect(error.message).toContain(`above maxBundleGas ${(block.gasLimit * 100n) / 120n - 50_000n}`);
+    });
+
+    it("splits a deep pool into bundles within maxBundleGas, every operation included once", async () => {
+      const store = createMemoryMempoolStore();
+      const { bundler: admitting } = await fx.makeBundler({ store });
+      const hashes: Hash[] = [];
+      let largest = 0n;
+      for (let i = 0; i < 5; i++) {
+        const account = await fx.makeAccount("0.8");
+        const op = await fx.makeOperation(admitting, account, { to: recipient(), value: 1n });
+        largest = bundleGasOf(op) > largest ? bundleGasOf(op) : largest;
+        hashes.push(await admitting.sendUserOperation(op, account.entryPoint.address));
+      }
+      // Room for two operations per bundle, not three.
+      const { bundler } = await fx.makeBundler({ store, config: { maxBundleGas: largest * 2n + largest / 2n } });
+      const bundles = await bundler.sendBundleNow();
+      const sizes = await Promise.all(
+        bundles.map(async (hash) => (await fx.client.getTransactionReceipt({ hash })).logs.filter((l) => l.topics[0] === userOperationEventTopic).length),
+      );
+      expect(sizes).toEqual([2, 2, 1]);
+      for (const hash of hashes) {
+        expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+        expect(await eventsOf(hash)).toBe(1);
+      }
+    });
+
+    it("leaves an operation that cannot pay the base fee in the pool instead of sending it at a loss", async () => {
+      const store = createMemoryMempoolStore();
+      const { bundler } = await fx.makeBundler({ store });
+      const account = await fx.makeAccount("0.7");
+      const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n });
+      const hash = await bundler.sendUserOperation(op, account.entryPoint.address);
+      // The base fee rises above what the operation offers.
+      const block = await fx.client.getBlock();
+      await fx.client.request({ method: "anvil_setNextBlockBaseFeePerGas" as never, params: [`0x${(op.maxFeePerGas + 1n).toString(16)}`] as never });
+      await fx.client.request({ method: "evm_mine" as never });
+      expect((await fx.client.getBlock()).baseFeePerGas).toBeGreaterThan(op.maxFeePerGas);
+      expect(await bundler.sendBundleNow()).toEqual([]);
+      expect((await store.get(hash))?.status).toBe("pending");
+      // Once the base fee falls back, it is bundled.
+      await fx.client.request({ method: "anvil_setNextBlockBaseFeePerGas" as never, params: [`0x${(block.baseFeePerGas ?? 1n).toString(16)}`] as never });
+      await fx.client.request({ method: "evm_mine" as never });
+      await bundler.sendBundleNow();
+      expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+    });
+  });
+
+  describe("restart reconciliation", () => {
+    it("finds an operation whose bundle went out just before a crash: included once, its receipt served", async () => {
+      const store = createMemoryMempoolStore();
+      const dying = dyingSubmitter({ sendFirst: true });
+      const { bundler: crashed } = await fx.makeBundler({ store, submitter: dying, instanceId: "engine-1" });
+      const account = await fx.makeAccount("0.7");
+      const op = await fx.makeOperation(crashed, account, { to: recipient(), value: 1n });
+      const hash = await crashed.sendUserOperation(op, account.entryPoint.address);
+      void crashed.sendBundleNow();
+      await dying.reached;
+      expect((await store.get(hash))?.status).toBe("submitted");
+
+      const { bundler: restarted } = await fx.makeBundler({ store, instanceId: "engine-1" });
+      const changes: StatusChange[] = [];
+      restarted.onStatusChange((c) => changes.push(c));
+      expect(await restarted.sendBundleNow()).toEqual([]);
+      expect(changes).toEqual([expect.objectContaining({ userOpHash: hash, status: "included", success: true })]);
+      expect((await restarted.getUserOperationReceipt(hash))?.success).toBe(true);
+      expect((await restarted.getUserOperationByHash(hash))?.blockNumber).toBeGreaterThan(0n);
+      expect(await eventsOf(hash)).toBe(1);
+    });
+
+    it("puts back an operation recorded as sent whose transaction never left (crash before the send), then includes it once", async () => {
+      const store = createMemoryMempoolStore();
+      const dying = dyingSubmitter({ sendFirst: false });
+      const { bundler: crashed } = await fx.makeBundler({ store, submitter: dying, instanceId: "engine-2" });
+      const account = await fx.makeAccount("0.8");
+      const op = await fx.makeOperation(crashed, account, { to: recipient(), value: 1n });
+      const hash = await crashed.sendUserOperation(op, account.entryPoint.address);
+      void crashed.sendBundleNow();
+      await dying.reached;
+
+      const { bundler: restarted } = await fx.makeBundler({ store, instanceId: "engine-2" });
+      const changes: StatusChange[] = [];
+      restarted.onStatusChange((c) => changes.push(c));
+      const [transactionHash] = await restarted.sendBundleNow();
+      expect(changes.map((c) => c.status)).toEqual(["pending", "submitted", "included"]);
+      expect(changes[0]).toMatchObject({ userOpHash: hash, reason: "not on chain when reconciled; back in the pool" });
+      expect((await restarted.getUserOperationReceipt(hash))?.receipt.transactionHash).toBe(transactionHash);
+      expect(await eventsOf(hash)).toBe(1);
+    });
+
+    it("adopts another engine's sent operations only once its claims lapse", async () => {
+      const store = createMemoryMempoolStore();
+      const dying = dyingSubmitter({ sendFirst: true });
+      const { bundler: dead } = await fx.makeBundler({ store, submitter: dying, instanceId: "engine-3", config: { bundleClaimLeaseMs: 60_000 } });
+      const account = await fx.makeAccount("0.6");
+      const op = await fx.makeOperation(dead, account, { to: recipient(), value: 1n });
+      const hash = await dead.sendUserOperation(op, account.entryPoint.address);
+      void dead.sendBundleNow();
+      await dying.reached;
+
+      const { bundler: peer } = await fx.makeBundler({ store, instanceId: "engine-4" });
+      await peer.sendBundleNow();
+      expect((await store.get(hash))?.status).toBe("submitted");
+      // A minute later, by the peer's clock, the claim has lapsed.
+      const later = { ...systemClock, now: () => Date.now() + 61_000 };
+      const { bundler: peerLater } = await fx.makeBundler({ store, instanceId: "engine-4", clock: later });
+      await peerLater.sendBundleNow();
+      expect((await store.get(hash))?.status).toBe("included");
+      expect((await peerLater.getUserOperationReceipt(hash))?.success).toBe(true);
+    });
+  });
+
+  it("sends one bundle per free relayer when the pool is deep, each relayer's nonce in order", async () => {
+    const store = createMemoryMempoolStore();
+    const { bundler: admitting } = await fx.makeBundler({ store });
+    let largest = 0n;
+    for (let i = 0; i < 4; i++) {
+      const account = await fx.makeAccount("0.7", parseEther("0.5"));
+      const op = await fx.makeOperation(admitting, account, { to: recipient(), value: 1n });
+      largest = bundleGasOf(op) > largest ? bundleGasOf(op) : largest;
+      await admitting.sendUserOperation(op, account.entryPoint.address);
+    }
+    const { bundler } = await fx.makeBundler({ store, config: { maxBundleGas: largest } });
+    const bundles = await bundler.sendBundleNow();
+    expect(bundles).toHaveLength(4);
+    const senders = await Promise.all(bundles.map(async (hash) => (await fx.client.getTransaction({ hash })).from));
+    expect(new Set(senders).size).toBe(fx.devnet.relayerKeys.length);
+  });
+});

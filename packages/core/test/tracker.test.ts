@@ -1,0 +1,137 @@
+import { type Address, createWalletClient, type Hash, http, parseEther } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Bundler } from "../src/engine/create-bundler.ts";
+import type { StatusChange } from "../src/status/status-change.ts";
+import { engineFixture } from "./fixtures.ts";
+
+/**
+ * The transaction tracker on a chain that mines only when told: bundles left unmined are
+ * replaced or cancelled, relayers wait for their nonce, and a nonce taken by someone else puts
+ * the operations back.
+ */
+describe("transaction tracker", () => {
+  let fx: Awaited<ReturnType<typeof engineFixture>>;
+  const running: Bundler[] = [];
+  beforeAll(async () => {
+    fx = await engineFixture();
+  });
+  afterEach(async () => {
+    for (const bundler of running.splice(0)) await bundler.stop();
+    await automine(true);
+  });
+  afterAll(() => fx?.devnet.stop());
+
+  const recipient = (): Address => privateKeyToAccount(fx.devnet.accountKeys[13]!).address;
+  const automine = (on: boolean) => fx.client.request({ method: "evm_setAutomine" as never, params: [on] as never });
+  const mine = (blocks = 1) => fx.client.request({ method: "anvil_mine" as never, params: [`0x${blocks.toString(16)}`] as never });
+  const fast = { bundlingMode: "auto" as const, bundleInterval: 20, blockPollingInterval: 20, bundleReplaceAfterBlocks: 2 };
+
+  async function until<T>(look: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = await look();
+      if (found !== undefined && found !== false) return found as T;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  /** A running engine (auto bundling) with its status changes recorded. */
+  async function started(options: Parameters<typeof fx.makeBundler>[0] = {}) {
+    const { bundler, store } = await fx.makeBundler({ ...options, config: { ...fast, ...options.config } });
+    const changes: StatusChange[] = [];
+    bundler.onStatusChange((c) => changes.push(c));
+    running.push(bundler);
+    const change = (userOpHash: Hash, status: StatusChange["status"], skip = 0) =>
+      until(() => changes.filter((c) => c.userOpHash === userOpHash && c.status === status)[skip], `${status} of ${userOpHash}`);
+    return { bundler, store, changes, change };
+  }
+
+  async function admitted(bundler: Bundler, version: "0.7" | "0.8", fees: { maxFeeMultiplier?: bigint } = {}) {
+    const account = await fx.makeAccount(version, parseEther("0.5"));
+    const draft = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n });
+    const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n }, { maxFeePerGas: draft.maxFeePerGas * (fees.maxFeeMultiplier ?? 1n) });
+    return bundler.sendUserOperation(op, account.entryPoint.address);
+  }
+
+  it("replaces a bundle left unmined with fees raised by bundleFeeBumpPercent, at the same nonce", async () => {
+    const { bundler, change } = await started({ config: { bundlingMode: "manual" } });
+    const hash = await admitted(bundler, "0.7", { maxFeeMultiplier: 4n });
+    await automine(false);
+    bundler.setBundlingMode("auto");
+    bundler.start();
+    const first = await fx.client.getTransaction({ hash: (await change(hash, "submitted")).transactionHash! });
+    await fx.client.request({ method: "anvil_dropTransaction" as never, params: [first.hash] as never });
+    await mine(2);
+    // The replacement is in the node's pool once the relayer's pending nonce moves past the mined one.
+    await until(async () => (await fx.client.getTransactionCount({ address: first.from, blockTag: "pending" })) > first.nonce, "a replacement");
+    await mine();
+    const included = await change(hash, "included");
+    expect(included.transactionHash).not.toBe(first.hash);
+    const replacement = await fx.client.getTransaction({ hash: included.transactionHash! });
+    expect(replacement.nonce).toBe(first.nonce);
+    expect(replacement.from).toBe(first.from);
+    expect(replacement.maxFeePerGas!).toBeGreaterThanOrEqual((first.maxFeePerGas! * 115n) / 100n);
+    expect(replacement.maxPriorityFeePerGas!).toBeGreaterThanOrEqual((first.maxPriorityFeePerGas! * 115n) / 100n);
+    expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+  });
+
+  it("cancels a bundle whose operations would not repay a replacement, and puts them back in the pool", async () => {
+    const { bundler, change } = await started({ config: { bundlingMode: "manual" } });
+    const hash = await admitted(bundler, "0.8");
+    await automine(false);
+    bundler.setBundlingMode("auto");
+    bundler.start();
+    const first = await fx.client.getTransaction({ hash: (await change(hash, "submitted")).transactionHash! });
+    await fx.client.request({ method: "anvil_dropTransaction" as never, params: [first.hash] as never });
+    await mine(2);
+    await until(async () => (await fx.client.getTransactionCount({ address: first.from, blockTag: "pending" })) > first.nonce, "a cancellation");
+    bundler.setBundlingMode("manual");
+    await mine();
+    const back = await change(hash, "pending", 1);
+    expect(back.reason).toBe("its bundle was cancelled; back in the pool");
+    const cancellation = await fx.client.getTransaction({ hash: back.transactionHash! });
+    expect(cancellation).toMatchObject({ from: first.from, to: first.from, value: 0n, nonce: first.nonce, input: "0x" });
+  });
+
+  it("keeps a relayer until its bundle is mined: the next bundle waits instead of queueing behind it", async () => {
+    const { bundler, change } = await started({ relayerKeys: fx.devnet.relayerKeys.slice(0, 1), config: { bundlingMode: "manual" } });
+    const first = await admitted(bundler, "0.7");
+    const second = await admitted(bundler, "0.8");
+    await automine(false);
+    bundler.setBundlingMode("auto");
+    bundler.start();
+    const sent = await Promise.race([change(first, "submitted"), change(second, "submitted")]);
+    const [waiting] = sent.userOpHash === first ? [second] : [first];
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const relayer = privateKeyToAccount(fx.devnet.relayerKeys[0]!).address;
+    const latest = await fx.client.getTransactionCount({ address: relayer });
+    expect(await fx.client.getTransactionCount({ address: relayer, blockTag: "pending" })).toBe(latest + 1);
+    expect((await bundler.getUserOperationByHash(waiting))?.transactionHash).toBeUndefined();
+    await mine();
+    await change(sent.userOpHash, "included");
+    const next = await change(waiting, "submitted");
+    await mine();
+    await change(waiting, "included");
+    expect((await fx.client.getTransaction({ hash: next.transactionHash! })).nonce).toBe(latest + 1);
+  });
+
+  it("puts operations back when another transaction takes their bundle's nonce, then includes them with the next", async () => {
+    const { bundler, change } = await started({ relayerKeys: fx.devnet.relayerKeys.slice(1, 2), config: { bundlingMode: "manual" } });
+    const hash = await admitted(bundler, "0.7", { maxFeeMultiplier: 4n });
+    await automine(false);
+    bundler.setBundlingMode("auto");
+    bundler.start();
+    const first = await fx.client.getTransaction({ hash: (await change(hash, "submitted")).transactionHash! });
+    await fx.client.request({ method: "anvil_dropTransaction" as never, params: [first.hash] as never });
+    const relayer = createWalletClient({ chain: fx.devnet.chain, transport: http(fx.devnet.rpcUrl), account: privateKeyToAccount(fx.devnet.relayerKeys[1]!) });
+    await relayer.sendTransaction({ to: recipient(), value: 1n, nonce: first.nonce });
+    await mine();
+    const back = await change(hash, "pending", 1);
+    expect(back.reason).toBe("its bundle's nonce was taken by another transaction; back in the pool");
+    await change(hash, "submitted", 1);
+    await mine();
+    expect((await change(hash, "included")).success).toBe(true);
+  });
+});

@@ -1,4 +1,6 @@
 export * from "./bundle/build-bundle.ts";
+export * from "./bundle/bundle-gas.ts";
+export * from "./chain/polling-block-source.ts";
 export * from "./engine/config.ts";
 export * from "./engine/create-bundler.ts";
 export * from "./status/status-change.ts";

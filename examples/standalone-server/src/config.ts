@@ -131,6 +131,7 @@ const engineParsers: { [K in keyof BundlerConfig]?: Parse<BundlerConfig[K]> } = 
   bundleFeeBumpPercent: (v, n) => BigInt(integer(v, n, 10, 1000)),
   maxBundleFeePerGas: amount,
   maxBundleAttempts: (v, n) => integer(v, n, 1),
+  reorgDepth: (v, n) => integer(v, n, 0),
 };
 
 /** The engine settings present in the file or the environment, parsed; absent ones keep the engine's defaults. */

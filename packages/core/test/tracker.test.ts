@@ -2,6 +2,7 @@ import { type Address, createWalletClient, type Hash, http, parseEther } from "v
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
+import { userOperationEventTopic } from "../src/receipt/user-operation-event.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
 import { engineFixture } from "./fixtures.ts";
 
@@ -133,5 +134,55 @@ describe("transaction tracker", () => {
     await change(hash, "submitted", 1);
     await mine();
     expect((await change(hash, "included")).success).toBe(true);
+  });
+
+  describe("reorgs", () => {
+    /** An operation included by a running engine, and the block it landed in. */
+    async function includedOperation() {
+      const engine = await started({ config: { bundlingMode: "manual" } });
+      const hash = await admitted(engine.bundler, "0.7");
+      engine.bundler.setBundlingMode("auto");
+      engine.bundler.start();
+      const included = await engine.change(hash, "included");
+      const receipt = await fx.client.getTransactionReceipt({ hash: included.transactionHash! });
+      return { ...engine, hash, first: receipt };
+    }
+
+    const eventsOf = async (userOpHash: Hash) =>
+      (await fx.client.request({ method: "eth_getLogs", params: [{ fromBlock: "0x0", toBlock: "latest", topics: [userOperationEventTopic, userOpHash] }] })).length;
+
+    it.each([
+      ["anvil_reorg", (depth: number) => fx.client.request({ method: "anvil_reorg" as never, params: [depth, []] as never })],
+      ["anvil_rollback", (depth: number) => fx.client.request({ method: "anvil_rollback" as never, params: [depth] as never })],
+    ] as const)("after %s takes its block, the operation is reported back, bundled again and included once on the canonical chain", async (_, reorg) => {
+      const { bundler, hash, first, change, changes } = await includedOperation();
+      const depth = Number((await fx.client.getBlockNumber()) - first.blockNumber) + 1;
+      await reorg(depth);
+      const back = await until(
+        () => changes.find((c) => c.userOpHash === hash && (c.status === "pending" || c.status === "submitted") && c.reason?.startsWith("its block left the canonical chain")),
+        "the operation reported back",
+      );
+      expect(back).toMatchObject({ status: "pending", reason: "its block left the canonical chain; back in the pool" });
+      const again = await change(hash, "included", 1);
+      const receipt = await bundler.getUserOperationReceipt(hash);
+      expect(receipt?.receipt.transactionHash).toBe(again.transactionHash);
+      expect(receipt?.receipt.blockHash).not.toBe(first.blockHash);
+      expect((await bundler.getUserOperationByHash(hash))?.blockHash).toBe(receipt?.receipt.blockHash);
+      expect(await eventsOf(hash)).toBe(1);
+    });
+
+    it("after a rollback that leaves its transaction pending again, the operation returns to submitted and is followed to its inclusion", async () => {
+      const { hash, first, change, changes } = await includedOperation();
+      const raw = await fx.client.request({ method: "eth_getRawTransactionByHash", params: [first.transactionHash] });
+      await automine(false);
+      await fx.client.request({ method: "anvil_rollback" as never, params: [Number((await fx.client.getBlockNumber()) - first.blockNumber) + 1] as never });
+      await fx.client.sendRawTransaction({ serializedTransaction: raw! });
+      const back = await until(() => changes.find((c) => c.userOpHash === hash && c.reason?.startsWith("its block left")), "the operation reported back");
+      expect(back).toMatchObject({ status: "submitted", transactionHash: first.transactionHash, reason: "its block left the canonical chain" });
+      await mine();
+      const again = await change(hash, "included", 1);
+      expect(again.transactionHash).toBe(first.transactionHash);
+      expect(await eventsOf(hash)).toBe(1);
+    });
   });
 });

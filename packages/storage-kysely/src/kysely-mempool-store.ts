@@ -31,6 +31,9 @@ type Where = (eb: ExpressionBuilder<MempoolDatabase, "user_operations">) => Expr
 /** Rows in these statuses stay in the pool: they can still fail, be requeued or resubmitted. */
 const inPool: UserOperationStatus[] = ["pending", "bundling", "submitted"];
 const sentOrClaimed: UserOperationStatus[] = ["bundling", "submitted"];
+/** What may go back to `submitted` or `pending`: also `included`, when its block leaves the canonical chain. */
+const returnable: UserOperationStatus[] = ["bundling", "submitted", "included"];
+const clearInclusion = { block_hash: null, block_number: null } satisfies Updateable<UserOperationsTable>;
 const notSent: UserOperationStatus[] = ["pending", "bundling"];
 const clearClaim = {
   claimed_by: null,
@@ -200,8 +203,8 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
     async markSubmitted(userOpHashes, transactionHash, now) {
       await transition(
         userOpHashes,
-        sentOrClaimed,
-        { status: "submitted", transaction_hash: transactionHash, updated_at: now },
+        returnable,
+        { status: "submitted", transaction_hash: transactionHash, updated_at: now, ...clearInclusion },
         { keepClaim: true },
       );
     },
@@ -303,10 +306,11 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
     },
 
     async requeue(userOpHashes, now) {
-      await transition(userOpHashes, sentOrClaimed, {
+      await transition(userOpHashes, returnable, {
         status: "pending",
         transaction_hash: null,
         updated_at: now,
+        ...clearInclusion,
       });
     },
 

@@ -45,6 +45,8 @@ export interface BundlerConfig {
   maxBundleFeePerGas: bigint | undefined;
   /** Mined bundles an operation may be left out of (e.g. reverted bundles) before it fails for good. Default 3. */
   maxBundleAttempts: number;
+  /** Blocks a mined bundle is watched for reorgs before its operations' inclusion counts as final. Default 12. */
+  reorgDepth: number;
   /** `auto` bundles on the interval; `manual` only on `sendBundleNow`. Default `auto`. */
   bundlingMode: "auto" | "manual";
   /** Who receives the bundle's fee refunds. Default: the relayer that sends the bundle. */
@@ -129,6 +131,7 @@ export const defaultBundlerConfig: BundlerConfig = {
   bundleFeeBumpPercent: 15n,
   maxBundleFeePerGas: undefined,
   maxBundleAttempts: 3,
+  reorgDepth: 12,
   bundlingMode: "auto",
   beneficiary: undefined,
   validationGasLimit: 10_000_000n,

@@ -156,6 +156,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     claimant,
     claimLeaseMs: config.bundleClaimLeaseMs,
     onIncluded,
+    watch: tracker.watch,
   };
   /** Before the first bundle, this engine's own earlier claims (a restart); afterwards, lapsed ones (a dead peer). */
   let reconciled = false;

@@ -122,7 +122,9 @@ export interface MempoolStore {
   /**
    * Claimed operations are being sent in `transactionHash` (recorded before the transaction
    * leaves, so a crash leaves a hash to reconcile). They keep their claim: the engine that sent
-   * them follows them while it renews it (`renewClaims`).
+   * them follows them while it renews it (`renewClaims`). Included operations whose block left
+   * the canonical chain while their transaction is pending again come back here too (their
+   * inclusion is forgotten).
    */
   markSubmitted(userOpHashes: readonly Hash[], transactionHash: Hash, now: number): Promise<void>;
   /** Extend to `until` the claims `claimant` holds on these operations (claimed or submitted); others are left alone. */
@@ -153,7 +155,11 @@ export interface MempoolStore {
    * (reason "cleared"); resolves with their hashes. Sent operations stay tracked to their receipt.
    */
   clear(options: { entryPoint?: Address; now: number }): Promise<Hash[]>;
-  /** Claimed or submitted operations go back to `pending` (their bundle was not mined, or was reorged out). */
+  /**
+   * Claimed, submitted or included operations go back to `pending` (their bundle was not mined,
+   * was mined without them, or its block left the canonical chain); their transaction and
+   * inclusion are forgotten.
+   */
   requeue(userOpHashes: readonly Hash[], now: number): Promise<void>;
   /** Release connections. Optional: stores without resources omit it. */
   close?(): Promise<void>;

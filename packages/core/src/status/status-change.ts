@@ -20,7 +20,7 @@ export interface StatusChange {
   transactionHash?: Hash | undefined;
   /** For `included`: whether the operation's execution succeeded. */
   success?: boolean | undefined;
-  /** For `failed` and `dropped`: why. */
+  /** For `failed` and `dropped`: why. For `pending` and `submitted` when an operation comes back (its bundle reverted, its block was reorged out): why. */
   reason?: string | undefined;
 }
 

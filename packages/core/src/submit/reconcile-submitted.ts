@@ -3,7 +3,7 @@ import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
-import type { MempoolStore } from "../ports/mempool-store.ts";
+import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import { findUserOperationEvent } from "../receipt/lookup.ts";
 import { decodeUserOperationEvent } from "../receipt/user-operation-event.ts";
 import type { StatusListener } from "../status/status-change.ts";
@@ -21,13 +21,15 @@ export interface ReconcileSubmittedContext {
   claimant: string;
   claimLeaseMs: number;
   onIncluded?: (entryPoint: Address, op: UserOperation) => Promise<void>;
+  /** Follow operations whose transaction is still pending in the node (the transaction tracker's `watch`). */
+  watch: (transactionHash: Hash, entries: readonly MempoolEntry[]) => void;
 }
 
 /** What one reconciliation pass found. */
 export interface ReconcileSummary {
   included: number;
   requeued: number;
-  /** Still pending in the node: left `submitted`, looked at again when their claim lapses. */
+  /** Still pending in the node: left `submitted` and followed to their receipt. */
   stillPending: number;
 }
 
@@ -38,9 +40,9 @@ const batch = 500;
  * Reconcile `submitted` operations that no engine follows any more with the chain: after a
  * restart (those `previousClaimant` holds: the same engine's claims, at once), or after another
  * engine on the same database died (claims that lapsed). Each becomes `included` when its
- * `UserOperationEvent` is on chain, whatever transaction carried it; stays `submitted` while its
- * transaction is pending in the node; and otherwise goes back to the pool (never sent, dropped by
- * the node, or mined without it), where bundling revalidates it.
+ * `UserOperationEvent` is on chain, whatever transaction carried it; stays `submitted`, followed
+ * by `watch`, while its transaction is pending in the node; and otherwise goes back to the pool
+ * (never sent, dropped by the node, or mined without it), where bundling revalidates it.
  */
 export async function reconcileSubmitted(
   context: ReconcileSubmittedContext,
@@ -61,6 +63,7 @@ export async function reconcileSubmitted(
     ).filter((e) => !seen.has(e.userOpHash));
     if (adopted.length === 0) break;
     const transactions = new Map<Hash, Promise<{ blockNumber: string | null } | null>>();
+    const stillPending = new Map<Hash, MempoolEntry[]>();
     for (const entry of adopted) {
       seen.add(entry.userOpHash);
       const event = await findUserOperationEvent(context, entry.userOpHash);
@@ -77,7 +80,8 @@ export async function reconcileSubmitted(
         transactions.set(hash, client.request({ method: "eth_getTransactionByHash", params: [hash] } as never) as Promise<{ blockNumber: string | null } | null>);
       }
       const transaction = hash ? await transactions.get(hash)! : null;
-      if (transaction && transaction.blockNumber === null) {
+      if (hash && transaction && transaction.blockNumber === null) {
+        stillPending.set(hash, [...(stillPending.get(hash) ?? []), entry]);
         summary.stillPending++;
         continue;
       }
@@ -85,6 +89,7 @@ export async function reconcileSubmitted(
       emit({ userOpHash: entry.userOpHash, status: "pending", reason: "not on chain when reconciled; back in the pool", transactionHash: hash });
       summary.requeued++;
     }
+    for (const [hash, entries] of stillPending) context.watch(hash, entries);
   }
   if (seen.size > 0) logger.info("submitted operations reconciled with the chain", { ...summary });
   return summary;

@@ -2,6 +2,7 @@ import type { Address, Hash, Hex } from "viem";
 import { bumpedFees, repaidFeeCap } from "../bundle/bundle-fees.ts";
 import type { FeeOracle } from "../gas/fee-oracle.ts";
 import type { BlockHead } from "../ports/block-source.ts";
+import type { MempoolEntry } from "../ports/mempool-store.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { decodeUserOperationEvent, type RawLog, userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { type SendBundleContext, type SentBundle, sendTransaction } from "./send-bundle.ts";
@@ -17,6 +18,8 @@ export interface TransactionTrackerConfig {
   maxBundleFeePerGas: bigint | undefined;
   /** Mined bundles an operation may be left out of (a reverted bundle, say) before it fails for good. */
   maxBundleAttempts: number;
+  /** Blocks a mined bundle is watched for reorgs before its inclusion counts as final. */
+  reorgDepth: number;
 }
 
 export interface TransactionTrackerParameters extends SendBundleContext {
@@ -33,6 +36,11 @@ export interface TransactionTrackerParameters extends SendBundleContext {
 export interface TransactionTracker {
   /** Follow a bundle the engine just sent. Its relayer is released once its nonce is settled. */
   track(sent: SentBundle): void;
+  /**
+   * Follow `transactionHash`, carrying `entries`, to its receipt without holding its relayer:
+   * for transactions pending in the node that this engine adopted (after a restart, say).
+   */
+  watch(transactionHash: Hash, entries: readonly MempoolEntry[]): void;
   /** Check every followed bundle against a new head: receipts, replacements, cancellations. */
   onBlock(head: BlockHead): Promise<void>;
   /** Resolves once the bundle first sent as `transactionHash` is settled (immediately if unknown). */
@@ -45,6 +53,22 @@ interface Tracked {
   sent: SentBundle;
   done: () => void;
   settled: Promise<void>;
+}
+
+/** A transaction followed to its receipt without its relayer. */
+interface Watched {
+  transactionHash: Hash;
+  entryPoint: Address;
+  entries: MempoolEntry[];
+}
+
+/** A mined bundle watched until it is `reorgDepth` blocks deep. */
+interface Confirming {
+  transactionHash: Hash;
+  blockHash: Hash;
+  blockNumber: bigint;
+  /** The operations it included. */
+  included: Hash[];
 }
 
 /** A transaction receipt, as the node returns it. */
@@ -62,12 +86,21 @@ interface RawReceipt {
  * `UserOperationEvent` included and puts the others back in the pool (a bundle that reverted
  * loses no operation; `maxBundleAttempts` bounds the retries); replaces a bundle left unmined
  * for `bundleReplaceAfterBlocks` with higher fees; cancels it with a zero-value transfer to the
- * relayer itself when its operations no longer repay the fees it would need; and releases the
- * relayer only once its nonce is taken on chain.
+ * relayer itself when its operations no longer repay the fees it would need; releases the
+ * relayer only once its nonce is taken on chain; and watches mined bundles for `reorgDepth`
+ * blocks, taking their operations back when their block leaves the canonical chain.
  */
 export function createTransactionTracker(parameters: TransactionTrackerParameters): TransactionTracker {
   const { client, store, clock, logger, emit, feeOracle, config } = parameters;
   const tracked = new Map<Hash, Tracked>();
+  const confirming = new Map<Hash, Confirming>();
+  /** Transactions followed without their relayer: adopted after a restart, or back in the node's pool after a reorg. */
+  const watched = new Map<Hash, Watched>();
+
+  function watch(transactionHash: Hash, entries: readonly MempoolEntry[]) {
+    const first = entries[0];
+    if (first) watched.set(transactionHash, { transactionHash, entryPoint: first.entryPoint, entries: [...entries] });
+  }
   /** Mined bundles each operation was left out of. */
   const attempts = new Map<Hash, number>();
   let running: Promise<void> = Promise.resolve();
@@ -76,9 +109,12 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
   /** Keep the claims of followed operations alive, a few times per lease, so no other engine adopts them. */
   async function renewClaims() {
     const now = clock.now();
-    if (now - renewedAt < parameters.claimLeaseMs / 4 || tracked.size === 0) return;
+    if (now - renewedAt < parameters.claimLeaseMs / 4 || tracked.size + watched.size === 0) return;
     renewedAt = now;
-    const hashes = [...tracked.values()].flatMap(({ sent }) => sent.bundle.entries.map((e) => e.userOpHash));
+    const hashes = [
+      ...[...tracked.values()].flatMap(({ sent }) => sent.bundle.entries.map((e) => e.userOpHash)),
+      ...[...watched.values()].flatMap(({ entries }) => entries.map((e) => e.userOpHash)),
+    ];
     await store.renewClaims(hashes, parameters.claimant, now + parameters.claimLeaseMs);
   }
 
@@ -92,29 +128,34 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
     entry.done();
   }
 
-  /** The nonce is taken by `receipt`: record what it did to the bundle's operations. */
-  async function mined(entry: Tracked, receipt: RawReceipt) {
-    const { bundle } = entry.sent;
-    const hashes = new Set(bundle.entries.map((e) => e.userOpHash));
+  /**
+   * Record what a mined transaction did to `entries` (operations on `entryPoint`): those with a
+   * `UserOperationEvent` are included (and watched for reorgs); the others go back to the pool.
+   */
+  async function recordReceipt(entryPoint: Address, entries: readonly MempoolEntry[], receipt: RawReceipt, why: string) {
+    const byHash = new Map(entries.map((e) => [e.userOpHash, e]));
     const included = new Set<Hash>();
     for (const log of receipt.logs) {
-      if (log.address.toLowerCase() !== bundle.entryPoint.address.toLowerCase() || log.topics[0] !== userOperationEventTopic) continue;
+      if (log.address.toLowerCase() !== entryPoint.toLowerCase() || log.topics[0] !== userOperationEventTopic) continue;
       const { userOpHash, success } = decodeUserOperationEvent(log);
-      if (!hashes.has(userOpHash)) continue;
+      const entry = byHash.get(userOpHash);
+      if (!entry) continue;
       included.add(userOpHash);
       const inclusion = { transactionHash: receipt.transactionHash, blockHash: receipt.blockHash, blockNumber: BigInt(receipt.blockNumber) };
       await store.markIncluded(userOpHash, inclusion, clock.now());
       attempts.delete(userOpHash);
       emit({ userOpHash, status: "included", transactionHash: receipt.transactionHash, success });
-      const op = bundle.entries.find((e) => e.userOpHash === userOpHash)!.userOperation;
-      await parameters.onIncluded?.(bundle.entryPoint.address, op);
+      await parameters.onIncluded?.(entryPoint, entry.userOperation);
     }
-    const leftOut = bundle.entries.filter((e) => !included.has(e.userOpHash)).map((e) => e.userOpHash);
-    const why = entry.sent.cancelled && receipt.transactionHash === entry.sent.transactionHashes.at(-1)
-      ? "its bundle was cancelled"
-      : receipt.status === "0x0"
-        ? "its bundle transaction reverted"
-        : "its bundle transaction was mined without it";
+    if (included.size > 0) {
+      confirming.set(receipt.transactionHash, {
+        transactionHash: receipt.transactionHash,
+        blockHash: receipt.blockHash,
+        blockNumber: BigInt(receipt.blockNumber),
+        included: [...included],
+      });
+    }
+    const leftOut = entries.filter((e) => !included.has(e.userOpHash)).map((e) => e.userOpHash);
     await leaveOut(leftOut, why, receipt.transactionHash);
     logger.info("bundle mined", {
       transactionHash: receipt.transactionHash,
@@ -122,6 +163,36 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
       included: included.size,
       requeued: leftOut.length,
     });
+  }
+
+  /** The nonce is taken by `receipt`: record what it did to the bundle's operations. */
+  async function mined(entry: Tracked, receipt: RawReceipt) {
+    const { bundle, cancelled, transactionHashes } = entry.sent;
+    const why = cancelled && receipt.transactionHash === transactionHashes.at(-1)
+      ? "its bundle was cancelled"
+      : receipt.status === "0x0"
+        ? "its bundle transaction reverted"
+        : "its bundle transaction was mined without it";
+    await recordReceipt(bundle.entryPoint.address, bundle.entries, receipt, why);
+  }
+
+  /** A transaction this engine did not send (or no longer holds the relayer of), followed until mined or gone. */
+  async function followWatched(watchedTx: Watched) {
+    const receipt = await receiptOf(watchedTx.transactionHash);
+    if (receipt) {
+      watched.delete(watchedTx.transactionHash);
+      return recordReceipt(watchedTx.entryPoint, watchedTx.entries, receipt, "its bundle transaction was mined without it");
+    }
+    if (await pendingInNode(watchedTx.transactionHash)) return;
+    watched.delete(watchedTx.transactionHash);
+    const hashes = watchedTx.entries.map((e) => e.userOpHash);
+    await store.requeue(hashes, clock.now());
+    for (const userOpHash of hashes) emit({ userOpHash, status: "pending", reason: "its bundle transaction left the node; back in the pool" });
+  }
+
+  async function pendingInNode(hash: Hash): Promise<boolean> {
+    const transaction = (await client.request({ method: "eth_getTransactionByHash", params: [hash] } as never)) as { blockNumber: string | null } | null;
+    return transaction !== null && transaction.blockNumber === null;
   }
 
   /** Operations a mined transaction did not include go back to the pool, or fail after `maxBundleAttempts`. */
@@ -174,6 +245,39 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
     sent.sentAtBlock = head.number;
   }
 
+  /**
+   * A mined bundle whose receipt moved: re-mined in another block, its operations' inclusion
+   * follows; gone from the canonical chain, they go back to `submitted` while the transaction is
+   * pending again (reconciliation follows it), else to the pool to be bundled again.
+   */
+  async function confirm(watched: Confirming, head: BlockHead) {
+    if (head.number - watched.blockNumber >= BigInt(config.reorgDepth)) {
+      confirming.delete(watched.transactionHash);
+      return;
+    }
+    const receipt = await receiptOf(watched.transactionHash);
+    if (receipt?.blockHash === watched.blockHash) return;
+    if (receipt) {
+      const inclusion = { transactionHash: receipt.transactionHash, blockHash: receipt.blockHash, blockNumber: BigInt(receipt.blockNumber) };
+      for (const userOpHash of watched.included) await store.markIncluded(userOpHash, inclusion, clock.now());
+      Object.assign(watched, { blockHash: inclusion.blockHash, blockNumber: inclusion.blockNumber });
+      return;
+    }
+    confirming.delete(watched.transactionHash);
+    const reason = "its block left the canonical chain";
+    if (await pendingInNode(watched.transactionHash)) {
+      // Unclaimed once included: a peer may adopt them too; both record the same receipt.
+      await store.markSubmitted(watched.included, watched.transactionHash, clock.now());
+      const entries = (await Promise.all(watched.included.map((hash) => store.get(hash)))).filter((e) => e !== undefined);
+      watch(watched.transactionHash, entries);
+      for (const userOpHash of watched.included) emit({ userOpHash, status: "submitted", transactionHash: watched.transactionHash, reason });
+    } else {
+      await store.requeue(watched.included, clock.now());
+      for (const userOpHash of watched.included) emit({ userOpHash, status: "pending", reason: `${reason}; back in the pool` });
+    }
+    logger.warn("bundle reorged out", { transactionHash: watched.transactionHash, blockNumber: watched.blockNumber, ops: watched.included.length });
+  }
+
   async function follow(key: Hash, entry: Tracked, head: BlockHead) {
     const { sent } = entry;
     // The nonce first: if it is taken and none of our transactions has a receipt after that, another took it.
@@ -194,6 +298,8 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
   }
 
   return {
+    watch,
+
     track(sent) {
       let done!: () => void;
       const settled = new Promise<void>((resolve) => {
@@ -206,13 +312,23 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
       // One pass at a time: a slow node must not have two passes replace the same bundle.
       running = running.then(async () => {
         await renewClaims().catch((error) => logger.warn("could not renew claims", { error: String(error) }));
-        await Promise.all(
-          [...tracked].map(([key, entry]) =>
+        await Promise.all([
+          ...[...watched.values()].map((w) =>
+            followWatched(w).catch((error) =>
+              logger.error("could not follow a bundle transaction", { transactionHash: w.transactionHash, error: String(error) }),
+            ),
+          ),
+          ...[...confirming.values()].map((watched) =>
+            confirm(watched, head).catch((error) =>
+              logger.error("could not check a mined bundle for reorgs", { transactionHash: watched.transactionHash, error: String(error) }),
+            ),
+          ),
+          ...[...tracked].map(([key, entry]) =>
             follow(key, entry, head).catch((error) =>
               logger.error("could not follow a bundle transaction", { transactionHash: key, error: String(error) }),
             ),
           ),
-        );
+        ]);
       });
       return running;
     },

@@ -160,9 +160,9 @@ export function createMemoryMempoolStore(): MempoolStore {
     async markSubmitted(userOpHashes, transactionHash, now) {
       transition(
         userOpHashes,
-        ["bundling", "submitted"],
+        returnable,
         (entry) => {
-          Object.assign(entry, { status: "submitted", transactionHash, updatedAt: now });
+          Object.assign(entry, { status: "submitted", transactionHash, inclusion: undefined, updatedAt: now });
         },
         { keepClaim: true },
       );
@@ -234,12 +234,15 @@ export function createMemoryMempoolStore(): MempoolStore {
     },
 
     async requeue(userOpHashes, now) {
-      transition(userOpHashes, ["bundling", "submitted"], (entry) => {
-        Object.assign(entry, { status: "pending", transactionHash: undefined, updatedAt: now });
+      transition(userOpHashes, returnable, (entry) => {
+        Object.assign(entry, { status: "pending", transactionHash: undefined, inclusion: undefined, updatedAt: now });
       });
     },
   };
 }
+
+/** What may go back to `submitted` or `pending`: also `included`, when its block leaves the canonical chain. */
+const returnable: readonly UserOperationStatus[] = ["bundling", "submitted", "included"];
 
 /** Statuses of operations not yet sent: what `drop` and `clear` take. */
 const notSent: readonly UserOperationStatus[] = ["pending", "bundling"];

@@ -479,23 +479,34 @@ export function mempoolStoreContract(
         );
       });
 
-      it("leaves failed operations failed and included ones included", async () => {
+      it("leaves failed operations failed, and an included one included when marked failed", async () => {
         const [failed, included] = await added({ sender: 1 }, { sender: 2 });
         await claim();
         await store.markSubmitted(hashes([failed!, included!]), txHash, t0 + 2_000);
         await store.markFailed([failed!.userOpHash], "bundle transaction reverted", t0 + 3_000);
         const inclusion = { transactionHash: txHash, blockHash, blockNumber: 11n };
         await store.markIncluded(included!.userOpHash, inclusion, t0 + 3_000);
-        const before = await Promise.all(
-          hashes([failed!, included!]).map((hash) => store.get(hash)),
-        );
-        await store.requeue(hashes([failed!, included!]), t0 + 4_000);
-        await store.markSubmitted(hashes([failed!, included!]), blockHash, t0 + 5_000);
+        const before = await Promise.all(hashes([failed!, included!]).map((hash) => store.get(hash)));
+        await store.requeue([failed!.userOpHash], t0 + 4_000);
+        await store.markSubmitted([failed!.userOpHash], blockHash, t0 + 5_000);
         await store.markFailed([included!.userOpHash], "late", t0 + 6_000);
-        const after = await Promise.all(
-          hashes([failed!, included!]).map((hash) => store.get(hash)),
-        );
+        const after = await Promise.all(hashes([failed!, included!]).map((hash) => store.get(hash)));
         expect(after).toStrictEqual(before);
+      });
+
+      it("takes an included operation back when its block leaves the canonical chain: to submitted, or to pending", async () => {
+        const [resent, requeued] = await added({ sender: 1, receivedAt: t0 + 1 }, { sender: 2, receivedAt: t0 + 2 });
+        await claim();
+        await store.markSubmitted(hashes([resent!, requeued!]), txHash, t0 + 2_000);
+        for (const entry of [resent!, requeued!]) {
+          await store.markIncluded(entry.userOpHash, { transactionHash: txHash, blockHash, blockNumber: 11n }, t0 + 3_000);
+        }
+        await store.markSubmitted([resent!.userOpHash], txHash, t0 + 4_000);
+        await store.requeue([requeued!.userOpHash], t0 + 4_000);
+        expect(await store.get(resent!.userOpHash)).toStrictEqual({ ...resent, status: "submitted", transactionHash: txHash, updatedAt: t0 + 4_000 });
+        expect(await store.get(requeued!.userOpHash)).toStrictEqual({ ...requeued, status: "pending", updatedAt: t0 + 4_000 });
+        // Back in submitted with no claim: any engine may adopt it to follow it to the chain.
+        expect(hashes(await store.adoptSubmitted({ claimant: "engine-b", leaseMs: 1_000, now: t0 + 5_000, limit: 10 }))).toEqual([resent!.userOpHash]);
       });
 
       it("ignores unknown hashes and empty lists", async () => {

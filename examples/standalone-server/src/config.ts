@@ -24,6 +24,11 @@ export interface ServerConfig {
   port: number;
   /** SQLite file for the mempool; `:memory:` keeps nothing across restarts. */
   database: string;
+  /**
+   * Names this service in the mempool's claims. Stable across restarts, so a restarted service
+   * reconciles the operations it had in flight at once; one per service sharing a database.
+   */
+  instanceId: string;
   maxBodyBytes: number;
   maxBatchSize: number;
   /** Most `eth_subscribe` subscriptions one WebSocket connection may hold. */
@@ -81,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
     host: String(pick("BUNDLEKIT_HOST", "host") ?? "127.0.0.1"),
     port: integer(pick("BUNDLEKIT_PORT", "port") ?? 4337, "port", 0, 65535),
     database: String(pick("BUNDLEKIT_DATABASE", "database") ?? (rpcUrl ? "bundlekit-mempool.sqlite" : ":memory:")),
+    instanceId: nonEmpty(pick("BUNDLEKIT_INSTANCE_ID", "instanceId") ?? "bundlekit", "instanceId"),
     maxBodyBytes: integer(pick("BUNDLEKIT_MAX_BODY_BYTES", "maxBodyBytes") ?? 1024 * 1024, "maxBodyBytes", 1024),
     maxBatchSize: integer(pick("BUNDLEKIT_MAX_BATCH_SIZE", "maxBatchSize") ?? 100, "maxBatchSize", 1),
     maxSubscriptions: integer(pick("BUNDLEKIT_MAX_SUBSCRIPTIONS", "maxSubscriptions") ?? 100, "maxSubscriptions", 0),
@@ -222,6 +228,12 @@ function boolean(value: unknown, name: string): boolean {
 }
 
 /** An amount of ether: wei as an integer, or `"<amount> eth"`, `"<amount> gwei"`, `"<amount> wei"`. */
+function nonEmpty(value: unknown, name: string): string {
+  const text = String(value).trim();
+  if (!text || text.length > 200) throw new ConfigError(`${name} must be a non-empty name of at most 200 characters`);
+  return text;
+}
+
 function amount(value: unknown, name: string): bigint {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(eth|ether|gwei|wei)?\s*$/i.exec(String(value));
   const unit = match?.[2]?.toLowerCase() ?? "wei";

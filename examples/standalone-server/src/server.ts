@@ -63,6 +63,7 @@ export async function startBundlerService(
       entryPoints: config.entryPoints.map(({ version, address }) => defineEntryPoint(version, address)),
       config: config.bundler,
       logger,
+      instanceId: config.instanceId,
     });
     // Off by default: when off, a debug method answers -32601 like any unknown method.
     const serveDebugMethods = config.debugMethods || bundler.config.testingMode;

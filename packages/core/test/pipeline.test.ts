@@ -1,5 +1,5 @@
 import { type Address, type Hash, type Hex, parseEther } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
@@ -189,5 +189,17 @@ describe("bundle pipeline", () => {
     expect(bundles).toHaveLength(4);
     const senders = await Promise.all(bundles.map(async (hash) => (await fx.client.getTransaction({ hash })).from));
     expect(new Set(senders).size).toBe(fx.devnet.relayerKeys.length);
+  });
+
+  it("tries the next relayer when the node refuses a bundle for lack of funds", async () => {
+    const broke = generatePrivateKey();
+    const [funded] = fx.devnet.relayerKeys;
+    const { bundler } = await fx.makeBundler({ relayerKeys: [broke, funded!], config: { minSignerBalance: 0n } });
+    const account = await fx.makeAccount("0.7");
+    const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n });
+    const hash = await bundler.sendUserOperation(op, account.entryPoint.address);
+    const [transactionHash] = await bundler.sendBundleNow();
+    expect((await fx.client.getTransaction({ hash: transactionHash! })).from).toBe(privateKeyToAccount(funded!).address.toLowerCase());
+    expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
   });
 });

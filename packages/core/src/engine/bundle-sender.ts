@@ -81,11 +81,13 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
     const sent: Hash[] = [];
     let maxOperations = context.maxOperations;
     let failures = 0;
+    /** Relayers the node found short of funds for a bundle in this run: the next one is tried. */
+    const unfunded = new Set<`0x${string}`>();
     const nothingPending = async () => (await store.list("pending", { entryPoint: entryPoint.address, limit: 1 })).length === 0;
     while (!context.stopped() && failures < failuresPerRun) {
       // Pending operations first: an EntryPoint with nothing to bundle costs no balance read.
       if (await nothingPending()) break;
-      const relayer = await relayers.lease();
+      const relayer = await relayers.lease(unfunded);
       if (!relayer) {
         if (relayers.held === 0) {
           logger.warn("no funded relayer is available; operations wait in the pool", { entryPoint: entryPoint.address });
@@ -131,6 +133,11 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
           const [entry] = proposal.bundle.entries;
           await store.drop([entry!.userOpHash], reason, context.propose.now());
           context.emit({ userOpHash: entry!.userOpHash, status: "dropped", reason });
+          continue;
+        }
+        if (error instanceof SendBundleError && error.kind === "insufficient-funds") {
+          unfunded.add(relayer.address);
+          logger.warn("relayer cannot pay for the bundle; trying another", { relayer: relayer.address });
           continue;
         }
         logger.error("bundle failed", { entryPoint: entryPoint.address, error: String(error) });

@@ -1,23 +1,7 @@
 import { type Address, parseEther } from "viem";
-
-/**
- * How bundles reach the chain (see docs/configuration.md):
- * - `classic`: `eth_sendRawTransaction`;
- * - `conditional`: `eth_sendRawTransactionConditional` (ERC-7796) with `knownAccounts` holding
- *   each sender's storage root, so the node drops the bundle instead of mining a revert when a
- *   sender's state changed after the bundle was built.
- * Both go to `rpcEndpointSubmit` when it is set, else to the node the engine reads from.
- */
-export type RelayingMode = "classic" | "conditional";
-
-export const relayingModes: readonly RelayingMode[] = ["classic", "conditional"];
-
-/** Addresses exempt from reputation and stake rules, per entity kind. */
-export interface WhitelistedEntities {
-  paymaster: readonly Address[];
-  account: readonly Address[];
-  factory: readonly Address[];
-}
+import type { ReputationConfig } from "../reputation/reputation.ts";
+import { type RelayingMode, relayingModes, type SubmitterConfig } from "../submit/configured-submitter.ts";
+import type { TransactionTrackerConfig } from "../submit/transaction-tracker.ts";
 
 /** A configuration value the engine cannot run with. The message names the field; it never holds a secret. */
 export class BundlerConfigError extends Error {
@@ -25,7 +9,7 @@ export class BundlerConfigError extends Error {
 }
 
 /** How the engine runs. Every field has a default; see docs/configuration.md. */
-export interface BundlerConfig {
+export interface BundlerConfig extends ReputationConfig, SubmitterConfig, TransactionTrackerConfig {
   /** Milliseconds between bundle attempts when running automatically. Default 1000. */
   bundleInterval: number;
   /** At most this many operations per bundle, a cap besides gas (`maxBundleGas`). Default 1000. */
@@ -37,16 +21,6 @@ export interface BundlerConfig {
   maxBundleGas: bigint | undefined;
   /** Milliseconds between polls of the node for a new block (the transaction tracker's pace). Default 500. */
   blockPollingInterval: number;
-  /** Blocks a bundle transaction may stay unmined before it is replaced with higher fees. Default 3. */
-  bundleReplaceAfterBlocks: number;
-  /** Percent a replacement raises both fees by; nodes require at least 10. Default 15. */
-  bundleFeeBumpPercent: bigint;
-  /** Most a bundle bids per gas, however long it waits (it never bids more than its operations repay). Default unset. */
-  maxBundleFeePerGas: bigint | undefined;
-  /** Mined bundles an operation may be left out of (e.g. reverted bundles) before it fails for good. Default 3. */
-  maxBundleAttempts: number;
-  /** Blocks a mined bundle is watched for reorgs before its operations' inclusion counts as final. Default 12. */
-  reorgDepth: number;
   /** `auto` bundles on the interval; `manual` only on `sendBundleNow`. Default `auto`. */
   bundlingMode: "auto" | "manual";
   /** Who receives the bundle's fee refunds. Default: the relayer that sends the bundle. */
@@ -87,8 +61,6 @@ export interface BundlerConfig {
   explorerApiKey: string | undefined;
   /** Bundles go out with `eth_sendRawTransactionConditional`; same as `relayingMode: "conditional"`. Default false. */
   conditionalTransactions: boolean;
-  /** A separate node URL that only receives bundle transactions. A secret (URLs carry API keys). Default unset. */
-  rpcEndpointSubmit: string | undefined;
   /** Reject operations whose fees are too far below the fee oracle's suggestion. Default false. */
   enforceGasPrice: boolean;
   /** With `enforceGasPrice`: how many percent below the suggestion an operation's fees may be. Default 10. */
@@ -96,28 +68,15 @@ export interface BundlerConfig {
   /** Bundle transactions carry an EIP-2930 access list from `eth_createAccessList`. Default false. */
   eip2930: boolean;
   /**
-   * How bundles reach the chain: `classic` or `conditional`. With a custom `submitter` passed to
-   * `createBundler`, the engine reports that submitter's name here. Default `classic`.
-   */
-  relayingMode: RelayingMode | (string & {});
-  /**
    * Send bundles without re-simulating `handleOps` first: failing operations are not dropped
    * beforehand, and the gas limit is the sum of the operations' own limits. Default false.
    */
   skipBundleValidation: boolean;
 
-  /** ERC-7562 reputation: expected inclusions are `opsSeen / minInclusionDenominator`. Default 10. */
-  minInclusionDenominator: number;
-  /** ERC-7562 reputation: throttling slack. Default 10. */
-  throttlingSlack: number;
-  /** ERC-7562 reputation: ban slack. Default 50. */
-  banSlack: number;
   /** Least stake (wei) for a staked entity. Default 1 ETH. */
   minStake: bigint;
   /** Least unstake delay (seconds) for a staked entity. Default 86,400. */
   minUnstakeDelay: number;
-  /** Entities exempt from reputation and stake rules. Default none. */
-  whitelistedEntities: WhitelistedEntities;
   /** Seconds a pending operation may stay in the mempool; 0 keeps it until bundled. Default 300. */
   useropsTTL: number;
 }

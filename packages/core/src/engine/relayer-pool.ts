@@ -1,10 +1,11 @@
+import type { Address } from "viem";
 import type { RelayerLease } from "../ports/relayer-signer.ts";
 import { type LeaseFundedRelayerParameters, leaseFundedRelayer } from "../submit/lease-funded-relayer.ts";
 
 /** The relayers bundles may use now, and a way to wait for one. */
 export interface RelayerPool {
-  /** A funded idle relayer, or undefined when none is. Its `release` wakes those waiting. */
-  lease(): Promise<RelayerLease | undefined>;
+  /** A funded idle relayer (not one of `skip`), or undefined when none is. Its `release` wakes those waiting. */
+  lease(skip?: ReadonlySet<Address>): Promise<RelayerLease | undefined>;
   /** Relayers leased and not yet released. */
   readonly held: number;
   /** Resolves at the next release (or `wakeAll`). */
@@ -26,8 +27,8 @@ export function createRelayerPool(parameters: LeaseFundedRelayerParameters): Rel
     for (const wake of woken) wake();
   };
   return {
-    async lease() {
-      const lease = await leaseFundedRelayer(parameters);
+    async lease(skip) {
+      const lease = await leaseFundedRelayer(parameters, { skip });
       if (!lease) return undefined;
       held++;
       let released = false;

@@ -1,5 +1,4 @@
 import { type Address, getAddress } from "viem";
-import type { BundlerConfig } from "../engine/config.ts";
 import { ReputationError } from "../errors/errors.ts";
 import type { MempoolStore, UserOperationStatus } from "../ports/mempool-store.ts";
 import type { ReputationEntry, ReputationStore } from "../ports/reputation-store.ts";
@@ -10,11 +9,23 @@ import { type ReputationStatus, reputationStatus } from "./reputation-status.ts"
 /** ERC-7562 THROTTLED_ENTITY_MEMPOOL_COUNT: a throttled entity may have this many operations in the mempool. */
 export const throttledEntityMempoolCount = 4;
 
-/** The configuration reputation reads. */
-export type ReputationConfig = Pick<
-  BundlerConfig,
-  "minInclusionDenominator" | "throttlingSlack" | "banSlack" | "whitelistedEntities"
->;
+/** Addresses exempt from reputation and stake rules, per entity kind. */
+export interface WhitelistedEntities {
+  paymaster: readonly Address[];
+  account: readonly Address[];
+  factory: readonly Address[];
+}
+/** The configuration reputation reads (see docs/configuration.md). */
+export interface ReputationConfig {
+  /** ERC-7562 reputation: expected inclusions are `opsSeen / minInclusionDenominator`. Default 10. */
+  minInclusionDenominator: number;
+  /** ERC-7562 reputation: throttling slack. Default 10. */
+  throttlingSlack: number;
+  /** ERC-7562 reputation: ban slack. Default 50. */
+  banSlack: number;
+  /** Entities exempt from reputation and stake rules. Default none. */
+  whitelistedEntities: WhitelistedEntities;
+}
 
 /** A reputation entry with the status it gives. */
 export interface ReputationReport extends ReputationEntry {

@@ -1,9 +1,31 @@
 import { createPublicClient, http, webSocket } from "viem";
-import type { BundlerConfig } from "../engine/config.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Submitter } from "../ports/submitter.ts";
 import { createClassicSubmitter } from "./classic-submitter.ts";
 import { createConditionalSubmitter } from "./conditional-submitter.ts";
+
+/**
+ * How bundles reach the chain (see docs/configuration.md):
+ * - `classic`: `eth_sendRawTransaction`;
+ * - `conditional`: `eth_sendRawTransactionConditional` (ERC-7796) with `knownAccounts` holding
+ *   each sender's storage root, so the node drops the bundle instead of mining a revert when a
+ *   sender's state changed after the bundle was built.
+ * Both go to `rpcEndpointSubmit` when it is set, else to the node the engine reads from.
+ */
+export type RelayingMode = "classic" | "conditional";
+
+export const relayingModes: readonly RelayingMode[] = ["classic", "conditional"];
+
+/** The settings that choose the submitter (see docs/configuration.md). */
+export interface SubmitterConfig {
+  /**
+   * How bundles reach the chain: `classic` or `conditional`. With a custom `submitter` passed to
+   * `createBundler`, the engine reports that submitter's name here. Default `classic`.
+   */
+  relayingMode: RelayingMode | (string & {});
+  /** A separate node URL that only receives bundle transactions. A secret (URLs carry API keys). Default unset. */
+  rpcEndpointSubmit: string | undefined;
+}
 
 /**
  * The submitter `relayingMode` names. Transactions go to `rpcEndpointSubmit` over its own viem
@@ -12,7 +34,7 @@ import { createConditionalSubmitter } from "./conditional-submitter.ts";
  */
 export function createConfiguredSubmitter(
   client: ChainClient,
-  config: Pick<BundlerConfig, "relayingMode" | "rpcEndpointSubmit">,
+  config: SubmitterConfig,
 ): Submitter {
   const url = config.rpcEndpointSubmit;
   const submitClient: ChainClient = url

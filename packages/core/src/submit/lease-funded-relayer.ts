@@ -13,6 +13,11 @@ export interface LeaseFundedRelayerParameters {
   multicall: Address;
 }
 
+export interface LeaseFundedRelayerOptions {
+  /** Relayers not to lease now (e.g. one the node just found short of funds for a bundle). */
+  skip?: ReadonlySet<Address> | undefined;
+}
+
 /**
  * Lease an idle relayer whose balance is at least `minSignerBalance`, or undefined when none is.
  * Balances are read once per bundle, not per operation: through Multicall3's `getEthBalance` in
@@ -21,13 +26,19 @@ export interface LeaseFundedRelayerParameters {
  */
 export async function leaseFundedRelayer(
   parameters: LeaseFundedRelayerParameters,
+  options: LeaseFundedRelayerOptions = {},
 ): Promise<RelayerLease | undefined> {
   const { signer, minSignerBalance, logger } = parameters;
-  if (minSignerBalance === 0n) return signer.lease();
-  const balances = await readBalances(parameters.client, signer.addresses, parameters.multicall);
+  const skip = options.skip ?? new Set<Address>();
+  const balances = minSignerBalance === 0n ? undefined : await readBalances(parameters.client, signer.addresses, parameters.multicall);
   const short: RelayerLease[] = [];
   try {
     for (let lease = signer.lease(); lease; lease = signer.lease()) {
+      if (skip.has(lease.address)) {
+        short.push(lease);
+        continue;
+      }
+      if (!balances) return lease;
       const balance = balances.get(lease.address) ?? 0n;
       if (balance >= minSignerBalance) return lease;
       logger.warn("relayer balance below minSignerBalance; not used for bundles", {

@@ -5,6 +5,8 @@ import {
   defaultBundlerConfig,
   type EntryPointVersion,
   entryPointVersions,
+  type MempoolPolicyName,
+  mempoolPolicyNames,
   relayingModes,
 } from "@bundlekit/core";
 import { type Address, getAddress, type Hex, isAddress, isHex, parseUnits, size } from "viem";
@@ -29,6 +31,8 @@ export interface ServerConfig {
    * reconciles the operations it had in flight at once; one per service sharing a database.
    */
   instanceId: string;
+  /** Which shipped mempool policy orders and packs bundles (`mempoolPolicies`). */
+  mempoolPolicy: MempoolPolicyName;
   maxBodyBytes: number;
   maxBatchSize: number;
   /** Most `eth_subscribe` subscriptions one WebSocket connection may hold. */
@@ -87,6 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
     port: integer(pick("BUNDLEKIT_PORT", "port") ?? 4337, "port", 0, 65535),
     database: String(pick("BUNDLEKIT_DATABASE", "database") ?? (rpcUrl ? "bundlekit-mempool.sqlite" : ":memory:")),
     instanceId: nonEmpty(pick("BUNDLEKIT_INSTANCE_ID", "instanceId") ?? "bundlekit", "instanceId"),
+    mempoolPolicy: oneOf(pick("BUNDLEKIT_MEMPOOL_POLICY", "mempoolPolicy") ?? "default", "mempoolPolicy", mempoolPolicyNames),
     maxBodyBytes: integer(pick("BUNDLEKIT_MAX_BODY_BYTES", "maxBodyBytes") ?? 1024 * 1024, "maxBodyBytes", 1024),
     maxBatchSize: integer(pick("BUNDLEKIT_MAX_BATCH_SIZE", "maxBatchSize") ?? 100, "maxBatchSize", 1),
     maxSubscriptions: integer(pick("BUNDLEKIT_MAX_SUBSCRIPTIONS", "maxSubscriptions") ?? 100, "maxSubscriptions", 0),

@@ -4,6 +4,7 @@ import {
   createRedirectMethods,
   debugMethods,
   defineEntryPoint,
+  mempoolPolicies,
   type Logger,
   type MempoolStore,
   type ReputationStore,
@@ -64,6 +65,7 @@ export async function startBundlerService(
       config: config.bundler,
       logger,
       instanceId: config.instanceId,
+      policy: mempoolPolicies[config.mempoolPolicy](),
     });
     // Off by default: when off, a debug method answers -32601 like any unknown method.
     const serveDebugMethods = config.debugMethods || bundler.config.testingMode;

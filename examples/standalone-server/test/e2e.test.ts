@@ -3,11 +3,12 @@ import { createPublicClient, createWalletClient, http, parseEther, type PublicCl
 import { privateKeyToAccount } from "viem/accounts";
 import { createBundlerClient, getUserOperationHash } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mempoolPolicyNames } from "@bundlekit/core";
 import { loadConfig } from "../src/config.ts";
 import { type BundlerService, startBundlerService } from "../src/server.ts";
 
-/** A user operation from viem's bundler client through the stand-alone service to anvil and back. */
-describe("stand-alone service end to end", () => {
+/** A user operation from viem's bundler client through the stand-alone service to anvil and back, with each shipped mempool policy. */
+describe.each(mempoolPolicyNames)("stand-alone service end to end, mempool policy %s", (mempoolPolicy) => {
   let devnet: Devnet;
   let service: BundlerService;
   let publicClient: PublicClient;
@@ -15,7 +16,8 @@ describe("stand-alone service end to end", () => {
 
   beforeAll(async () => {
     devnet = await startDevnet();
-    const config = loadConfig({ BUNDLEKIT_RPC_URL: devnet.rpcUrl, BUNDLEKIT_RELAYER_KEYS: devnet.relayerKeys.join(","), BUNDLEKIT_PORT: "0", BUNDLEKIT_DATABASE: ":memory:", BUNDLEKIT_BUNDLE_INTERVAL: "100" });
+    const config = loadConfig({ BUNDLEKIT_RPC_URL: devnet.rpcUrl, BUNDLEKIT_RELAYER_KEYS: devnet.relayerKeys.join(","), BUNDLEKIT_PORT: "0", BUNDLEKIT_DATABASE: ":memory:", BUNDLEKIT_BUNDLE_INTERVAL: "100", BUNDLEKIT_MEMPOOL_POLICY: mempoolPolicy });
+    expect(config.mempoolPolicy).toBe(mempoolPolicy);
     service = await startBundlerService({ ...config, rpcUrl: devnet.rpcUrl });
     chain = devnet.chain;
     publicClient = createPublicClient({ chain, transport: http(devnet.rpcUrl), pollingInterval: 100 }) as PublicClient;

@@ -1,80 +1,26 @@
-import { MempoolRejectionError, SenderLimitError } from "../errors/errors.ts";
-import type { BundleLimits, MempoolPolicy } from "../ports/mempool-policy.ts";
+import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
+import { type Erc7562AdmissionOptions, erc7562Admission } from "./erc7562-admission.ts";
+import { byArrival, fillBudget } from "./fill-budget.ts";
 
-export interface DefaultMempoolPolicyOptions {
-  /** ERC-7562 `SAME_SENDER_MEMPOOL_COUNT`: most operations an unstaked sender may have in the pool. Default 4. */
-  sameSenderMempoolCount?: number;
-  /** Percent by which both fees of a replacement must exceed the replaced operation's. Default 10. */
-  replacementFeeBumpPercent?: number;
-}
+/** Options of the default policy: its admission rules (`erc7562Admission`). */
+export type DefaultMempoolPolicyOptions = Erc7562AdmissionOptions;
 
 /**
- * The ERC-4337 / ERC-7562 mempool rules:
- * - an operation with the sender and nonce of a pending one replaces it only when both
- *   `maxFeePerGas` and `maxPriorityFeePerGas` are at least 10% higher; one already being bundled
- *   or sent cannot be replaced;
- * - an unstaked sender may have at most 4 operations in the pool (UREP-010; staked senders are
- *   limited by reputation instead);
- * - bundles take the highest `maxPriorityFeePerGas` first (what the bundler earns per gas), the
- *   oldest first among equals.
+ * The default policy: ERC-4337 / ERC-7562 admission (`erc7562Admission`), and bundles that take
+ * the highest `maxPriorityFeePerGas` first (what the bundler earns per gas), the oldest first
+ * among equals, within the bundle's gas budget.
  */
 export function createDefaultMempoolPolicy(options: DefaultMempoolPolicyOptions = {}): MempoolPolicy {
-  const sameSenderMempoolCount = options.sameSenderMempoolCount ?? 4;
-  const bump = BigInt(100 + (options.replacementFeeBumpPercent ?? 10));
-  // Integer division, as the reference bundler and clients compute a bump (`fee * 110n / 100n`).
-  const bumped = (fee: bigint) => (fee * bump) / 100n;
-
   return {
-    name: "erc-7562",
-
-    admit({ entry, senderOperations, senderStaked }) {
-      const op = entry.userOperation;
-      const same = senderOperations.find((e) => e.userOperation.nonce === op.nonce);
-      if (same) {
-        if (same.status !== "pending") {
-          throw new MempoolRejectionError(
-            `an operation with this sender and nonce is already ${same.status === "submitted" ? "in a bundle transaction" : "being bundled"} and cannot be replaced`,
-            { replacing: same.userOpHash },
-          );
-        }
-        const old = same.userOperation;
-        if (op.maxFeePerGas < bumped(old.maxFeePerGas) || op.maxPriorityFeePerGas < bumped(old.maxPriorityFeePerGas)) {
-          throw new MempoolRejectionError(
-            `replacement underpriced: an operation with this sender and nonce is pending; raise maxFeePerGas to at least ${bumped(old.maxFeePerGas)} and maxPriorityFeePerGas to at least ${bumped(old.maxPriorityFeePerGas)}`,
-            { replacing: same.userOpHash },
-          );
-        }
-        return { replaces: same };
-      }
-      if (!senderStaked && senderOperations.length >= sameSenderMempoolCount) {
-        throw new SenderLimitError(op.sender, sameSenderMempoolCount);
-      }
-      return { replaces: undefined };
-    },
-
-    select(candidates, limits) {
-      return fillBudget([...candidates].sort(byPriorityFee), limits);
-    },
+    name: "default",
+    admit: erc7562Admission(options),
+    select: (candidates, limits) => fillBudget([...candidates].sort(byPriorityFee), limits),
   };
 }
 
 function byPriorityFee(a: MempoolEntry, b: MempoolEntry): number {
   const [x, y] = [a.userOperation.maxPriorityFeePerGas, b.userOperation.maxPriorityFeePerGas];
   if (x !== y) return x > y ? -1 : 1;
-  return a.receivedAt - b.receivedAt || (a.userOpHash < b.userOpHash ? -1 : 1);
-}
-
-/** `ordered`, in order, keeping each entry that still fits the bundle's gas budget and count. */
-export function fillBudget(ordered: readonly MempoolEntry[], limits: BundleLimits): MempoolEntry[] {
-  const chosen: MempoolEntry[] = [];
-  let gas = 0n;
-  for (const entry of ordered) {
-    if (chosen.length >= limits.maxOperations) break;
-    const needed = limits.gasOf(entry);
-    if (gas + needed > limits.gasBudget) continue;
-    gas += needed;
-    chosen.push(entry);
-  }
-  return chosen;
+  return byArrival(a, b);
 }

@@ -49,8 +49,12 @@ const usage = `Usage: pnpm bench [options]
   --version V           EntryPoint version: 0.6, 0.7 or 0.8 (default 0.7)
   --concurrency C       eth_sendUserOperation requests in flight at once (default: accounts)
   --relayers R          relayer keys of the service, bundles in flight at once (default 4)
-  --bundle-interval MS  the service's bundleInterval (default 100)
-  --bundle-size S       the service's bundleSize (default 10)
+  --rate R              open loop: offer R operations per second on a fixed schedule, whatever the
+                        service answers (an account's next operation still waits for its previous
+                        one to be accepted); unset: as fast as --concurrency allows
+  --block-time S        the devnet mines a block every S seconds (default: one block per transaction)
+  --bundle-interval MS  the service's bundleInterval (default: the service's own)
+  --bundle-size S       the service's bundleSize (default: the service's own)
   --queue-depth D       at most D accepted, not yet included operations per account; 0 = no limit (default 3:
                         ERC-7562 lets an unstaked sender hold 4, and the service may still count one
                         that this script has already seen on chain)
@@ -65,8 +69,10 @@ export interface LoadOptions {
   version: EntryPointVersion;
   concurrency: number;
   relayers: number;
-  bundleInterval: number;
-  bundleSize: number;
+  rate: number | undefined;
+  blockTime: number | undefined;
+  bundleInterval: number | undefined;
+  bundleSize: number | undefined;
   queueDepth: number;
   runs: number;
   timeoutSeconds: number;
@@ -93,6 +99,8 @@ const userOperationEvent = parseAbiItem(
 const RECEIPT_POLL_MS = 25;
 const IDLE_SAMPLE_MS = 1000;
 const ACCOUNT_FUNDS = parseEther("1");
+/** Accounts deployed at once during setup, well under the factory's ERC-7562 throttling threshold. */
+const DEPLOYMENT_WAVE = 50;
 
 function parseOptions(argv: string[]): LoadOptions {
   const { values } = parseArgs({
@@ -103,8 +111,10 @@ function parseOptions(argv: string[]): LoadOptions {
       version: { type: "string", default: "0.7" },
       concurrency: { type: "string" },
       relayers: { type: "string", default: "4" },
-      "bundle-interval": { type: "string", default: "100" },
-      "bundle-size": { type: "string", default: "10" },
+      rate: { type: "string" },
+      "block-time": { type: "string" },
+      "bundle-interval": { type: "string" },
+      "bundle-size": { type: "string" },
       "queue-depth": { type: "string", default: "3" },
       runs: { type: "string", default: "1" },
       timeout: { type: "string", default: "120" },
@@ -134,8 +144,10 @@ function parseOptions(argv: string[]): LoadOptions {
     version: values.version as EntryPointVersion,
     concurrency: integer("concurrency", values.concurrency ?? String(accounts), 1),
     relayers: integer("relayers", values.relayers, 1),
-    bundleInterval: integer("bundle-interval", values["bundle-interval"], 10),
-    bundleSize: integer("bundle-size", values["bundle-size"], 1),
+    rate: values.rate === undefined ? undefined : integer("rate", values.rate, 1),
+    blockTime: values["block-time"] === undefined ? undefined : integer("block-time", values["block-time"], 1),
+    bundleInterval: values["bundle-interval"] === undefined ? undefined : integer("bundle-interval", values["bundle-interval"], 10),
+    bundleSize: values["bundle-size"] === undefined ? undefined : integer("bundle-size", values["bundle-size"], 1),
     queueDepth: integer("queue-depth", values["queue-depth"], 0),
     runs: integer("runs", values.runs, 1),
     timeoutSeconds: integer("timeout", values.timeout, 1),
@@ -195,7 +207,7 @@ async function main() {
 /** One run on a fresh devnet and service: set up, send the load, measure, stop everything. */
 async function runOnce(options: LoadOptions): Promise<RunResults> {
   log(`devnet: starting anvil with ${options.relayers} relayer keys`);
-  const devnet = await startDevnet({ relayerCount: options.relayers });
+  const devnet = await startDevnet({ relayerCount: options.relayers, blockTime: options.blockTime });
   cleanups.push(() => devnet.stop());
   const anvilPid = findChildPid(process.pid, "anvil");
   log(`devnet: anvil pid ${anvilPid ?? "unknown"} at ${devnet.rpcUrl}`);
@@ -300,23 +312,26 @@ async function setUpAccounts(
       throw new Error(`funding transaction ${hash} reverted`);
   }
 
+  // In waves: ERC-7562 throttles a factory whose operations are seen far faster than included.
   const gas = await estimateOnce(bundler, accounts[0]!, 0n, options.version);
-  const deployments = await Promise.all(
-    accounts.map(async (account) => {
-      const { op } = await signedOperation(account, 0n, gas, devnet.chainId, options.version);
-      return bundler.request({
-        method: "eth_sendUserOperation",
-        params: [formatUserOperationRequest(op), account.entryPoint.address],
+  for (let start = 0; start < accounts.length; start += DEPLOYMENT_WAVE) {
+    const deployments = await Promise.all(
+      accounts.slice(start, start + DEPLOYMENT_WAVE).map(async (account) => {
+        const { op } = await signedOperation(account, 0n, gas, devnet.chainId, options.version);
+        return bundler.request({
+          method: "eth_sendUserOperation",
+          params: [formatUserOperationRequest(op), account.entryPoint.address],
+        });
+      }),
+    );
+    for (const hash of deployments) {
+      const receipt = await bundler.waitForUserOperationReceipt({
+        hash,
+        pollingInterval: 100,
+        timeout: 120_000,
       });
-    }),
-  );
-  for (const hash of deployments) {
-    const receipt = await bundler.waitForUserOperationReceipt({
-      hash,
-      pollingInterval: 100,
-      timeout: 120_000,
-    });
-    if (!receipt.success) throw new Error(`the deployment operation ${hash} reverted`);
+      if (!receipt.success) throw new Error(`the deployment operation ${hash} reverted`);
+    }
   }
   return accounts;
 }
@@ -504,10 +519,22 @@ async function sendLoad(
   const outstanding = (lane: OpRecord[]) =>
     lane.filter((r) => r.acceptedAt !== undefined && r.includedAt === undefined).length;
 
+  // Open loop: the i-th operation (accounts in turn) is due at i / rate seconds.
+  const dueAt = new Map<OpRecord, number>();
+  if (options.rate !== undefined) {
+    const longest = Math.max(...lanes.map((lane) => lane.length));
+    let i = 0;
+    for (let position = 0; position < longest; position++) {
+      for (const lane of lanes) if (lane[position]) dueAt.set(lane[position]!, (i++ * 1000) / options.rate);
+    }
+  }
+
   await Promise.all(
     lanes.map(async (lane) => {
       for (const record of lane) {
-        if (options.queueDepth > 0) await until(() => outstanding(lane) < options.queueDepth);
+        const due = dueAt.get(record);
+        if (due !== undefined) await sleep(Math.max(0, due - now()));
+        else if (options.queueDepth > 0) await until(() => outstanding(lane) < options.queueDepth);
         await until(() => slots > 0);
         slots--;
         record.sentAt = now();
@@ -714,8 +741,10 @@ function summaryTable(report: Report): string {
       ? ["", `Errors: ${errors.map((e) => `${e.count}x ${e.message}`).join("; ")}`]
       : []),
     "",
-    `\`${report.command}\` — EntryPoint v${p.version}, ${p.ops} ops from ${p.accounts} accounts, concurrency ${p.concurrency}, ` +
-      `${p.relayers} relayers, bundleInterval ${p.bundleInterval} ms, bundleSize ${p.bundleSize}; ` +
+    `\`${report.command}\` — EntryPoint v${p.version}, ${p.ops} ops from ${p.accounts} accounts, ` +
+      `${p.rate === undefined ? `concurrency ${p.concurrency}` : `offered at ${p.rate} ops/s`}, ` +
+      `${p.blockTime === undefined ? "a block per transaction" : `a block every ${p.blockTime} s`}, ${p.relayers} relayers, ` +
+      `bundleInterval ${p.bundleInterval ?? "default"}${p.bundleInterval === undefined ? "" : " ms"}, bundleSize ${p.bundleSize ?? "default"}; ` +
       `${report.machine.cores} cores, Node ${report.machine.node}, ${report.date.slice(0, 10)}`,
   ].join("\n");
 }

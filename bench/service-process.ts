@@ -14,8 +14,10 @@ export interface StartServiceProcessParameters {
   relayerKeys: readonly Hex[];
   /** SQLite file of the mempool. */
   database: string;
-  bundleInterval: number;
-  bundleSize: number;
+  /** The service's `bundleInterval`; unset keeps its default. */
+  bundleInterval?: number | undefined;
+  /** The service's `bundleSize`; unset keeps its default. */
+  bundleSize?: number | undefined;
 }
 
 /** The stand-alone service running in its own Node process, so its CPU time can be read apart. */
@@ -55,8 +57,8 @@ export function startServiceProcess(
         BUNDLEKIT_HOST: "127.0.0.1",
         BUNDLEKIT_PORT: "0",
         BUNDLEKIT_DATABASE: parameters.database,
-        BUNDLEKIT_BUNDLE_INTERVAL: String(parameters.bundleInterval),
-        BUNDLEKIT_BUNDLE_SIZE: String(parameters.bundleSize),
+        ...(parameters.bundleInterval === undefined ? {} : { BUNDLEKIT_BUNDLE_INTERVAL: String(parameters.bundleInterval) }),
+        ...(parameters.bundleSize === undefined ? {} : { BUNDLEKIT_BUNDLE_SIZE: String(parameters.bundleSize) }),
         BUNDLEKIT_LOG_LEVEL: "info",
       },
     },

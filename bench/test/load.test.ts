@@ -95,6 +95,20 @@ describe("bench/load.ts", () => {
     expect(summary).toContain("| metric | median | run 1 | run 2 |");
   });
 
+  it("offers load open-loop at a fixed rate on a devnet with a block time", { timeout: 180_000 }, async () => {
+    const out = join(outDir, "rate");
+    const args = ["--ops", "6", "--accounts", "3", "--rate", "4", "--block-time", "1", "--out", out];
+    const { code, stderr } = await runBench(args).done;
+    expect(code, stderr).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, "load-v0.7-6ops-3accounts.json"), "utf8"));
+    expect(report.parameters).toMatchObject({ rate: 4, blockTime: 1 });
+    expect(report.results).toMatchObject({ accepted: 6, includedSuccessfully: 6, errors: [] });
+    // Six operations offered at 4 per second take at least 1.25 s to send.
+    expect(report.results.sendingSeconds).toBeGreaterThanOrEqual(1.25);
+    // With a block a second, nothing is on chain sooner than the next block could hold it.
+    expect(report.results.timeToReceiptMs.max).toBeGreaterThan(report.results.sendLatencyMs.max);
+  });
+
   it("stops the service and anvil when interrupted", { timeout: 120_000 }, async () => {
     const { child, done } = runBench([
       "--ops",

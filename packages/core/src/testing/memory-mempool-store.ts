@@ -16,8 +16,9 @@ interface Stored extends MempoolEntry {
 }
 
 /**
- * A `MempoolStore` in process memory: the reference implementation of the port's rules, for tests
- * and single-process experiments. Nothing survives a restart. Every method runs synchronously to
+ * A `MempoolStore` in process memory: the reference implementation of the port's rules, for tests,
+ * single-process experiments and simulation (it indexes operations by status, so a pool that has
+ * seen millions costs what it holds now). Nothing survives a restart. Every method runs synchronously to
  * completion, so each is atomic, and entries are copied in and out so callers cannot alter them.
  *
  * How the rules read (the SQL stores in `@bundlekit/storage-kysely` follow the same reading):
@@ -35,6 +36,25 @@ export function createMemoryMempoolStore(): MempoolStore {
   const entries = new Map<Hash, Stored>();
   /** `senderKey` → hashes of the sender's operations on an EntryPoint, in any status. */
   const bySender = new Map<string, Set<Hash>>();
+  /**
+   * The operations in each status. Every method but `get` and `listBySender` reads the statuses
+   * it concerns, never every operation ever held, so a pool that has seen millions of operations
+   * costs what it holds now.
+   */
+  const byStatus = Object.fromEntries(userOperationStatuses.map((status) => [status, new Map<Hash, Stored>()])) as Record<
+    UserOperationStatus,
+    Map<Hash, Stored>
+  >;
+
+  /** Keep `byStatus` true after `entry` changed from status `from`. */
+  function reindex(entry: Stored, from: UserOperationStatus | undefined) {
+    if (from === entry.status) return;
+    if (from) byStatus[from].delete(entry.userOpHash);
+    byStatus[entry.status].set(entry.userOpHash, entry);
+  }
+
+  /** The operations in any of `statuses`. */
+  const inStatuses = (...statuses: UserOperationStatus[]) => statuses.flatMap((status) => [...byStatus[status].values()]);
 
   function insert(entry: NewMempoolEntry): void {
     const stored: Stored = {
@@ -46,6 +66,7 @@ export function createMemoryMempoolStore(): MempoolStore {
       updatedAt: entry.receivedAt,
     };
     entries.set(stored.userOpHash, stored);
+    reindex(stored, undefined);
     const key = senderKey(stored.entryPoint, stored.sender);
     bySender.set(key, (bySender.get(key) ?? new Set()).add(stored.userOpHash));
   }
@@ -60,7 +81,9 @@ export function createMemoryMempoolStore(): MempoolStore {
     for (const hash of hashes) {
       const entry = entries.get(hashKey(hash));
       if (entry && from.includes(entry.status)) {
+        const was = entry.status;
         change(entry);
+        reindex(entry, was);
         if (keepClaim) continue;
         entry.claimedBy = undefined;
         entry.claimedUntil = undefined;
@@ -90,6 +113,7 @@ export function createMemoryMempoolStore(): MempoolStore {
         failureReason: replacedReason(entry.userOpHash),
         updatedAt: entry.receivedAt,
       });
+      reindex(replaced, "pending");
       insert(entry);
       return true;
     },
@@ -110,7 +134,7 @@ export function createMemoryMempoolStore(): MempoolStore {
 
     async list(status, options = {}) {
       const entryPoint = options.entryPoint && getAddress(options.entryPoint);
-      const found = [...entries.values()]
+      const found = [...byStatus[status].values()]
         .filter(
           (entry) => entry.status === status && (!entryPoint || entry.entryPoint === entryPoint),
         )
@@ -122,14 +146,13 @@ export function createMemoryMempoolStore(): MempoolStore {
       const counts = Object.fromEntries(
         userOperationStatuses.map((status) => [status, 0]),
       ) as Record<UserOperationStatus, number>;
-      for (const entry of entries.values()) counts[entry.status] += 1;
+      for (const status of userOperationStatuses) counts[status] = byStatus[status].size;
       return counts;
     },
 
     async claimForBundle({ entryPoint, limit, claimant, leaseMs, now }) {
-      const onEntryPoint = [...entries.values()].filter(
-        (entry) => entry.entryPoint === getAddress(entryPoint),
-      );
+      const on = getAddress(entryPoint);
+      const onEntryPoint = inStatuses("pending", "bundling", "submitted").filter((entry) => entry.entryPoint === on);
       const claimed = (entry: Stored) => entry.status === "bundling" && entry.claimedUntil! > now;
       const busySenders = new Set(
         onEntryPoint
@@ -147,12 +170,14 @@ export function createMemoryMempoolStore(): MempoolStore {
       }
       const picked = [...nextOfSender.values()].sort(byAge).slice(0, Math.max(0, limit));
       for (const entry of picked) {
+        const was = entry.status;
         Object.assign(entry, {
           status: "bundling",
           claimedBy: claimant,
           claimedUntil: now + leaseMs,
           updatedAt: now,
         });
+        reindex(entry, was);
       }
       return picked.map(toEntry);
     },
@@ -181,7 +206,7 @@ export function createMemoryMempoolStore(): MempoolStore {
       const adoptable = (entry: Stored) =>
         entry.status === "submitted" &&
         (entry.claimedUntil === undefined || entry.claimedUntil <= now || (previousClaimant !== undefined && entry.claimedBy === previousClaimant));
-      const picked = [...entries.values()].filter(adoptable).sort(byAge).slice(0, Math.max(0, limit));
+      const picked = [...byStatus.submitted.values()].filter(adoptable).sort(byAge).slice(0, Math.max(0, limit));
       for (const entry of picked) Object.assign(entry, { claimedBy: claimant, claimedUntil: now + leaseMs });
       return picked.map(toEntry);
     },
@@ -211,8 +236,8 @@ export function createMemoryMempoolStore(): MempoolStore {
     },
 
     async expire(olderThan, now) {
-      const expired = [...entries.values()]
-        .filter((entry) => entry.status === "pending" && entry.receivedAt < olderThan)
+      const expired = [...byStatus.pending.values()]
+        .filter((entry) => entry.receivedAt < olderThan)
         .sort(byAge)
         .map((entry) => entry.userOpHash);
       transition(expired, ["pending"], (entry) => {
@@ -223,8 +248,8 @@ export function createMemoryMempoolStore(): MempoolStore {
 
     async clear({ entryPoint, now }) {
       const on = entryPoint && getAddress(entryPoint);
-      const cleared = [...entries.values()]
-        .filter((entry) => notSent.includes(entry.status) && (!on || entry.entryPoint === on))
+      const cleared = inStatuses(...notSent)
+        .filter((entry) => !on || entry.entryPoint === on)
         .sort(byAge)
         .map((entry) => entry.userOpHash);
       transition(cleared, notSent, (entry) => {
@@ -245,7 +270,7 @@ export function createMemoryMempoolStore(): MempoolStore {
 const returnable: readonly UserOperationStatus[] = ["bundling", "submitted", "included"];
 
 /** Statuses of operations not yet sent: what `drop` and `clear` take. */
-const notSent: readonly UserOperationStatus[] = ["pending", "bundling"];
+const notSent: UserOperationStatus[] = ["pending", "bundling"];
 
 /** The `failureReason` of an operation that `replace` swapped out. */
 function replacedReason(replacementHash: Hash): string {

@@ -110,7 +110,8 @@ type Parse<T> = (value: unknown, name: string) => T;
 
 /** How each engine setting is read; its env variable is `BUNDLEKIT_` + the key in UPPER_SNAKE case. */
 const engineParsers: { [K in keyof BundlerConfig]?: Parse<BundlerConfig[K]> } = {
-  bundlingMode: (v, n) => oneOf(v, n, ["auto", "manual"] as const),
+  bundlingMode: (v, n) => oneOf(v, n, ["auto", "manual", "pull"] as const),
+  proposalLeaseMs: (v, n) => integer(v, n, 100),
   beneficiary: (v, n) => address(v, n),
   testingMode: boolean,
   redirectRpc: boolean,

@@ -1,6 +1,7 @@
 export * from "./bundle/build-bundle.ts";
 export * from "./bundle/bundle-gas.ts";
 export * from "./chain/polling-block-source.ts";
+export * from "./engine/bundle-puller.ts";
 export * from "./engine/config.ts";
 export * from "./engine/create-bundler.ts";
 export * from "./status/status-change.ts";

@@ -9,7 +9,7 @@ import {
   type StatusChange,
   type StatusListener,
 } from "@bundlekit/core";
-import type { Hex } from "viem";
+import { type Hex, toHex } from "viem";
 
 /** Where status changes come from: a `Bundler`, or anything with its `onStatusChange`. */
 export interface StatusSource {
@@ -24,6 +24,8 @@ export interface StatusNotificationResult {
   userOpHash: Hex;
   status: StatusChange["status"];
   transactionHash?: Hex;
+  /** For `preconfirmed`: the promised block, as a quantity. */
+  blockNumber?: Hex;
   success?: boolean;
   reason?: string;
 }
@@ -85,11 +87,12 @@ function parseFilter(value: unknown): ReadonlySet<string> | undefined {
 }
 
 function toResult(change: StatusChange): StatusNotificationResult {
-  const { userOpHash, status, transactionHash, success, reason } = change;
+  const { userOpHash, status, transactionHash, blockNumber, success, reason } = change;
   return {
     userOpHash,
     status,
     ...(transactionHash === undefined ? {} : { transactionHash }),
+    ...(blockNumber === undefined ? {} : { blockNumber: toHex(blockNumber) }),
     ...(success === undefined ? {} : { success }),
     ...(reason === undefined ? {} : { reason }),
   };

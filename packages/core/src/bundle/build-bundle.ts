@@ -7,6 +7,7 @@ import { toEntryPointStruct } from "../userop/pack.ts";
 import { isUserOperationV06 } from "../userop/types.ts";
 import { decodeEntryPointRevert } from "../validation/entry-point-revert.ts";
 import { estimateGas } from "../validation/eth-call.ts";
+import { maxOf } from "../utils/bigint-math.ts";
 import { bundleGasOf } from "./bundle-gas.ts";
 
 /** A `handleOps` call ready to sign. */
@@ -69,7 +70,7 @@ export async function buildBundle(
       const bundle: Bundle = { entryPoint, entries: candidates, data, gas: result.gas, authorizationList };
       if (options.accessList) {
         const created = await createAccessList(client, call);
-        if (created) Object.assign(bundle, { accessList: created.accessList, gas: max(bundle.gas, created.gasUsed) });
+        if (created) Object.assign(bundle, { accessList: created.accessList, gas: maxOf(bundle.gas, created.gasUsed) });
       }
       return { bundle, rejected };
     }
@@ -104,7 +105,6 @@ async function createAccessList(client: ChainClient, call: Record<string, unknow
   return { accessList: result.accessList, gasUsed: BigInt(result.gasUsed) };
 }
 
-const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
 function toRpcAuthorization(a: Bundle["authorizationList"][number]) {
   return {

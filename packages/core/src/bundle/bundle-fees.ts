@@ -1,5 +1,6 @@
 import type { GasPrice } from "../gas/fee-oracle.ts";
 import type { UserOperation } from "../userop/types.ts";
+import { maxOf, minOf } from "../utils/bigint-math.ts";
 
 /** The fees of a bundle transaction, per gas, in wei. */
 export interface BundleFees {
@@ -25,9 +26,8 @@ export function bundleFees(suggested: GasPrice, operations: readonly UserOperati
 
 /** The most per gas the operations repay: a bundle bid is never raised above it. */
 export function repaidFeeCap(operations: readonly UserOperation[]): bigint {
-  let cap = operations[0]?.maxFeePerGas ?? 0n;
-  for (const { maxFeePerGas } of operations) if (maxFeePerGas < cap) cap = maxFeePerGas;
-  return cap;
+  const [first, ...rest] = operations.map((op) => op.maxFeePerGas);
+  return first === undefined ? 0n : minOf(first, ...rest);
 }
 
 /**
@@ -36,13 +36,7 @@ export function repaidFeeCap(operations: readonly UserOperation[]): bigint {
  */
 export function bumpedFees(previous: BundleFees, suggested: GasPrice, bumpPercent: bigint): BundleFees {
   const raise = (fee: bigint) => (fee * (100n + bumpPercent)) / 100n + 1n;
-  const maxPriorityFeePerGas = max(raise(previous.maxPriorityFeePerGas), suggested.maxPriorityFeePerGas);
-  const maxFeePerGas = max(raise(previous.maxFeePerGas), suggested.maxFeePerGas, maxPriorityFeePerGas);
+  const maxPriorityFeePerGas = maxOf(raise(previous.maxPriorityFeePerGas), suggested.maxPriorityFeePerGas);
+  const maxFeePerGas = maxOf(raise(previous.maxFeePerGas), suggested.maxFeePerGas, maxPriorityFeePerGas);
   return { maxFeePerGas, maxPriorityFeePerGas };
-}
-
-function max(...values: bigint[]): bigint {
-  let largest = values[0]!;
-  for (const value of values) if (value > largest) largest = value;
-  return largest;
 }

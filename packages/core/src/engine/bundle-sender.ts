@@ -52,6 +52,8 @@ export interface BundleSender {
   run(entryPoint: EntryPoint): Promise<Hash[]>;
   /** Every run in progress. */
   inProgress(): Promise<unknown>;
+  /** Operations the simulation refused leave the pool (with reputation and a status event), unless the chain shows them included already. */
+  settleRejected(entryPoint: EntryPoint, rejected: readonly RejectedEntry[]): Promise<void>;
 }
 
 export function createBundleSender(context: BundleSenderContext): BundleSender {
@@ -156,5 +158,6 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
       return job;
     },
     inProgress: () => Promise.all(runs.values()),
+    settleRejected,
   };
 }

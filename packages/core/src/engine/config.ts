@@ -21,8 +21,12 @@ export interface BundlerConfig extends ReputationConfig, SubmitterConfig, Transa
   maxBundleGas: bigint | undefined;
   /** Milliseconds between polls of the node for a new block (the transaction tracker's pace). Default 500. */
   blockPollingInterval: number;
-  /** `auto` bundles on the interval; `manual` only on `sendBundleNow`. Default `auto`. */
-  bundlingMode: "auto" | "manual";
+  /**
+   * `auto` bundles on the interval; `manual` only on `sendBundleNow`; `pull` never pushes: a
+   * sequencer pulls bundles with `proposeBundle`, and committed ones are reported `preconfirmed`.
+   * Default `auto`.
+   */
+  bundlingMode: "auto" | "manual" | "pull";
   /** Who receives the bundle's fee refunds. Default: the relayer that sends the bundle. */
   beneficiary: Address | undefined;
   /** Verification gas cap used in simulation and estimation. Default 10,000,000. */
@@ -43,6 +47,8 @@ export interface BundlerConfig extends ReputationConfig, SubmitterConfig, Transa
   receiptLookupRange: bigint;
   /** Milliseconds a claimed bundle may take before its operations return to the pool. Default 60,000. */
   bundleClaimLeaseMs: number;
+  /** Milliseconds a pulled bundle's operations stay claimed without `commitBundle` or `releaseBundle`. Default 5,000. */
+  proposalLeaseMs: number;
   /** Milliseconds `sendBundleNow` waits for the bundles it sent to be mined. Default 60,000. */
   receiptTimeoutMs: number;
 
@@ -102,6 +108,7 @@ export const defaultBundlerConfig: BundlerConfig = {
   bundleGasLimitMarkup: 20n,
   receiptLookupRange: 1024n,
   bundleClaimLeaseMs: 60_000,
+  proposalLeaseMs: 5_000,
   receiptTimeoutMs: 60_000,
   testingMode: false,
   redirectRpc: false,

@@ -35,6 +35,7 @@ import type { UserOperation } from "../userop/types.ts";
 import { withQueuedNonce } from "../validation/queued-nonce.ts";
 import { mergeStateOverrides, type StateOverride } from "../validation/state-override.ts";
 import { admitUserOperation } from "./admission.ts";
+import { type BundleProposal, createBundlePuller, type ProposeBundleRequest } from "./bundle-puller.ts";
 import { createBundleSender } from "./bundle-sender.ts";
 import { type BundlerConfig, resolveBundlerConfig } from "./config.ts";
 import { createRelayerPool } from "./relayer-pool.ts";
@@ -91,6 +92,16 @@ export interface Bundler {
    * the bundles to be mined; resolves with their transactions (the first hash sent for each).
    */
   sendBundleNow(): Promise<Hash[]>;
+  /**
+   * The pull path, for a sequencer's block builder: the bundle the policy picks for this block,
+   * its operations claimed until `commitBundle`, `releaseBundle` or `proposalLeaseMs`. Undefined
+   * when nothing is ready.
+   */
+  proposeBundle(request: ProposeBundleRequest): Promise<BundleProposal | undefined>;
+  /** The block holds the proposal's bundle (as `transactionHash`, unless the engine signed it): followed to the chain; `preconfirmed` in pull mode. */
+  commitBundle(id: string, parameters?: { transactionHash?: Hash | undefined }): Promise<void>;
+  /** The block does not hold the proposal's bundle: its operations go back to the pool. */
+  releaseBundle(id: string): Promise<void>;
   /** Follow operations' status changes; returns the unsubscribe function. */
   onStatusChange(listener: StatusListener): () => void;
   /** Switch between automatic bundling (every `bundleInterval`) and manual (`sendBundleNow` only), at run time. */
@@ -157,6 +168,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     claimLeaseMs: config.bundleClaimLeaseMs,
     onIncluded,
     watch: tracker.watch,
+    follows: (userOpHash: Hash) => tracker.follows(userOpHash),
   };
   /** Before the first bundle, this engine's own earlier claims (a restart); afterwards, lapsed ones (a dead peer). */
   let reconciled = false;
@@ -165,6 +177,16 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     reconciled = true;
   }
   let stopping = false;
+  const proposeContext = {
+    client,
+    store,
+    policy,
+    claimant,
+    claimLeaseMs: config.bundleClaimLeaseMs,
+    now,
+    getGasPrice: () => feeOracle.getGasPrice(),
+    buildOptions: { skipValidation: config.skipBundleValidation, accessList: config.eip2930 },
+  };
   const relayers = createRelayerPool({ client, signer, logger, minSignerBalance: config.minSignerBalance, multicall: config.multicall });
   const bundleSender = createBundleSender({
     store,
@@ -183,16 +205,28 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     beneficiary: config.beneficiary,
     stopped: () => stopping,
     send,
-    propose: {
-      client,
-      store,
-      policy,
-      claimant,
-      claimLeaseMs: config.bundleClaimLeaseMs,
-      now,
-      getGasPrice: () => feeOracle.getGasPrice(),
-      buildOptions: { skipValidation: config.skipBundleValidation, accessList: config.eip2930 },
-    },
+    propose: proposeContext,
+  });
+
+  const puller = createBundlePuller({
+    client,
+    chainId,
+    store,
+    entryPoints,
+    tracker,
+    bundleSender,
+    clock,
+    logger,
+    emit: status.emit,
+    propose: proposeContext,
+    bundleGasLimitMarkup: config.bundleGasLimitMarkup,
+    maxOperations: config.bundleSize,
+    maxBundleGas,
+    proposalLeaseMs: config.proposalLeaseMs,
+    preconfirmations: () => config.bundlingMode === "pull",
+  });
+  status.subscribe(({ userOpHash, status: kind }) => {
+    if (kind !== "preconfirmed" && kind !== "submitted") puller.settled(userOpHash);
   });
 
   /** Start a bundling run on every EntryPoint (joining runs already going). */
@@ -296,7 +330,11 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       );
     },
 
-    getUserOperationByHash: (userOpHash) => getUserOperationByHash(lookup, userOpHash),
+    async getUserOperationByHash(userOpHash) {
+      const found = await getUserOperationByHash(lookup, userOpHash);
+      const promised = found && found.blockNumber === undefined ? puller.preconfirmation(userOpHash) : undefined;
+      return promised ? { ...found!, ...promised } : found;
+    },
     getUserOperationReceipt: (userOpHash) => getUserOperationReceipt(lookup, userOpHash),
     getGasPrice: () => feeOracle.getGasPrice(),
     getFeeHistory: ({ entryPoint, ...range }) => getFeeHistory(client, { entryPoint: entryPoints.get(entryPoint), ...range }),
@@ -318,6 +356,10 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       await waitMined(sent);
       return sent;
     },
+
+    proposeBundle: (request) => puller.propose(request),
+    commitBundle: (id, parameters) => puller.commit(id, parameters),
+    releaseBundle: (id) => puller.release(id),
 
     onStatusChange: status.subscribe,
 

@@ -23,6 +23,8 @@ export interface ReconcileSubmittedContext {
   onIncluded?: (entryPoint: Address, op: UserOperation) => Promise<void>;
   /** Follow operations whose transaction is still pending in the node (the transaction tracker's `watch`). */
   watch: (transactionHash: Hash, entries: readonly MempoolEntry[]) => void;
+  /** Whether this engine follows an operation already (the tracker's `follows`): those are left to it. */
+  follows: (userOpHash: Hash) => boolean;
 }
 
 /** What one reconciliation pass found. */
@@ -60,7 +62,7 @@ export async function reconcileSubmitted(
         now: clock.now(),
         limit: batch,
       })
-    ).filter((e) => !seen.has(e.userOpHash));
+    ).filter((e) => !seen.has(e.userOpHash) && !context.follows(e.userOpHash));
     if (adopted.length === 0) break;
     const transactions = new Map<Hash, Promise<{ blockNumber: string | null } | null>>();
     const stillPending = new Map<Hash, MempoolEntry[]>();

@@ -8,6 +8,7 @@ import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { RelayerLease } from "../ports/relayer-signer.ts";
 import type { Submitter } from "../ports/submitter.ts";
 import type { StatusListener } from "../status/status-change.ts";
+import { minOf } from "../utils/bigint-math.ts";
 import { classifySendError, SendBundleError } from "./send-error.ts";
 
 export interface SendBundleContext {
@@ -61,7 +62,7 @@ export async function sendBundle(context: SendBundleContext, parameters: SendBun
     chainId: context.chainId,
     to: bundle.entryPoint.address,
     data: bundle.data,
-    gas: withMarkup < head.gasLimit ? withMarkup : head.gasLimit,
+    gas: minOf(withMarkup, head.gasLimit),
     nonce,
     ...fees,
     ...(bundle.accessList ? { accessList: bundle.accessList } : {}),

@@ -38,15 +38,18 @@ export interface TransactionTracker {
   track(sent: SentBundle): void;
   /**
    * Follow `transactionHash`, carrying `entries`, to its receipt without holding its relayer:
-   * for transactions pending in the node that this engine adopted (after a restart, say).
+   * for transactions pending in the node that this engine adopted (after a restart, say), or
+   * that a sequencer committed to (not given up for gone before block `notBefore`).
    */
-  watch(transactionHash: Hash, entries: readonly MempoolEntry[]): void;
+  watch(transactionHash: Hash, entries: readonly MempoolEntry[], options?: { notBefore?: bigint }): void;
   /** Check every followed bundle against a new head: receipts, replacements, cancellations. */
   onBlock(head: BlockHead): Promise<void>;
   /** Resolves once the bundle first sent as `transactionHash` is settled (immediately if unknown). */
   settled(transactionHash: Hash): Promise<void>;
   /** How many bundles are being followed. */
   readonly size: number;
+  /** Whether the tracker follows `userOpHash` now (in a bundle it sent or a transaction it watches). */
+  follows(userOpHash: Hash): boolean;
 }
 
 interface Tracked {
@@ -60,6 +63,8 @@ interface Watched {
   transactionHash: Hash;
   entryPoint: Address;
   entries: MempoolEntry[];
+  /** Not given up for gone before this block (a sequencer's commitment may reach the node later). */
+  notBefore: bigint;
 }
 
 /** A mined bundle watched until it is `reorgDepth` blocks deep. */
@@ -97,9 +102,9 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
   /** Transactions followed without their relayer: adopted after a restart, or back in the node's pool after a reorg. */
   const watched = new Map<Hash, Watched>();
 
-  function watch(transactionHash: Hash, entries: readonly MempoolEntry[]) {
+  function watch(transactionHash: Hash, entries: readonly MempoolEntry[], options: { notBefore?: bigint } = {}) {
     const first = entries[0];
-    if (first) watched.set(transactionHash, { transactionHash, entryPoint: first.entryPoint, entries: [...entries] });
+    if (first) watched.set(transactionHash, { transactionHash, entryPoint: first.entryPoint, entries: [...entries], notBefore: options.notBefore ?? 0n });
   }
   /** Mined bundles each operation was left out of. */
   const attempts = new Map<Hash, number>();
@@ -177,13 +182,13 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
   }
 
   /** A transaction this engine did not send (or no longer holds the relayer of), followed until mined or gone. */
-  async function followWatched(watchedTx: Watched) {
+  async function followWatched(watchedTx: Watched, head: BlockHead) {
     const receipt = await receiptOf(watchedTx.transactionHash);
     if (receipt) {
       watched.delete(watchedTx.transactionHash);
       return recordReceipt(watchedTx.entryPoint, watchedTx.entries, receipt, "its bundle transaction was mined without it");
     }
-    if (await pendingInNode(watchedTx.transactionHash)) return;
+    if (head.number < watchedTx.notBefore || (await pendingInNode(watchedTx.transactionHash))) return;
     watched.delete(watchedTx.transactionHash);
     const hashes = watchedTx.entries.map((e) => e.userOpHash);
     await store.requeue(hashes, clock.now());
@@ -314,7 +319,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
         await renewClaims().catch((error) => logger.warn("could not renew claims", { error: String(error) }));
         await Promise.all([
           ...[...watched.values()].map((w) =>
-            followWatched(w).catch((error) =>
+            followWatched(w, head).catch((error) =>
               logger.error("could not follow a bundle transaction", { transactionHash: w.transactionHash, error: String(error) }),
             ),
           ),
@@ -337,6 +342,12 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
 
     get size() {
       return tracked.size;
+    },
+
+    follows(userOpHash) {
+      const key = userOpHash.toLowerCase();
+      const has = (entries: readonly MempoolEntry[]) => entries.some((e) => e.userOpHash.toLowerCase() === key);
+      return [...tracked.values()].some(({ sent }) => has(sent.bundle.entries)) || [...watched.values()].some(({ entries }) => has(entries));
     },
   };
 }

@@ -1,0 +1,196 @@
+import { randomUUID } from "node:crypto";
+import { type Address, type Hash, type Hex, keccak256 } from "viem";
+import type { Bundle } from "../bundle/build-bundle.ts";
+import type { BundleFees } from "../bundle/bundle-fees.ts";
+import { defaultMaxBundleGas } from "../bundle/bundle-gas.ts";
+import { type ProposeBundleContext, proposeBundle } from "../bundle/propose-bundle.ts";
+import type { EntryPointRegistry } from "../entrypoint/registry.ts";
+import { InvalidParamsError } from "../errors/errors.ts";
+import type { ChainClient } from "../ports/chain-client.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { Logger } from "../ports/logger.ts";
+import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
+import type { RelayerLease } from "../ports/relayer-signer.ts";
+import type { StatusListener } from "../status/status-change.ts";
+import type { TransactionTracker } from "../submit/transaction-tracker.ts";
+import { minOf } from "../utils/bigint-math.ts";
+import type { BundleSender } from "./bundle-sender.ts";
+
+/** What a sequencer's block builder asks for: the best bundle for this block. */
+export interface ProposeBundleRequest {
+  /** Only this EntryPoint. Default: the first served EntryPoint with a bundle to offer. */
+  entryPoint?: Address | undefined;
+  /** Most gas the bundle transaction may use in the block. */
+  gasBudget: bigint;
+  /** The block's base fee: operations that cannot pay it wait. */
+  baseFee: bigint;
+  /** The block the bundle is for. */
+  blockNumber: bigint;
+  /** The block's timestamp (seconds). */
+  timestamp: bigint;
+  /** The account that sends the bundle transaction: the simulation's sender, and the default beneficiary. */
+  from: Address;
+  /** Receives the EntryPoint's fee refunds. Default `from`. */
+  beneficiary?: Address | undefined;
+  /** Sign the bundle here, at `from`'s next pending nonce. Default: the caller signs `to` and `data` itself. */
+  signer?: Pick<RelayerLease, "address" | "signTransaction"> | undefined;
+}
+
+/** A bundle claimed for one block, until `commitBundle`, `releaseBundle`, or `expiresAt`. */
+export interface BundleProposal {
+  id: string;
+  entryPoint: Address;
+  blockNumber: bigint;
+  userOpHashes: Hash[];
+  /** The `handleOps` call: `to` is the EntryPoint. */
+  to: Address;
+  data: Hex;
+  /** Gas limit for the transaction: the estimate with `bundleGasLimitMarkup`, within `gasBudget`. */
+  gas: bigint;
+  /** Most per gas the operations repay. */
+  fees: BundleFees;
+  authorizationList: Bundle["authorizationList"];
+  /** Milliseconds since the epoch (engine clock) when the claim lapses back to the pool. */
+  expiresAt: number;
+  /** With a `signer`: the signed transaction and its hash. */
+  signedTransaction?: Hex | undefined;
+  transactionHash?: Hash | undefined;
+}
+
+export interface BundlePullerContext {
+  client: ChainClient;
+  chainId: number;
+  store: MempoolStore;
+  entryPoints: EntryPointRegistry;
+  tracker: TransactionTracker;
+  bundleSender: Pick<BundleSender, "settleRejected">;
+  clock: Clock;
+  logger: Logger;
+  emit: StatusListener;
+  propose: ProposeBundleContext;
+  bundleGasLimitMarkup: bigint;
+  maxOperations: number;
+  /** `maxBundleGas`, resolved: a pulled bundle never holds more. */
+  maxBundleGas: bigint;
+  proposalLeaseMs: number;
+  /** Report committed operations `preconfirmed` (pull mode); otherwise `submitted`, as on the push path. */
+  preconfirmations: () => boolean;
+}
+
+/**
+ * The pull path: a sequencer's block builder asks for the bundle the policy picks for its block
+ * (`propose`), puts it where it wants, and says whether the block holds it (`commit`: followed by
+ * the transaction tracker and reported `preconfirmed` at once) or not (`release`: back to the
+ * pool). A proposal with neither lapses back to the pool. Validation, the policy, reputation and
+ * reconciliation are the push path's own.
+ */
+export function createBundlePuller(context: BundlePullerContext) {
+  const { store, clock, emit } = context;
+  const proposals = new Map<string, BundleProposal & { entries: MempoolEntry[] }>();
+  /** Operations committed to a block and not yet seen on chain: the block promised. */
+  const preconfirmed = new Map<Hash, { blockNumber: bigint; transactionHash: Hash }>();
+
+  function take(id: string) {
+    const proposal = proposals.get(id);
+    proposals.delete(id);
+    if (!proposal || proposal.expiresAt <= clock.now()) {
+      throw new InvalidParamsError("id", `no bundle proposal ${id} is open: unknown, already committed or released, or lapsed`);
+    }
+    return proposal;
+  }
+
+  return {
+    async propose(request: ProposeBundleRequest): Promise<BundleProposal | undefined> {
+      for (const [id, proposal] of proposals) if (proposal.expiresAt <= clock.now()) proposals.delete(id);
+      const candidates = request.entryPoint ? [context.entryPoints.get(request.entryPoint)] : context.entryPoints.all;
+      const head = { number: request.blockNumber, hash: `0x${"0".repeat(64)}` as Hash, timestamp: request.timestamp, baseFeePerGas: request.baseFee, gasLimit: request.gasBudget };
+      const budget = defaultMaxBundleGas(request.gasBudget, context.bundleGasLimitMarkup);
+      for (const entryPoint of candidates) {
+        const { bundle, rejected } = await proposeBundle(
+          { ...context.propose, claimLeaseMs: context.proposalLeaseMs },
+          {
+            entryPoint,
+            relayer: request.from,
+            beneficiary: request.beneficiary ?? request.from,
+            head,
+            gasBudget: minOf(budget, context.maxBundleGas),
+            maxOperations: context.maxOperations,
+          },
+        );
+        await context.bundleSender.settleRejected(entryPoint, rejected);
+        if (!bundle) continue;
+        const withMarkup = (bundle.gas * (100n + context.bundleGasLimitMarkup)) / 100n;
+        const proposal: BundleProposal & { entries: MempoolEntry[] } = {
+          id: randomUUID(),
+          entryPoint: entryPoint.address,
+          blockNumber: request.blockNumber,
+          userOpHashes: bundle.entries.map((e) => e.userOpHash),
+          to: entryPoint.address,
+          data: bundle.data,
+          gas: minOf(withMarkup, request.gasBudget),
+          fees: bundle.fees,
+          authorizationList: bundle.authorizationList,
+          expiresAt: clock.now() + context.proposalLeaseMs,
+          entries: bundle.entries,
+        };
+        if (request.signer) {
+          const nonce = await context.client.getTransactionCount({ address: request.signer.address, blockTag: "pending" });
+          const common = { chainId: context.chainId, to: proposal.to, data: proposal.data, gas: proposal.gas, nonce, ...proposal.fees };
+          proposal.signedTransaction = await request.signer.signTransaction(
+            proposal.authorizationList.length > 0
+              ? { ...common, type: "eip7702", authorizationList: proposal.authorizationList }
+              : { ...common, type: "eip1559" },
+          );
+          proposal.transactionHash = keccak256(proposal.signedTransaction);
+        }
+        proposals.set(proposal.id, proposal);
+        const { entries: _entries, ...answer } = proposal;
+        return answer;
+      }
+      return undefined;
+    },
+
+    /**
+     * The block holds the proposal's bundle, as `transactionHash` (default: the hash of the
+     * transaction signed at `propose`). Its operations become `submitted`, followed by the
+     * tracker, and are reported `preconfirmed` for the promised block (in pull mode).
+     */
+    async commit(id: string, parameters: { transactionHash?: Hash | undefined } = {}): Promise<void> {
+      const proposal = take(id);
+      const transactionHash = parameters.transactionHash ?? proposal.transactionHash;
+      if (!transactionHash) {
+        proposals.set(id, proposal);
+        throw new InvalidParamsError("transactionHash", "the bundle was signed by the caller: give the hash of the transaction the block holds");
+      }
+      await store.markSubmitted(proposal.userOpHashes, transactionHash, clock.now());
+      context.tracker.watch(transactionHash, proposal.entries, { notBefore: proposal.blockNumber });
+      for (const userOpHash of proposal.userOpHashes) {
+        if (!context.preconfirmations()) {
+          emit({ userOpHash, status: "submitted", transactionHash });
+          continue;
+        }
+        preconfirmed.set(key(userOpHash), { blockNumber: proposal.blockNumber, transactionHash });
+        emit({ userOpHash, status: "preconfirmed", transactionHash, blockNumber: proposal.blockNumber });
+      }
+      context.logger.info("bundle committed by the sequencer", { transactionHash, blockNumber: proposal.blockNumber, ops: proposal.userOpHashes.length });
+    },
+
+    /** The block does not hold the proposal's bundle: its operations go back to the pool. */
+    async release(id: string): Promise<void> {
+      const proposal = take(id);
+      await store.requeue(proposal.userOpHashes, clock.now());
+    },
+
+    /** The block promised for an operation committed and not yet seen on chain. */
+    preconfirmation: (userOpHash: Hash) => preconfirmed.get(key(userOpHash)),
+
+    /** Forget a preconfirmation once the operation is on chain, back in the pool, or gone. */
+    settled(userOpHash: Hash) {
+      preconfirmed.delete(key(userOpHash));
+    },
+  };
+}
+
+export type BundlePuller = ReturnType<typeof createBundlePuller>;
+
+const key = (hash: Hash) => hash.toLowerCase() as Hash;

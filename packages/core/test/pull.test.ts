@@ -1,0 +1,124 @@
+import { type Address, createWalletClient, http } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
+import type { BundlerConfig } from "../src/engine/config.ts";
+import type { Bundler } from "../src/engine/create-bundler.ts";
+import { RpcErrorCode } from "../src/errors/errors.ts";
+import type { StatusChange } from "../src/status/status-change.ts";
+import { engineFixture, rejection } from "./fixtures.ts";
+
+/** The pull path on a chain that mines when the sequencer says so. */
+describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
+  let fx: Awaited<ReturnType<typeof engineFixture>>;
+  const engines: Bundler[] = [];
+  beforeAll(async () => {
+    fx = await engineFixture();
+  });
+  afterEach(async () => {
+    for (const engine of engines.splice(0)) await engine.stop();
+    await fx.client.request({ method: "evm_setAutomine" as never, params: [true] as never });
+  });
+  afterAll(() => fx?.devnet.stop());
+
+  const sequencerKey = () => fx.devnet.accountKeys[12]!;
+  const sequencer = () => privateKeyToAccount(sequencerKey());
+  const recipient = (): Address => privateKeyToAccount(fx.devnet.accountKeys[11]!).address;
+
+  async function pullEngine(config: Partial<BundlerConfig> = {}) {
+    const { bundler, store } = await fx.makeBundler({ config: { bundlingMode: "pull", ...config } });
+    const changes: StatusChange[] = [];
+    bundler.onStatusChange((c) => changes.push(c));
+    engines.push(bundler);
+    return { bundler, store, changes };
+  }
+
+  async function admitted(bundler: Bundler, version: "0.7" | "0.8" = "0.7") {
+    const account = await fx.makeAccount(version);
+    const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n });
+    return { hash: await bundler.sendUserOperation(op, account.entryPoint.address), op };
+  }
+
+  /** What a block builder knows about the next block. */
+  async function nextBlock(gasBudget = 10_000_000n) {
+    const latest = await fx.client.getBlock();
+    return { gasBudget, baseFee: latest.baseFeePerGas!, blockNumber: latest.number + 1n, timestamp: latest.timestamp + 1n, from: sequencer().address };
+  }
+
+  it("proposes the policy's bundle for the block, claimed until the sequencer commits it: preconfirmed, then included", async () => {
+    const { bundler, store, changes } = await pullEngine();
+    const { hash } = await admitted(bundler);
+    await fx.client.request({ method: "evm_setAutomine" as never, params: [false] as never });
+    const block = await nextBlock();
+    const proposal = await bundler.proposeBundle({ ...block, signer: sequencer() });
+    expect(proposal).toMatchObject({ entryPoint: fx.entryPoints["0.7"], blockNumber: block.blockNumber, userOpHashes: [hash], to: fx.entryPoints["0.7"] });
+    expect((await store.get(hash))?.status).toBe("bundling");
+    // Claimed: a second builder gets nothing.
+    expect(await bundler.proposeBundle(block)).toBeUndefined();
+
+    await bundler.commitBundle(proposal!.id);
+    expect(changes.at(-1)).toEqual({ userOpHash: hash, status: "preconfirmed", transactionHash: proposal!.transactionHash, blockNumber: block.blockNumber });
+    expect(await bundler.getUserOperationByHash(hash)).toMatchObject({ transactionHash: proposal!.transactionHash, blockNumber: block.blockNumber });
+
+    await fx.client.sendRawTransaction({ serializedTransaction: proposal!.signedTransaction! });
+    await fx.client.request({ method: "evm_mine" as never });
+    bundler.start();
+    const deadline = Date.now() + 10_000;
+    while (!changes.some((c) => c.userOpHash === hash && c.status === "included") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const receipt = await bundler.getUserOperationReceipt(hash);
+    expect(receipt?.success).toBe(true);
+    expect(BigInt(receipt!.receipt.blockNumber as string)).toBe(block.blockNumber);
+    expect(changes.filter((c) => c.userOpHash === hash).map((c) => c.status)).toEqual(["pending", "preconfirmed", "included"]);
+  });
+
+  it("lets the caller sign: commit takes the hash of the transaction the block holds", async () => {
+    const { bundler, changes } = await pullEngine();
+    const { hash } = await admitted(bundler, "0.8");
+    const block = await nextBlock();
+    const proposal = await bundler.proposeBundle(block);
+    expect(proposal?.signedTransaction).toBeUndefined();
+    expect((await rejection(bundler.commitBundle(proposal!.id))).code).toBe(RpcErrorCode.invalidParams);
+    const wallet = createWalletClient({ chain: fx.devnet.chain, transport: http(fx.devnet.rpcUrl), account: sequencer() });
+    const transactionHash = await wallet.sendTransaction({ to: proposal!.to, data: proposal!.data, gas: proposal!.gas, ...proposal!.fees });
+    await bundler.commitBundle(proposal!.id, { transactionHash });
+    await bundler.sendBundleNow(); // drives the tracker to the receipt
+    expect(changes.filter((c) => c.userOpHash === hash).map((c) => c.status)).toEqual(["pending", "preconfirmed", "included"]);
+  });
+
+  it("puts released operations back in the pool at once, and lapsed ones after proposalLeaseMs", async () => {
+    const { bundler, store } = await pullEngine({ proposalLeaseMs: 300 });
+    const { hash } = await admitted(bundler);
+    const block = await nextBlock();
+    const released = await bundler.proposeBundle(block);
+    await bundler.releaseBundle(released!.id);
+    expect((await store.get(hash))?.status).toBe("pending");
+
+    const lapsing = await bundler.proposeBundle(block);
+    expect(lapsing?.userOpHashes).toEqual([hash]);
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    const again = await bundler.proposeBundle(block);
+    expect(again?.userOpHashes).toEqual([hash]);
+    const error = await rejection(bundler.commitBundle(lapsing!.id));
+    expect(error.code).toBe(RpcErrorCode.invalidParams);
+    expect(error.message).toContain("lapsed");
+  });
+
+  it("keeps a bundle within the block's gas budget and leaves operations that cannot pay its base fee", async () => {
+    const { bundler } = await pullEngine();
+    const { op } = await admitted(bundler);
+    const block = await nextBlock();
+    expect(await bundler.proposeBundle({ ...block, gasBudget: bundleGasOf(op) })).toBeUndefined();
+    expect(await bundler.proposeBundle({ ...block, baseFee: op.maxFeePerGas + 1n })).toBeUndefined();
+    expect((await bundler.proposeBundle(block))?.gas).toBeLessThanOrEqual(block.gasBudget);
+  });
+
+  it("reports a committed bundle submitted, not preconfirmed, when the engine is not in pull mode", async () => {
+    const { bundler, changes } = await pullEngine({ bundlingMode: "manual" });
+    const { hash } = await admitted(bundler);
+    const proposal = await bundler.proposeBundle({ ...(await nextBlock()), signer: sequencer() });
+    await bundler.commitBundle(proposal!.id);
+    expect(changes.at(-1)).toEqual({ userOpHash: hash, status: "submitted", transactionHash: proposal!.transactionHash });
+    expect((await bundler.getUserOperationByHash(hash))?.blockNumber).toBeUndefined();
+    await fx.client.sendRawTransaction({ serializedTransaction: proposal!.signedTransaction! });
+  });
+});

@@ -6,6 +6,7 @@ import {
   defineEntryPoint,
   mempoolPolicies,
   type Logger,
+  type MempoolPolicy,
   type MempoolStore,
   type ReputationStore,
   silentLogger,
@@ -31,11 +32,13 @@ export interface BundlerService {
 /**
  * Wire the engine for one chain: viem client → SQLite mempool → local relayer keys → engine →
  * JSON-RPC over HTTP and WebSocket at `/v1/<chainId>/`, `GET /health` and `GET /metrics` on the
- * same port. Checks that every EntryPoint has code before serving.
+ * same port. Checks that every EntryPoint has code before serving. `options.policy` replaces the
+ * policy `config.mempoolPolicy` names (an operator's own).
  */
 export async function startBundlerService(
   config: ServerConfig & { rpcUrl: string },
   logger: Logger = silentLogger,
+  options: { policy?: MempoolPolicy | undefined } = {},
 ): Promise<BundlerService> {
   const transport = config.rpcUrl.startsWith("ws") ? webSocket(config.rpcUrl) : http(config.rpcUrl);
   const client = createPublicClient({ transport, pollingInterval: 250 });
@@ -65,7 +68,7 @@ export async function startBundlerService(
       config: config.bundler,
       logger,
       instanceId: config.instanceId,
-      policy: mempoolPolicies[config.mempoolPolicy](),
+      policy: options.policy ?? mempoolPolicies[config.mempoolPolicy](),
     });
     // Off by default: when off, a debug method answers -32601 like any unknown method.
     const serveDebugMethods = config.debugMethods || bundler.config.testingMode;

@@ -13,6 +13,11 @@ export interface StartDevnetOptions {
   chainId?: number;
   /** Interval mining in seconds; default: automine (one block per transaction). */
   blockTime?: number;
+  /**
+   * How anvil orders a block's transactions: `fees` (highest priority fee first, anvil's default)
+   * or `fifo` (arrival order: what a sequencer that places a bundle first needs).
+   */
+  order?: "fees" | "fifo";
   /** How many funded keys to reserve for relayers (`relayerKeys`); default 2. */
   relayerCount?: number;
   /** Path of the anvil executable; default `$ANVIL_PATH`, else the one from `@foundry-rs/anvil`. */
@@ -81,6 +86,7 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
     hardfork: "prague",
     anvilPath: options.anvilPath,
     silent: options.silent ?? true,
+    extraArgs: options.order ? ["--order", options.order] : undefined,
   });
   // Derive keys while anvil boots (the process is already spawned).
   const keys = deriveDevnetKeys(accounts);

@@ -1,0 +1,65 @@
+import { type Logger, silentLogger } from "@bundlekit/core";
+import { type Devnet, startDevnet } from "@bundlekit/devnet";
+import { type BundlerService, loadConfig, startBundlerService } from "@bundlekit/standalone-server";
+import { createPublicClient, http, type PublicClient } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { createFifoPerSenderPolicy } from "./fifo-per-sender-policy.ts";
+import { type Sequencer, startSequencer } from "./sequencer.ts";
+
+export interface SequencerPath {
+  devnet: Devnet;
+  /** The stand-alone bundler service, in pull mode: its endpoint is where users send operations. */
+  service: BundlerService;
+  sequencer: Sequencer;
+  client: PublicClient;
+  close(): Promise<void>;
+}
+
+/**
+ * The whole path on one machine: anvil as the rollup's chain (automine off, transactions in
+ * arrival order), the stand-alone service in pull mode with the operator's policy, and the
+ * sequencer that builds a block every `blockTimeMs`.
+ */
+export async function startSequencerPath(
+  options: { blockTimeMs?: number; port?: number; logger?: Logger } = {},
+): Promise<SequencerPath> {
+  const devnet = await startDevnet({ order: "fifo" });
+  try {
+    const client = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpcUrl), pollingInterval: 50 }) as PublicClient;
+    await client.request({ method: "evm_setAutomine", params: [false] } as never);
+    const config = loadConfig({
+      BUNDLEKIT_RPC_URL: devnet.rpcUrl,
+      BUNDLEKIT_RELAYER_KEYS: devnet.relayerKeys.join(","),
+      BUNDLEKIT_PORT: String(options.port ?? 0),
+      BUNDLEKIT_DATABASE: ":memory:",
+      BUNDLEKIT_BUNDLING_MODE: "pull",
+    });
+    const service = await startBundlerService({ ...config, rpcUrl: devnet.rpcUrl }, options.logger ?? silentLogger, {
+      policy: createFifoPerSenderPolicy(),
+    });
+    service.bundler.start();
+    const [sequencerKey, fillerKey] = devnet.accountKeys.slice(-2);
+    const sequencer = startSequencer({
+      client,
+      rpcUrl: devnet.rpcUrl,
+      bundler: service.bundler,
+      sequencer: privateKeyToAccount(sequencerKey!),
+      filler: privateKeyToAccount(fillerKey!),
+      blockTimeMs: options.blockTimeMs ?? 1_000,
+    });
+    return {
+      devnet,
+      service,
+      sequencer,
+      client,
+      async close() {
+        await sequencer.stop();
+        await service.close();
+        await devnet.stop();
+      },
+    };
+  } catch (error) {
+    await devnet.stop();
+    throw error;
+  }
+}

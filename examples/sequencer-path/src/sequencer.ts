@@ -1,0 +1,112 @@
+import type { Bundler } from "@bundlekit/core";
+import { type Account, createWalletClient, type Hash, http, type PublicClient } from "viem";
+
+export interface StartSequencerParameters {
+  /** The chain the sequencer builds blocks of: anvil with automine off and `--order fifo`. */
+  client: PublicClient;
+  rpcUrl: string;
+  /** The Bundlekit engine, in pull mode. */
+  bundler: Bundler;
+  /** Signs and sends the bundle transactions (and pays for them; the EntryPoint refunds it). */
+  sequencer: Account;
+  /** Sends the block's ordinary transactions. */
+  filler?: Account | undefined;
+  /** Ordinary transactions per block after the bundle. Default 3. */
+  fillerTransactions?: number;
+  /** Milliseconds between blocks. */
+  blockTimeMs: number;
+  /** Share of the block gas limit offered to bundles. Default 1/2. */
+  bundleShare?: number;
+}
+
+/** What the sequencer put in one block. */
+export interface SequencedBlock {
+  blockNumber: bigint;
+  bundle: { transactionHash: Hash; userOpHashes: Hash[] } | undefined;
+  fillers: Hash[];
+}
+
+/**
+ * A minimal rollup sequencer on the devnet. At each block time it asks the engine for the best
+ * bundle for the next block (its gas budget, its base fee), sends it first, commits it (its
+ * operations are preconfirmed from this moment), fills the rest of the block with ordinary
+ * transactions, and mines the block with `evm_mine`. Nothing reaches the chain through the
+ * bundler's own relayers.
+ */
+export function startSequencer(parameters: StartSequencerParameters) {
+  const { client, bundler, sequencer } = parameters;
+  const wallet = (account: Account) => createWalletClient({ account, chain: client.chain, transport: http(parameters.rpcUrl) });
+  const blocks: SequencedBlock[] = [];
+  const listeners = new Set<(block: SequencedBlock) => void>();
+  let running = true;
+  let timer: NodeJS.Timeout | undefined;
+  let current: Promise<void> = Promise.resolve();
+
+  async function buildBlock(): Promise<SequencedBlock> {
+    const latest = await client.getBlock({ blockTag: "latest" });
+    const blockNumber = latest.number + 1n;
+    const share = parameters.bundleShare ?? 0.5;
+    const proposal = await bundler.proposeBundle({
+      gasBudget: (latest.gasLimit * BigInt(Math.round(share * 1000))) / 1000n,
+      baseFee: latest.baseFeePerGas ?? 0n,
+      blockNumber,
+      timestamp: latest.timestamp + 1n,
+      from: sequencer.address,
+      signer: { address: sequencer.address, signTransaction: (tx) => sequencer.signTransaction!(tx) },
+    });
+    let bundle: SequencedBlock["bundle"];
+    if (proposal) {
+      try {
+        const transactionHash = await client.sendRawTransaction({ serializedTransaction: proposal.signedTransaction! });
+        await bundler.commitBundle(proposal.id);
+        bundle = { transactionHash, userOpHashes: proposal.userOpHashes };
+      } catch {
+        await bundler.releaseBundle(proposal.id);
+      }
+    }
+    const fillers: Hash[] = [];
+    if (parameters.filler) {
+      const filler = wallet(parameters.filler);
+      for (let i = 0; i < (parameters.fillerTransactions ?? 3); i++) {
+        fillers.push(await filler.sendTransaction({ to: parameters.filler.address, value: 1n, chain: client.chain }));
+      }
+    }
+    await client.request({ method: "evm_mine" } as never);
+    return { blockNumber, bundle, fillers };
+  }
+
+  async function tick() {
+    if (!running) return;
+    try {
+      const block = await buildBlock();
+      blocks.push(block);
+      for (const listener of listeners) listener(block);
+    } catch (error) {
+      process.stderr.write(`sequencer: block failed: ${(error as Error).message.split("\n")[0]}\n`);
+    }
+    if (running) schedule();
+  }
+  const schedule = () => {
+    timer = setTimeout(() => {
+      current = tick();
+    }, parameters.blockTimeMs);
+  };
+  schedule();
+
+  return {
+    blocks,
+    /** Call `listener` with each block built. Returns the unsubscribe function. */
+    onBlock(listener: (block: SequencedBlock) => void) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    /** Stop after the block being built, if any. */
+    async stop() {
+      running = false;
+      clearTimeout(timer);
+      await current;
+    },
+  };
+}
+
+export type Sequencer = ReturnType<typeof startSequencer>;

@@ -38,8 +38,8 @@ import {
   type SmartAccount,
   type UserOperation,
 } from "viem/account-abstraction";
+import { type ServiceProcess, startServiceProcess } from "@bundlekit/standalone-server";
 import { findChildPid, processCpuSeconds } from "./proc.ts";
-import { type ServiceProcess, startServiceProcess } from "./service-process.ts";
 import { type Distribution, distribution, medianOf } from "./stats.ts";
 
 const usage = `Usage: pnpm bench [options]
@@ -218,8 +218,10 @@ async function runOnce(options: LoadOptions): Promise<RunResults> {
     rpcUrl: devnet.rpcUrl,
     relayerKeys: devnet.relayerKeys,
     database: join(dataDir, "mempool.sqlite"),
-    bundleInterval: options.bundleInterval,
-    bundleSize: options.bundleSize,
+    env: {
+      BUNDLEKIT_BUNDLE_INTERVAL: options.bundleInterval?.toString(),
+      BUNDLEKIT_BUNDLE_SIZE: options.bundleSize?.toString(),
+    },
   });
   runningService = service;
   cleanups.push(() => service.stop());

@@ -1,3 +1,5 @@
 export * from "./config.ts";
+export * from "./database-url.ts";
 export * from "./logger.ts";
 export * from "./server.ts";
+export * from "./service-process.ts";

@@ -1,5 +1,6 @@
 import { type Devnet, startDevnet } from "@bundlekit/devnet";
 import { ConfigError, loadConfig, redactUrl } from "./config.ts";
+import { describeDatabase } from "./database-url.ts";
 import { createConsoleLogger } from "./logger.ts";
 import { type BundlerService, startBundlerService } from "./server.ts";
 
@@ -48,6 +49,8 @@ async function main() {
     `  websocket:   ${service.webSocketUrl}`,
     `  node:        ${devnet ? devnet.rpcUrl : redactUrl(config.rpcUrl!)}${devnet ? "  (embedded devnet)" : ""}`,
     `  chain id:    ${service.chainId}`,
+    `  database:    ${describeDatabase(config.database)}`,
+    `  instance id: ${config.instanceId}`,
     ...service.bundler.entryPoints.all.map((ep) => `  EntryPoint v${ep.version}: ${ep.address}`),
     `  relayers:    ${service.bundler.relayers.join(", ")}`,
     "Press Ctrl-C to stop.",

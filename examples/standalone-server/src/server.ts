@@ -7,15 +7,13 @@ import {
   mempoolPolicies,
   type Logger,
   type MempoolPolicy,
-  type MempoolStore,
-  type ReputationStore,
   silentLogger,
 } from "@bundlekit/core";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
-import { createSqliteMempoolStore, createSqliteReputationStore } from "@bundlekit/storage-kysely";
 import { createJsonRpcMetrics, type JsonRpcMetrics, type JsonRpcServer, startJsonRpcServer } from "@bundlekit/transport-jsonrpc";
 import { createPublicClient, http, webSocket } from "viem";
 import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
+import { openStores } from "./stores.ts";
 
 /** A running stand-alone bundler service. */
 export interface BundlerService {
@@ -30,7 +28,8 @@ export interface BundlerService {
 }
 
 /**
- * Wire the engine for one chain: viem client → SQLite mempool → local relayer keys → engine →
+ * Wire the engine for one chain: viem client → mempool and reputation (SQLite or PostgreSQL,
+ * `config.database`) → local relayer keys → engine →
  * JSON-RPC over HTTP and WebSocket at `/v1/<chainId>/`, `GET /health` and `GET /metrics` on the
  * same port. Checks that every EntryPoint has code before serving. `options.policy` replaces the
  * policy `config.mempoolPolicy` names (an operator's own).
@@ -53,12 +52,11 @@ export async function startBundlerService(
     if (!code || code === "0x") throw new ConfigError(`EntryPoint ${address} has no code on chain ${chainId}`);
   }
   const signer = createLocalKeySigner(config.relayerKeys);
-  const store: MempoolStore = await createSqliteMempoolStore({ filename: config.database });
-  let reputation: ReputationStore | undefined;
+  const stores = await openStores(config.database, logger);
+  const { store, reputation } = stores;
   let server: JsonRpcServer | undefined;
   let metrics: JsonRpcMetrics | undefined;
   try {
-    reputation = await createSqliteReputationStore({ filename: config.database });
     const bundler = await createBundler({
       client,
       store,
@@ -103,15 +101,13 @@ export async function startBundlerService(
         await running.close();
         metrics?.close();
         await bundler.stop();
-        await store.close?.();
-        await reputation?.close?.();
+        await stores.close();
       },
     };
   } catch (error) {
     metrics?.close();
     await server?.close();
-    await store.close?.();
-    await reputation?.close?.();
+    await stores.close();
     throw error;
   }
 }

@@ -20,7 +20,17 @@ import {
 import { findChildPid, processCpuSeconds } from "./proc.ts";
 import { commandLine, gitCommit, type MachineFacts, machineFacts } from "./run-facts.ts";
 import { type Distribution, distribution, medianOf } from "./stats.ts";
-import { cleanUp, describeError, log, onCleanUp, runScript, sleep, UsageError } from "./script.ts";
+import {
+  cleanUp,
+  describeError,
+  exitWithUsageOnHelp,
+  integerFlag,
+  log,
+  onCleanUp,
+  runScript,
+  sleep,
+  UsageError,
+} from "./script.ts";
 import { watchUserOperationEvents } from "./user-operation-events.ts";
 
 const usage = `Usage: pnpm bench [options]
@@ -93,44 +103,35 @@ function parseOptions(argv: string[]): LoadOptions {
       help: { type: "boolean", default: false },
     },
   });
-  if (values.help) {
-    process.stdout.write(`${usage}\n`);
-    process.exit(0);
-  }
-  const integer = (name: string, value: string, min: number) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min)
-      throw new UsageError(`--${name} must be an integer of at least ${min}, got "${value}"`);
-    return n;
-  };
+  exitWithUsageOnHelp(values.help, usage);
   if (!["0.6", "0.7", "0.8"].includes(values.version))
     throw new UsageError(`--version must be 0.6, 0.7 or 0.8, got "${values.version}"`);
-  const ops = integer("ops", values.ops, 1);
-  const accounts = integer("accounts", values.accounts, 1);
+  const ops = integerFlag("ops", values.ops, 1);
+  const accounts = integerFlag("accounts", values.accounts, 1);
   if (accounts > ops)
     throw new UsageError(`--accounts (${accounts}) must not exceed --ops (${ops})`);
   return {
     ops,
     accounts,
     version: values.version as EntryPointVersion,
-    concurrency: integer("concurrency", values.concurrency ?? String(accounts), 1),
-    relayers: integer("relayers", values.relayers, 1),
-    rate: values.rate === undefined ? undefined : integer("rate", values.rate, 1),
+    concurrency: integerFlag("concurrency", values.concurrency ?? String(accounts), 1),
+    relayers: integerFlag("relayers", values.relayers, 1),
+    rate: values.rate === undefined ? undefined : integerFlag("rate", values.rate, 1),
     blockTime:
       values["block-time"] === undefined
         ? undefined
-        : integer("block-time", values["block-time"], 1),
+        : integerFlag("block-time", values["block-time"], 1),
     bundleInterval:
       values["bundle-interval"] === undefined
         ? undefined
-        : integer("bundle-interval", values["bundle-interval"], 10),
+        : integerFlag("bundle-interval", values["bundle-interval"], 10),
     bundleSize:
       values["bundle-size"] === undefined
         ? undefined
-        : integer("bundle-size", values["bundle-size"], 1),
-    queueDepth: integer("queue-depth", values["queue-depth"], 0),
-    runs: integer("runs", values.runs, 1),
-    timeoutSeconds: integer("timeout", values.timeout, 1),
+        : integerFlag("bundle-size", values["bundle-size"], 1),
+    queueDepth: integerFlag("queue-depth", values["queue-depth"], 0),
+    runs: integerFlag("runs", values.runs, 1),
+    timeoutSeconds: integerFlag("timeout", values.timeout, 1),
     out: values.out,
   };
 }

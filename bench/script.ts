@@ -3,6 +3,21 @@
 /** A bad flag: the script prints it with its usage and exits 2. */
 export class UsageError extends Error {}
 
+/** With `--help`: print the usage and exit 0. */
+export function exitWithUsageOnHelp(help: boolean | undefined, usage: string) {
+  if (!help) return;
+  process.stdout.write(`${usage}\n`);
+  process.exit(0);
+}
+
+/** The value of flag `--name` as an integer of at least `min`, or a `UsageError` naming the flag. */
+export function integerFlag(name: string, value: string, min: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min)
+    throw new UsageError(`--${name} must be an integer of at least ${min}, got "${value}"`);
+  return n;
+}
+
 /** Progress on stderr, so stdout holds only the result. */
 export function log(message: string) {
   process.stderr.write(`${message}\n`);

@@ -22,6 +22,8 @@ export interface StartSequencerParameters {
 /** What the sequencer put in one block. */
 export interface SequencedBlock {
   blockNumber: bigint;
+  /** When the block was mined (`Date.now()`). */
+  minedAt: number;
   bundle: { transactionHash: Hash; userOpHashes: Hash[] } | undefined;
   fillers: Hash[];
 }
@@ -72,11 +74,12 @@ export function startSequencer(parameters: StartSequencerParameters) {
       }
     }
     await client.request({ method: "evm_mine" } as never);
-    return { blockNumber, bundle, fillers };
+    return { blockNumber, minedAt: Date.now(), bundle, fillers };
   }
 
   async function tick() {
     if (!running) return;
+    const startedAt = Date.now();
     try {
       const block = await buildBlock();
       blocks.push(block);
@@ -84,14 +87,15 @@ export function startSequencer(parameters: StartSequencerParameters) {
     } catch (error) {
       process.stderr.write(`sequencer: block failed: ${(error as Error).message.split("\n")[0]}\n`);
     }
-    if (running) schedule();
+    // A steady block time: the next block is due one block time after this one started.
+    if (running) schedule(parameters.blockTimeMs - (Date.now() - startedAt));
   }
-  const schedule = () => {
+  const schedule = (delayMs: number) => {
     timer = setTimeout(() => {
       current = tick();
-    }, parameters.blockTimeMs);
+    }, Math.max(0, delayMs));
   };
-  schedule();
+  schedule(parameters.blockTimeMs);
 
   return {
     blocks,

@@ -119,6 +119,7 @@ type Parse<T> = (value: unknown, name: string) => T;
 const engineParsers: { [K in keyof BundlerConfig]?: Parse<BundlerConfig[K]> } = {
   bundlingMode: (v, n) => oneOf(v, n, ["auto", "manual", "pull"] as const),
   proposalLeaseMs: (v, n) => integer(v, n, 100),
+  maxMempoolSize: (v, n) => integer(v, n, 1),
   beneficiary: (v, n) => address(v, n),
   testingMode: boolean,
   redirectRpc: boolean,

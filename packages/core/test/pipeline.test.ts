@@ -202,4 +202,20 @@ describe("bundle pipeline", () => {
     expect((await fx.client.getTransaction({ hash: transactionHash! })).from).toBe(privateKeyToAccount(funded!).address.toLowerCase());
     expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
   });
+
+  it("evicts what the policy values least once the pool holds more than maxMempoolSize, and bundles the rest", async () => {
+    const { bundler } = await fx.makeBundler({ config: { maxMempoolSize: 2 } });
+    const changes: StatusChange[] = [];
+    bundler.onStatusChange((c) => changes.push(c));
+    const hashes: Hash[] = [];
+    for (const bump of [3n, 1n, 2n]) {
+      const account = await fx.makeAccount("0.7");
+      const draft = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n });
+      const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n }, { maxPriorityFeePerGas: draft.maxPriorityFeePerGas + bump, maxFeePerGas: draft.maxFeePerGas + bump });
+      hashes.push(await bundler.sendUserOperation(op, account.entryPoint.address));
+    }
+    await bundler.sendBundleNow();
+    expect(changes.find((c) => c.status === "dropped")).toEqual({ userOpHash: hashes[1], status: "dropped", reason: "evicted: the mempool is full" });
+    for (const hash of [hashes[0]!, hashes[2]!]) expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+  });
 });

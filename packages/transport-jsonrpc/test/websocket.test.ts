@@ -1,5 +1,6 @@
 import { encodeUserOperation, getUserOperationHash } from "@bundlekit/core";
 import type { Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket as WsClient } from "ws";
 import { maxBodyBytes, serverFixture } from "./fixture.ts";
@@ -176,6 +177,43 @@ describe("JSON-RPC over WebSocket", () => {
     await request("eth_unsubscribe", [other]);
     await request("eth_unsubscribe", [all]);
     await request("eth_unsubscribe", [mine]);
+  });
+
+  it("reports an operation a sequencer committed to as preconfirmed, with the promised block, in pull mode", async () => {
+    const account = await fixture.makeAccount("0.8");
+    const op = await fixture.makeOperation(fixture.bundler, account, { to: `0x${"33".repeat(20)}`, value: 1n });
+    const entryPoint = fixture.bundler.entryPoints.get(account.entryPoint.address);
+    const userOpHash = getUserOperationHash(op, entryPoint, fixture.devnet.chainId);
+    const mine = (await request("eth_subscribe", ["userOperationStatus", { userOpHash }])).result as Hex;
+    await request("eth_sendUserOperation", [encodeUserOperation(op), entryPoint.address]);
+    fixture.bundler.setBundlingMode("pull");
+    try {
+      const sequencer = privateKeyToAccount(fixture.devnet.accountKeys[10]!);
+      const latest = await fixture.client.getBlock();
+      const blockNumber = latest.number + 1n;
+      const proposal = await fixture.bundler.proposeBundle({
+        gasBudget: 10_000_000n,
+        baseFee: latest.baseFeePerGas!,
+        blockNumber,
+        timestamp: latest.timestamp + 1n,
+        from: sequencer.address,
+        signer: sequencer,
+      });
+      await fixture.bundler.commitBundle(proposal!.id);
+      expect((await socket.notification(mine)).params.result.status).toBe("pending");
+      expect((await socket.notification(mine)).params.result).toEqual({
+        userOpHash,
+        status: "preconfirmed",
+        transactionHash: proposal!.transactionHash,
+        blockNumber: `0x${blockNumber.toString(16)}`,
+      });
+      await fixture.client.sendRawTransaction({ serializedTransaction: proposal!.signedTransaction! });
+      await fixture.bundler.sendBundleNow();
+      expect((await socket.notification(mine)).params.result).toMatchObject({ status: "included", transactionHash: proposal!.transactionHash });
+    } finally {
+      fixture.bundler.setBundlingMode("manual");
+      await request("eth_unsubscribe", [mine]);
+    }
   });
 
   it("reports a replaced operation as dropped", async () => {

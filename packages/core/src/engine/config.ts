@@ -83,6 +83,8 @@ export interface BundlerConfig extends ReputationConfig, SubmitterConfig, Transa
   minStake: bigint;
   /** Least unstake delay (seconds) for a staked entity. Default 86,400. */
   minUnstakeDelay: number;
+  /** Most pending operations the pool holds; above it, the policy's `evict` chooses who leaves. Default 10,000. */
+  maxMempoolSize: number;
   /** Seconds a pending operation may stay in the mempool; 0 keeps it until bundled. Default 300. */
   useropsTTL: number;
 }
@@ -128,6 +130,7 @@ export const defaultBundlerConfig: BundlerConfig = {
   minStake: parseEther("1"),
   minUnstakeDelay: 86_400,
   whitelistedEntities: { paymaster: [], account: [], factory: [] },
+  maxMempoolSize: 10_000,
   useropsTTL: 300,
 };
 

@@ -8,6 +8,7 @@ import { createChainFeeOracle, type FeeOracle, type GasPrice } from "../gas/fee-
 import { type FeeHistory, getFeeHistory, type GetFeeHistoryParameters } from "../gas/get-fee-history.ts";
 import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
 import { createDefaultMempoolPolicy } from "../mempool/default-mempool-policy.ts";
+import { evictLowestValue } from "../mempool/policy-building-blocks.ts";
 import type { BlockSource } from "../ports/block-source.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import { type Clock, sleep, systemClock } from "../ports/clock.ts";
@@ -241,6 +242,19 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
 
   let nextDecayAt = 0;
 
+  /** Above `maxMempoolSize` pending operations, the policy chooses who leaves (dropped, "evicted: the mempool is full"). */
+  async function evictOverCapacity(time: number) {
+    const excess = (await store.countByStatus()).pending - config.maxMempoolSize;
+    if (excess <= 0) return;
+    const pending = await store.list("pending");
+    const offered = new Set(pending);
+    const chosen = (policy.evict ?? evictLowestValue)(pending, { excess, now: time }).filter((e) => offered.delete(e)).slice(0, excess);
+    const reason = "evicted: the mempool is full";
+    await store.drop(chosen.map((e) => e.userOpHash), reason, time);
+    for (const { userOpHash } of chosen) status.emit({ userOpHash, status: "dropped", reason });
+    logger.warn("mempool full: operations evicted", { evicted: chosen.length, maxMempoolSize: config.maxMempoolSize });
+  }
+
   /** Drop operations pending longer than `useropsTTL` (0 keeps them), and decay reputation when due. */
   async function housekeeping() {
     const time = clock.now();
@@ -250,6 +264,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
         logger.info("operation expired", { userOpHash });
       }
     }
+    await evictOverCapacity(time);
     if (time >= nextDecayAt) {
       nextDecayAt = time + 60_000; // the store decays once per hour; asking each minute is plenty
       await reputationStore.decay(time);

@@ -67,3 +67,30 @@ describe("profit", () => {
     expect(chosen).toEqual([big, smaller]);
   });
 });
+
+describe("eviction when the pool is full", () => {
+  const pool = () =>
+    Promise.all([
+      policyCandidate({ sender: 1, receivedAt: 1, maxPriorityFeePerGas: 5n }),
+      policyCandidate({ sender: 1, receivedAt: 2, maxPriorityFeePerGas: 9n }),
+      policyCandidate({ sender: 2, receivedAt: 3, maxPriorityFeePerGas: 5n }),
+      policyCandidate({ sender: 3, receivedAt: 4, maxPriorityFeePerGas: 1n }),
+    ]);
+  const evicted = async (name: keyof typeof mempoolPolicies) => {
+    const pending = await pool();
+    return mempoolPolicies[name]().evict!(pending, { excess: 2, now: 10 }).map((e) => pending.indexOf(e));
+  };
+
+  it("default and profit: the lowest priority fee first, the newest among equals", async () => {
+    expect(await evicted("default")).toEqual([3, 2]);
+    expect(await evicted("profit")).toEqual([3, 2]);
+  });
+
+  it("fifo: the newest first", async () => {
+    expect(await evicted("fifo")).toEqual([3, 2]);
+  });
+
+  it("fair: the sender holding the most operations first, its newest first", async () => {
+    expect(await evicted("fair")).toEqual([1, 0]);
+  });
+});

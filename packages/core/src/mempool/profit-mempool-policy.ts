@@ -1,7 +1,7 @@
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
 import { type Erc7562AdmissionOptions, erc7562Admission } from "./erc7562-admission.ts";
-import { byArrival, fillBudget } from "./fill-budget.ts";
+import { byArrival, evictLowestValue, fillBudget } from "./policy-building-blocks.ts";
 
 /**
  * The profit-maximising packer: operations by what the bundler earns per gas in this block (the
@@ -20,6 +20,7 @@ export function createProfitMempoolPolicy(options: Erc7562AdmissionOptions = {})
       });
       return fillBudget(ordered, limits);
     },
+    evict: (pending, context) => evictLowestValue(pending, context),
   };
 }
 

@@ -47,4 +47,11 @@ export interface MempoolPolicy {
    * engine enforces the limits whatever the policy returns.
    */
   select(candidates: readonly MempoolEntry[], limits: BundleLimits): readonly MempoolEntry[];
+  /**
+   * Which `excess` of the `pending` operations leave when the pool holds more than
+   * `maxMempoolSize` (they are dropped as "evicted"). The engine drops only pending operations
+   * offered here, at most `excess`. Default (`evictLowestValue`): the lowest priority fee first,
+   * the newest first among equals.
+   */
+  evict?(pending: readonly MempoolEntry[], context: { excess: number; now: number }): readonly MempoolEntry[];
 }

@@ -78,6 +78,17 @@ export function mempoolPolicyContract(name: string, makePolicy: () => MempoolPol
       expect(backward).toEqual(forward);
     });
 
+    it("evicts, when the pool is over capacity, exactly the excess, from the pending operations offered", async ({ skip }) => {
+      const policy = makePolicy();
+      if (!policy.evict) return skip("the policy leaves eviction to the engine's default");
+      const pending = await candidates(12);
+      const evicted = policy.evict(pending, { excess: 5, now: 2_000 });
+      expect(evicted).toHaveLength(5);
+      expect(new Set(evicted).size).toBe(5);
+      expect(evicted.every((e) => pending.includes(e))).toBe(true);
+      expect(policy.evict(pending, { excess: 0, now: 2_000 })).toEqual([]);
+    });
+
     it("admits a sender's first operation, replacing nothing", async () => {
       const entry = await fixtureEntry({ sender: 1 });
       expect(makePolicy().admit({ entry, senderOperations: [], senderStaked: false })).toEqual({ replaces: undefined });

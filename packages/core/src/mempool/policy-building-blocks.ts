@@ -1,3 +1,4 @@
+/** The pieces the shipped mempool policies are made of, for policies of your own too. */
 import type { BundleLimits } from "../ports/mempool-policy.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
 
@@ -18,4 +19,14 @@ export function fillBudget(ordered: readonly MempoolEntry[], limits: BundleLimit
 /** Oldest first; ties by hash, so the order is the same on every run. */
 export function byArrival(a: MempoolEntry, b: MempoolEntry): number {
   return a.receivedAt - b.receivedAt || (a.userOpHash < b.userOpHash ? -1 : a.userOpHash > b.userOpHash ? 1 : 0);
+}
+
+/** The `excess` operations worth least to the bundler: lowest priority fee, the newest first among equals. */
+export function evictLowestValue(pending: readonly MempoolEntry[], { excess }: { excess: number }): MempoolEntry[] {
+  return [...pending]
+    .sort((a, b) => {
+      const [x, y] = [a.userOperation.maxPriorityFeePerGas, b.userOperation.maxPriorityFeePerGas];
+      return x === y ? byArrival(b, a) : x < y ? -1 : 1;
+    })
+    .slice(0, Math.max(0, excess));
 }

@@ -152,6 +152,18 @@ describe("bundle pipeline", () => {
       expect(await eventsOf(hash)).toBe(1);
     });
 
+    it("bundles an operation whose claim lapsed with the engine that claimed it", async () => {
+      const store = createMemoryMempoolStore();
+      const { bundler } = await fx.makeBundler({ store });
+      const account = await fx.makeAccount("0.7");
+      const hash = await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: recipient(), value: 1n }), account.entryPoint.address);
+      // A peer claimed it for a bundle a second ago, with a one-second lease, and died.
+      await store.claimForBundle({ entryPoint: account.entryPoint.address, limit: 10, claimant: "dead-peer", leaseMs: 1_000, now: Date.now() - 1_000 });
+      expect((await store.get(hash))?.status).toBe("bundling");
+      await bundler.sendBundleNow();
+      expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+    });
+
     it("adopts another engine's sent operations only once its claims lapse", async () => {
       const store = createMemoryMempoolStore();
       const dying = dyingSubmitter({ sendFirst: true });

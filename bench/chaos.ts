@@ -290,6 +290,7 @@ async function runMode(mode: Mode, options: ChaosOptions, machine: MachineFacts)
     for (const [index, atMs] of schedule.entries()) {
       await sleep(Math.max(0, atMs - now()));
       const service = victim.service!;
+      addLogCounts(victim);
       victim.service = undefined;
       victim.lastWords.push(service.tail().slice(-5));
       await service.kill();
@@ -314,28 +315,36 @@ async function runMode(mode: Mode, options: ChaosOptions, machine: MachineFacts)
     `load: sent in ${(sendingMs / 1000).toFixed(1)} s; waiting for every accepted operation to settle`,
   );
 
+  // Settled: every accepted operation on chain or recorded dropped, and every operation on chain
+  // served by the live services (the survivor serves the dead one's only once it adopted them).
   const settleBy = now() + options.timeoutSeconds * 1000;
+  const live = instances.filter((instance) => instance.service !== undefined);
+  const served = new Map<Hash, ServedOperation>();
   const unsettled = () => records.filter((r) => r.accepted && !r.onChain && !r.final);
-  while (unsettled().length > 0 && now() < settleBy) {
+  const unserved = () => records.filter((r) => r.onChain && !isServed(served.get(r.hash)));
+  for (;;) {
     for (const record of unsettled()) {
       const status = (await store.get(record.hash))?.status;
       record.final = status === "dropped" || status === "failed";
     }
-    if (unsettled().length > 0) await sleep(2_000);
+    for (const [hash, answer] of await servedByAll(
+      unserved().map((r) => r.hash),
+      live,
+    ))
+      served.set(hash, answer);
+    if ((unsettled().length === 0 && unserved().length === 0) || now() >= settleBy) break;
+    await sleep(2_000);
   }
   const settledMs = now();
   await watcher.stop();
 
-  const live = instances.filter((instance) => instance.service !== undefined);
   const events = await userOperationEvents(client, entryPoint, startBlock + 1n);
   const onChain = new Set(events.map((event) => event.userOpHash));
-  log(
-    `settled: checking what ${live.map((i) => i.name).join(" and ")} serve${live.length === 1 ? "s" : ""} for ${onChain.size} operations on chain`,
-  );
-  const served = await servedByAll(
-    records.filter((r) => onChain.has(r.hash)).map((r) => r.hash),
-    live,
-  );
+  const lateOnChain = records
+    .filter((r) => onChain.has(r.hash) && !served.has(r.hash))
+    .map((r) => r.hash);
+  for (const [hash, answer] of await servedByAll(lateOnChain, live)) served.set(hash, answer);
+  log(`settled after ${(settledMs / 1000).toFixed(1)} s: ${onChain.size} operations on chain`);
   const stored = new Map<Hash, StoredOperation>();
   for (const record of records) {
     const entry = await store.get(record.hash);
@@ -367,6 +376,7 @@ async function runMode(mode: Mode, options: ChaosOptions, machine: MachineFacts)
       sendingSeconds: round(sendingMs / 1000),
       settledSeconds: round(settledMs / 1000),
       unsettledAtTimeout: unsettled().length,
+      unservedAtTimeout: unserved().length,
     },
     client: {
       connectionFailures: sum(records.map((r) => r.connectionFailures)),
@@ -520,6 +530,8 @@ async function sendUserOperation(
     return { unanswered: describeError(error) };
   }
 }
+
+const isServed = (answer: ServedOperation | undefined) => answer?.receipt === true && answer.lookup;
 
 /** For each hash: whether every live service serves its receipt and its lookup with a transaction. */
 async function servedByAll(hashes: Hash[], live: Instance[]): Promise<Map<Hash, ServedOperation>> {

@@ -2,18 +2,40 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type MempoolPolicyName, mempoolPolicies, mempoolPolicyNames } from "@bundlekit/core";
+import { createPublicClient, http, type PublicClient } from "viem";
+import { captureWorkload } from "./capture.ts";
 import { renderChart } from "./chart.ts";
 import { type PolicyReport, replay } from "./replay.ts";
 import { generateWorkload, type Workload } from "./workload.ts";
 
 const usage = `Usage: pnpm research [options]
+       pnpm research capture --rpc URL --from N --to M [--out FILE]
 
   --policies LIST   policies to compare, comma-separated: ${mempoolPolicyNames.join(", ")} (default: all)
   --ops N           operations in the generated workload (default 2000)
   --seed S          seed of the generated workload (default 1)
   --workload FILE   replay this workload file instead of generating one
   --out DIR         where report.json and report.svg go (default research-results)
-  --help`;
+  --help
+
+capture turns the handleOps transactions of blocks N..M of the node at URL into a workload file
+(default workload.json) to replay with --workload.`;
+
+if (process.argv[2] === "capture") {
+  const { values: capture } = parseArgs({
+    args: process.argv.slice(3),
+    options: { rpc: { type: "string" }, from: { type: "string" }, to: { type: "string" }, out: { type: "string", default: "workload.json" } },
+  });
+  if (!capture.rpc || capture.from === undefined || capture.to === undefined) {
+    process.stderr.write("research: capture needs --rpc URL --from N --to M\n");
+    process.exit(2);
+  }
+  const client = createPublicClient({ transport: http(capture.rpc) }) as PublicClient;
+  const workload = await captureWorkload({ client, fromBlock: BigInt(capture.from), toBlock: BigInt(capture.to) });
+  writeFileSync(capture.out, `${JSON.stringify(workload, null, 2)}\n`);
+  process.stdout.write(`${workload.description}\n${capture.out}\n`);
+  process.exit(0);
+}
 
 const { values } = parseArgs({
   options: {

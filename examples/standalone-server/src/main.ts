@@ -1,4 +1,4 @@
-import { type Devnet, startDevnet } from "@bundlekit/devnet";
+import { DEVNET_PAYMASTER_SIGNER_KEY, type Devnet, ENTRY_POINT_VERSIONS, paymasterLines, startDevnet } from "@bundlekit/devnet";
 import { ConfigError, loadConfig, redactUrl } from "./config.ts";
 import { describeDatabase } from "./database-url.ts";
 import { createConsoleLogger } from "./logger.ts";
@@ -52,6 +52,13 @@ async function main() {
     `  database:    ${describeDatabase(config.database)}`,
     `  instance id: ${config.instanceId}`,
     ...service.bundler.entryPoints.all.map((ep) => `  EntryPoint v${ep.version}: ${ep.address}`),
+    ...(devnet
+      ? [
+          "  devnet paymasters (deposits of 10 ETH; test signer key, never use it on a real network):",
+          ...ENTRY_POINT_VERSIONS.flatMap((version) => paymasterLines(devnet!.deployments[version]).map((line) => `    ${line}`)),
+          `    paymaster signer key: ${DEVNET_PAYMASTER_SIGNER_KEY}`,
+        ]
+      : []),
     `  relayers:    ${service.bundler.relayers.join(", ")}`,
     "Press Ctrl-C to stop.",
   ];

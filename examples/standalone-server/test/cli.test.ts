@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { DEVNET_PAYMASTER_SIGNER_KEY, ENTRY_POINT_VERSIONS, SIMPLE_7702_ACCOUNT, startDevnet } from "@bundlekit/devnet";
 import { describe, expect, it } from "vitest";
 
 const main = fileURLToPath(new URL("../src/main.ts", import.meta.url));
@@ -36,6 +37,19 @@ describe("pnpm start (src/main.ts)", () => {
     const nodeUrl = /node:\s+(\S+)/.exec(stdout)![1]!;
     expect(stdout).toMatch(/chain id:\s+31337/);
     expect(stdout).toContain("EntryPoint v0.7: 0x0000000071727De22E5E9d8BAf0edAc6f37da032");
+    // The devnet's paymasters, as deployed (the addresses a developer pastes into a client).
+    const devnet = await startDevnet();
+    try {
+      for (const version of ENTRY_POINT_VERSIONS) {
+        const { paymasters } = devnet.deployments[version];
+        expect(stdout).toMatch(new RegExp(`VerifyingPaymaster v${version}:\\s+${paymasters.verifying}`));
+        if (paymasters.postOpWork) expect(stdout).toMatch(new RegExp(`PostOpWorkPaymaster v${version}:\\s+${paymasters.postOpWork}`));
+      }
+    } finally {
+      await devnet.stop();
+    }
+    expect(stdout).toContain(`Simple7702Account v0.8:     ${SIMPLE_7702_ACCOUNT}`);
+    expect(stdout).toContain(`paymaster signer key: ${DEVNET_PAYMASTER_SIGNER_KEY}`);
 
     const answer = await fetch(bundlerUrl, { method: "POST", body: JSON.stringify({ id: 1, method: "eth_chainId" }) });
     expect(await answer.json()).toEqual({ jsonrpc: "2.0", id: 1, result: "0x7a69" });

@@ -7,7 +7,7 @@
  * bench/README.md.
  */
 import { randomInt, randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -65,6 +65,8 @@ const usage = `Usage: pnpm chaos [options]
   --seed N          seed of the kill moments (default: random; recorded)
   --timeout S       seconds to wait after the load for every accepted operation to settle (default 240)
   --out DIR         where results go (default bench/results)
+  --log-dir DIR     keep every line each service wrote in DIR/chaos-<mode>-<n>.log (the services
+                    log at BUNDLEKIT_LOG_LEVEL, default info)
   --help`;
 
 type Mode = "sqlite" | "postgres";
@@ -82,6 +84,7 @@ export interface ChaosOptions {
   seed: number;
   timeoutSeconds: number;
   out: string;
+  logDir: string | undefined;
 }
 
 /** Kills start this long into the load and are at least this far apart (a restart takes 1-3 s). */
@@ -109,6 +112,7 @@ function parseOptions(argv: string[]): ChaosOptions {
       seed: { type: "string" },
       timeout: { type: "string", default: "240" },
       out: { type: "string", default: "bench/results" },
+      "log-dir": { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -133,6 +137,7 @@ function parseOptions(argv: string[]): ChaosOptions {
     seed: values.seed === undefined ? randomInt(2 ** 31) : integerFlag("seed", values.seed, 0),
     timeoutSeconds: integerFlag("timeout", values.timeout, 1),
     out: values.out,
+    logDir: values["log-dir"],
   };
   if (options.accounts > options.ops)
     throw new UsageError(`--accounts (${options.accounts}) must not exceed --ops (${options.ops})`);
@@ -191,6 +196,7 @@ interface KillRecord {
 
 async function main() {
   const options = parseOptions(process.argv.slice(2));
+  if (options.logDir !== undefined) mkdirSync(options.logDir, { recursive: true });
   const machine = machineFacts();
   const failed: string[] = [];
   const summaries: string[] = [];
@@ -354,7 +360,7 @@ async function runMode(mode: Mode, options: ChaosOptions, machine: MachineFacts)
   const figures = tallyChaosRun({ offered: records, events, stored, served });
   for (const instance of instances) addLogCounts(instance);
 
-  const { out: _out, modes: _modes, database: _database, ...parameters } = options;
+  const { out: _out, modes: _modes, database: _database, logDir: _logDir, ...parameters } = options;
   return {
     date: new Date().toISOString(),
     command: commandLine("chaos"),
@@ -403,7 +409,13 @@ async function start(instance: Instance, devnet: Devnet, database: string, optio
     env: {
       BUNDLEKIT_INSTANCE_ID: instance.instanceId,
       BUNDLEKIT_BUNDLE_CLAIM_LEASE_MS: options.leaseMs?.toString(),
+      BUNDLEKIT_LOG_LEVEL: process.env.BUNDLEKIT_LOG_LEVEL,
     },
+    onLine:
+      options.logDir === undefined
+        ? undefined
+        : (line) =>
+            appendFileSync(join(options.logDir!, `${instance.instanceId}.log`), `${line}\n`),
   });
   onCleanUp(() => service.stop());
   instance.service = service;

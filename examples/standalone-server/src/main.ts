@@ -29,9 +29,17 @@ async function main() {
       service = await startBundlerService({ ...config, rpcUrl: config.rpcUrl }, logger);
     } else {
       devnet = await startDevnet();
+      const started = devnet;
       service = await startBundlerService(
-        { ...config, rpcUrl: devnet.rpcUrl, relayerKeys: config.relayerKeys.length > 0 ? config.relayerKeys : devnet.relayerKeys },
+        { ...config, rpcUrl: started.rpcUrl, relayerKeys: config.relayerKeys.length > 0 ? config.relayerKeys : started.relayerKeys },
         logger,
+        {
+          // On the devnet the service sponsors through the devnet's verifying paymasters (ERC-7677).
+          paymaster: {
+            signerKey: DEVNET_PAYMASTER_SIGNER_KEY,
+            paymasters: Object.fromEntries(ENTRY_POINT_VERSIONS.map((version) => [version, started.deployments[version].paymasters.verifying])),
+          },
+        },
       );
     }
   } catch (error) {

@@ -11,8 +11,9 @@ import {
 } from "@bundlekit/core";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { createJsonRpcMetrics, type JsonRpcMetrics, type JsonRpcServer, startJsonRpcServer } from "@bundlekit/transport-jsonrpc";
-import { createPublicClient, http, webSocket } from "viem";
+import { createPublicClient, http, type PublicClient, webSocket } from "viem";
 import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
+import { createPaymasterMethods, type PaymasterEndpointConfig } from "./paymaster-endpoint.ts";
 import { openStores } from "./stores.ts";
 
 /** A running stand-alone bundler service. */
@@ -32,12 +33,13 @@ export interface BundlerService {
  * `config.database`) → local relayer keys → engine →
  * JSON-RPC over HTTP and WebSocket at `/v1/<chainId>/`, `GET /health` and `GET /metrics` on the
  * same port. Checks that every EntryPoint has code before serving. `options.policy` replaces the
- * policy `config.mempoolPolicy` names (an operator's own).
+ * policy `config.mempoolPolicy` names (an operator's own); `options.paymaster` serves an ERC-7677
+ * paymaster endpoint (`pm_*`) on the same URL.
  */
 export async function startBundlerService(
   config: ServerConfig & { rpcUrl: string },
   logger: Logger = silentLogger,
-  options: { policy?: MempoolPolicy | undefined } = {},
+  options: { policy?: MempoolPolicy | undefined; paymaster?: PaymasterEndpointConfig | undefined } = {},
 ): Promise<BundlerService> {
   const transport = config.rpcUrl.startsWith("ws") ? webSocket(config.rpcUrl) : http(config.rpcUrl);
   const client = createPublicClient({ transport, pollingInterval: 250 });
@@ -81,6 +83,7 @@ export async function startBundlerService(
         methods: {
           ...(bundler.config.redirectRpc ? createRedirectMethods(client) : {}),
           ...(serveDebugMethods ? debugMethods : {}),
+          ...(options.paymaster ? createPaymasterMethods(client as PublicClient, options.paymaster) : {}),
         },
       },
       basePath: `/v1/${chainId}`,

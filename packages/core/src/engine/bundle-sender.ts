@@ -85,7 +85,10 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
     let failures = 0;
     /** Relayers the node found short of funds for a bundle in this run: the next one is tried. */
     const unfunded = new Set<`0x${string}`>();
-    const nothingPending = async () => (await store.list("pending", { entryPoint: entryPoint.address, limit: 1 })).length === 0;
+    // Claimed operations count too: a claim whose engine died lapses back to claimable.
+    const nothingPending = async () =>
+      (await store.list("pending", { entryPoint: entryPoint.address, limit: 1 })).length === 0 &&
+      (await store.list("bundling", { entryPoint: entryPoint.address, limit: 1 })).length === 0;
     while (!context.stopped() && failures < failuresPerRun) {
       // Pending operations first: an EntryPoint with nothing to bundle costs no balance read.
       if (await nothingPending()) break;

@@ -7,7 +7,7 @@
  * bench/README.md.
  */
 import { randomInt, randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -65,6 +65,8 @@ const usage = `Usage: pnpm chaos [options]
   --seed N          seed of the kill moments (default: random; recorded)
   --timeout S       seconds to wait after the load for every accepted operation to settle (default 240)
   --out DIR         where results go (default bench/results)
+  --log-dir DIR     keep every line each service wrote in DIR/chaos-<mode>-<n>.log (the services
+                    log at BUNDLEKIT_LOG_LEVEL, default info)
   --help`;
 
 type Mode = "sqlite" | "postgres";
@@ -82,6 +84,7 @@ export interface ChaosOptions {
   seed: number;
   timeoutSeconds: number;
   out: string;
+  logDir: string | undefined;
 }
 
 /** Kills start this long into the load and are at least this far apart (a restart takes 1-3 s). */
@@ -109,6 +112,7 @@ function parseOptions(argv: string[]): ChaosOptions {
       seed: { type: "string" },
       timeout: { type: "string", default: "240" },
       out: { type: "string", default: "bench/results" },
+      "log-dir": { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -133,6 +137,7 @@ function parseOptions(argv: string[]): ChaosOptions {
     seed: values.seed === undefined ? randomInt(2 ** 31) : integerFlag("seed", values.seed, 0),
     timeoutSeconds: integerFlag("timeout", values.timeout, 1),
     out: values.out,
+    logDir: values["log-dir"],
   };
   if (options.accounts > options.ops)
     throw new UsageError(`--accounts (${options.accounts}) must not exceed --ops (${options.ops})`);
@@ -191,6 +196,7 @@ interface KillRecord {
 
 async function main() {
   const options = parseOptions(process.argv.slice(2));
+  if (options.logDir !== undefined) mkdirSync(options.logDir, { recursive: true });
   const machine = machineFacts();
   const failed: string[] = [];
   const summaries: string[] = [];
@@ -290,6 +296,7 @@ async function runMode(mode: Mode, options: ChaosOptions, machine: MachineFacts)
     for (const [index, atMs] of schedule.entries()) {
       await sleep(Math.max(0, atMs - now()));
       const service = victim.service!;
+      addLogCounts(victim);
       victim.service = undefined;
       victim.lastWords.push(service.tail().slice(-5));
       await service.kill();
@@ -314,28 +321,36 @@ async function runMode(mode: Mode, options: ChaosOptions, machine: MachineFacts)
     `load: sent in ${(sendingMs / 1000).toFixed(1)} s; waiting for every accepted operation to settle`,
   );
 
+  // Settled: every accepted operation on chain or recorded dropped, and every operation on chain
+  // served by the live services (the survivor serves the dead one's only once it adopted them).
   const settleBy = now() + options.timeoutSeconds * 1000;
+  const live = instances.filter((instance) => instance.service !== undefined);
+  const served = new Map<Hash, ServedOperation>();
   const unsettled = () => records.filter((r) => r.accepted && !r.onChain && !r.final);
-  while (unsettled().length > 0 && now() < settleBy) {
+  const unserved = () => records.filter((r) => r.onChain && !isServed(served.get(r.hash)));
+  for (;;) {
     for (const record of unsettled()) {
       const status = (await store.get(record.hash))?.status;
       record.final = status === "dropped" || status === "failed";
     }
-    if (unsettled().length > 0) await sleep(2_000);
+    for (const [hash, answer] of await servedByAll(
+      unserved().map((r) => r.hash),
+      live,
+    ))
+      served.set(hash, answer);
+    if ((unsettled().length === 0 && unserved().length === 0) || now() >= settleBy) break;
+    await sleep(2_000);
   }
   const settledMs = now();
   await watcher.stop();
 
-  const live = instances.filter((instance) => instance.service !== undefined);
   const events = await userOperationEvents(client, entryPoint, startBlock + 1n);
   const onChain = new Set(events.map((event) => event.userOpHash));
-  log(
-    `settled: checking what ${live.map((i) => i.name).join(" and ")} serve${live.length === 1 ? "s" : ""} for ${onChain.size} operations on chain`,
-  );
-  const served = await servedByAll(
-    records.filter((r) => onChain.has(r.hash)).map((r) => r.hash),
-    live,
-  );
+  const lateOnChain = records
+    .filter((r) => onChain.has(r.hash) && !served.has(r.hash))
+    .map((r) => r.hash);
+  for (const [hash, answer] of await servedByAll(lateOnChain, live)) served.set(hash, answer);
+  log(`settled after ${(settledMs / 1000).toFixed(1)} s: ${onChain.size} operations on chain`);
   const stored = new Map<Hash, StoredOperation>();
   for (const record of records) {
     const entry = await store.get(record.hash);
@@ -345,7 +360,7 @@ async function runMode(mode: Mode, options: ChaosOptions, machine: MachineFacts)
   const figures = tallyChaosRun({ offered: records, events, stored, served });
   for (const instance of instances) addLogCounts(instance);
 
-  const { out: _out, modes: _modes, database: _database, ...parameters } = options;
+  const { out: _out, modes: _modes, database: _database, logDir: _logDir, ...parameters } = options;
   return {
     date: new Date().toISOString(),
     command: commandLine("chaos"),
@@ -367,6 +382,7 @@ async function runMode(mode: Mode, options: ChaosOptions, machine: MachineFacts)
       sendingSeconds: round(sendingMs / 1000),
       settledSeconds: round(settledMs / 1000),
       unsettledAtTimeout: unsettled().length,
+      unservedAtTimeout: unserved().length,
     },
     client: {
       connectionFailures: sum(records.map((r) => r.connectionFailures)),
@@ -393,7 +409,13 @@ async function start(instance: Instance, devnet: Devnet, database: string, optio
     env: {
       BUNDLEKIT_INSTANCE_ID: instance.instanceId,
       BUNDLEKIT_BUNDLE_CLAIM_LEASE_MS: options.leaseMs?.toString(),
+      BUNDLEKIT_LOG_LEVEL: process.env.BUNDLEKIT_LOG_LEVEL,
     },
+    onLine:
+      options.logDir === undefined
+        ? undefined
+        : (line) =>
+            appendFileSync(join(options.logDir!, `${instance.instanceId}.log`), `${line}\n`),
   });
   onCleanUp(() => service.stop());
   instance.service = service;
@@ -520,6 +542,8 @@ async function sendUserOperation(
     return { unanswered: describeError(error) };
   }
 }
+
+const isServed = (answer: ServedOperation | undefined) => answer?.receipt === true && answer.lookup;
 
 /** For each hash: whether every live service serves its receipt and its lookup with a transaction. */
 async function servedByAll(hashes: Hash[], live: Instance[]): Promise<Map<Hash, ServedOperation>> {

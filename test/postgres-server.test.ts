@@ -1,4 +1,6 @@
+import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:net";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { findOrStartPostgres } from "./postgres-server.ts";
@@ -58,5 +60,19 @@ describe("findOrStartPostgres", () => {
 
     await server.stop();
     await expect(query(server.url, "select 1")).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it("leaves the exit code of the process that started one alone", { timeout: 120_000 }, async () => {
+    // A test run with failures sets process.exitCode and ends when nothing is left to do.
+    const script = `
+      import { findOrStartPostgres } from ${JSON.stringify(fileURLToPath(new URL("./postgres-server.ts", import.meta.url)))};
+      const server = await findOrStartPostgres({ url: undefined, probe: { host: "127.0.0.1", port: ${await closedPort()} } });
+      if (server.source !== "embedded") throw new Error(server.source);
+      await server.stop();
+      process.exitCode = 3;
+    `;
+    const run = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings", "--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(3);
   });
 });

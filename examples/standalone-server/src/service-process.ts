@@ -14,6 +14,8 @@ export interface StartServiceProcessParameters {
   database: string;
   /** Further settings as `BUNDLEKIT_*` variables (docs/configuration.md); undefined ones are left out. */
   env?: Record<string, string | undefined>;
+  /** Told every line the service writes (stdout and stderr), e.g. to keep them in a file. */
+  onLine?: (line: string) => void;
 }
 
 /** The stand-alone service running in its own Node process, so its CPU time can be read apart. */
@@ -57,7 +59,9 @@ export function startServiceProcess(
         BUNDLEKIT_PORT: "0",
         BUNDLEKIT_DATABASE: parameters.database,
         BUNDLEKIT_LOG_LEVEL: "info",
-        ...Object.fromEntries(Object.entries(parameters.env ?? {}).filter(([, value]) => value !== undefined)),
+        ...Object.fromEntries(
+          Object.entries(parameters.env ?? {}).filter(([, value]) => value !== undefined),
+        ),
       },
     },
   );
@@ -68,6 +72,7 @@ export function startServiceProcess(
   const lines: string[] = [];
   const logCounts: Record<string, number> = {};
   const remember = (line: string) => {
+    parameters.onLine?.(line);
     lines.push(line);
     if (lines.length > TAIL_LINES) lines.shift();
     const level = /^\{"time":"[^"]*","level":"(\w+)"/.exec(line)?.[1];

@@ -141,6 +141,8 @@ describe("loadConfig: engine settings", () => {
       BUNDLEKIT_RELAYING_MODE: "classic",
       BUNDLEKIT_WHITELISTED_PAYMASTER: "",
       BUNDLEKIT_WHITELISTED_ACCOUNT: `${factory}, ${paymaster}`,
+      BUNDLEKIT_ESTIMATION_GAS_MARKUP_PERCENT: "5",
+      BUNDLEKIT_EXECUTION_GAS_LIMIT: "2000000",
     });
     expect(bundler).toMatchObject({
       useropsTTL: 60,
@@ -149,6 +151,8 @@ describe("loadConfig: engine settings", () => {
       rpcEndpointSubmit: "wss://submit.example.org/ws",
       relayingMode: "classic",
       whitelistedEntities: { paymaster: [], account: [factory, paymaster], factory: [] },
+      estimationGasMarkupPercent: 5n,
+      executionGasLimit: 2_000_000n,
     });
   });
 
@@ -167,6 +171,7 @@ describe("loadConfig: engine settings", () => {
     [{ BUNDLEKIT_USEROPS_TTL: "-5" }, /^useropsTTL must be an integer from 0/],
     [{ BUNDLEKIT_WHITELISTED_FACTORY: "0xnope" }, /^whitelistedEntities.factory: "0xnope" is not an address$/],
     [{ BUNDLEKIT_PVG_MARKUP: "-1" }, /^pvgMarkup must be an integer from 0 to 1000/],
+    [{ BUNDLEKIT_ESTIMATION_GAS_MARKUP_PERCENT: "ten" }, /^estimationGasMarkupPercent must be an integer from 0 to 1000/],
   ])("rejects %o with one line naming the setting", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -144,4 +144,25 @@ describe("gas estimation: each limit is what the phase needs, and the operation 
     expect(limits[1]!).toBeGreaterThan(limits[0]! + 300n * 30n);
     expect(limits[2]!).toBeGreaterThan(limits[1]! + 2700n * 30n);
   });
+
+  it.each<EntryPointVersion>(["0.7", "0.8"])("v%s: a postOp given too little gas reverts: included, success false, the reason, and the paymaster pays", async (version) => {
+    const { entryPoint, paymasters } = fx.devnet.deployments[version];
+    const paymaster = paymasters.postOpWork!;
+    const account = await fx.makeAccount(version, 0n);
+    const { op } = await estimated(account, { to: account.address, value: 0n }, { paymaster, data: numberToHex(3000, { size: 4 }) });
+    const starved = { ...op, paymasterPostOpGasLimit: 20_000n } as UserOperation;
+    const depositBefore = await fx.client.readContract({ address: entryPoint, abi: depositAbi, functionName: "balanceOf", args: [paymaster] });
+    const receipt = await include(account, starved);
+    expect(receipt.success).toBe(false);
+    expect(receipt.reason).toMatch(/^postOp reverted: /);
+    const depositAfter = await fx.client.readContract({ address: entryPoint, abi: depositAbi, functionName: "balanceOf", args: [paymaster] });
+    expect(depositBefore - depositAfter).toBe(receipt.actualGasCost);
+  });
+
+  it("the receipt of a successful operation has no reason", async () => {
+    const account = await fx.makeAccount("0.7");
+    const receipt = await include(account, (await estimated(account, { to: account.address, value: 1n })).op);
+    expect(receipt.success).toBe(true);
+    expect(receipt).not.toHaveProperty("reason");
+  });
 });

@@ -18,7 +18,7 @@ import { simulationRejection } from "../validation/simulate.ts";
 import { mergeStateOverrides, type StateOverride } from "../validation/state-override.ts";
 import gasLimitSearch from "./artifacts/GasLimitSearch.json" with { type: "json" };
 import postOpProbe from "./artifacts/PostOpProbe.json" with { type: "json" };
-import { revertReason } from "./revert-reason.ts";
+import { revertReason } from "../utils/revert-reason.ts";
 
 /** The smallest gas limits at which each phase of an operation succeeds. */
 export interface FoundGasLimits {

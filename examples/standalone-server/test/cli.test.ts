@@ -65,6 +65,9 @@ describe("pnpm start (src/main.ts)", () => {
     [{ BUNDLEKIT_RPC_URL: "http://127.0.0.1:9", BUNDLEKIT_RELAYER_KEYS: "0x1234" }, /^bundlekit: relayer key #1 is not a 0x-prefixed 32-byte hex private key\n$/],
     [{ BUNDLEKIT_RPC_URL: "http://127.0.0.1:9" }, /^bundlekit: BUNDLEKIT_RELAYER_KEYS .* is required with an RPC URL\n$/],
     [{ BUNDLEKIT_PORT: "http" }, /^bundlekit: port must be an integer from 0 to 65535, got "http"\n$/],
+    [{ BUNDLEKIT_DATABASE: "postgres://bundler:s3cret@localhost:port/x" }, /^bundlekit: database \(BUNDLEKIT_DATABASE\) is not a valid PostgreSQL URL; expected postgres:\/\/user:password@host:5432\/database\n$/],
+    // Port 1 on this machine: nothing listens there, so the connection is refused at once.
+    [{ BUNDLEKIT_DATABASE: "postgres://bundler:s3cret@127.0.0.1:1/bundlekit" }, /^bundlekit: cannot open the database postgres:\/\/bundler:\*\*\*@127\.0\.0\.1:1\/bundlekit: connect ECONNREFUSED 127\.0\.0\.1:1\n$/],
   ])("stops with one clear line for a bad configuration (%o)", async (env, message) => {
     const run = start(env);
     expect(await run.exited).toBe(1);

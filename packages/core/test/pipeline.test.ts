@@ -152,6 +152,18 @@ describe("bundle pipeline", () => {
       expect(await eventsOf(hash)).toBe(1);
     });
 
+    it("bundles an operation whose claim lapsed with the engine that claimed it", async () => {
+      const store = createMemoryMempoolStore();
+      const { bundler } = await fx.makeBundler({ store });
+      const account = await fx.makeAccount("0.7");
+      const hash = await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: recipient(), value: 1n }), account.entryPoint.address);
+      // A peer claimed it for a bundle a second ago, with a one-second lease, and died.
+      await store.claimForBundle({ entryPoint: account.entryPoint.address, limit: 10, claimant: "dead-peer", leaseMs: 1_000, now: Date.now() - 1_000 });
+      expect((await store.get(hash))?.status).toBe("bundling");
+      await bundler.sendBundleNow();
+      expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+    });
+
     it("adopts another engine's sent operations only once its claims lapse", async () => {
       const store = createMemoryMempoolStore();
       const dying = dyingSubmitter({ sendFirst: true });
@@ -165,6 +177,9 @@ describe("bundle pipeline", () => {
       const { bundler: peer } = await fx.makeBundler({ store, instanceId: "engine-4" });
       await peer.sendBundleNow();
       expect((await store.get(hash))?.status).toBe("submitted");
+      // Not adopted yet, but what the chain holds is served already.
+      expect((await peer.getUserOperationReceipt(hash))?.success).toBe(true);
+      expect((await peer.getUserOperationByHash(hash))?.blockNumber).toBeGreaterThan(0n);
       // A minute later, by the peer's clock, the claim has lapsed.
       const later = { ...systemClock, now: () => Date.now() + 61_000 };
       const { bundler: peerLater } = await fx.makeBundler({ store, instanceId: "engine-4", clock: later });

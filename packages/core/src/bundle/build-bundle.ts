@@ -1,5 +1,6 @@
 import { type AccessList, type Address, encodeFunctionData, type Hex } from "viem";
 import type { EntryPoint } from "../entrypoint/registry.ts";
+import { type FailureReason, parseFailureReason } from "../entrypoint/failure-reason.ts";
 import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
@@ -27,6 +28,8 @@ export interface Bundle {
 export interface RejectedEntry {
   entry: MempoolEntry;
   reason: string;
+  /** `reason` parsed: its `AAxx` code and the entity it blames. */
+  failure: FailureReason;
 }
 
 export interface BuildBundleOptions {
@@ -80,13 +83,17 @@ export async function buildBundle(
       if (result.data === "0x" && !failure) {
         throw new InfrastructureError(`handleOps estimation failed without revert data: ${result.message}`);
       }
-      for (const entry of candidates) rejected.push({ entry, reason: failure?.reason ?? result.message });
+      for (const entry of candidates) rejected.push(rejectedEntry(entry, failure?.reason ?? result.message));
       return { bundle: undefined, rejected };
     }
-    rejected.push({ entry: candidates[index]!, reason: failure!.reason });
+    rejected.push(rejectedEntry(candidates[index]!, failure!.reason));
     candidates = candidates.filter((_, i) => i !== index);
   }
   return { bundle: undefined, rejected };
+}
+
+function rejectedEntry(entry: MempoolEntry, reason: string): RejectedEntry {
+  return { entry, reason, failure: parseFailureReason(reason) };
 }
 
 /**

@@ -62,10 +62,10 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
 
   /** Operations the simulation refused leave the pool, unless the chain shows them included already. */
   async function settleRejected(entryPoint: EntryPoint, rejected: readonly RejectedEntry[]) {
-    for (const { entry, reason } of rejected) {
+    for (const { entry, reason, failure } of rejected) {
       const now = context.propose.now();
       // AA25 (nonce) may mean it is on chain already: sent before a crash, say.
-      const event = reason.startsWith("AA25") ? await findUserOperationEvent({ ...context, client: context.send.client }, entry.userOpHash) : undefined;
+      const event = failure.code === 25 ? await findUserOperationEvent({ ...context, client: context.send.client }, entry.userOpHash) : undefined;
       if (event) {
         const inclusion = { transactionHash: event.transactionHash, blockHash: event.blockHash, blockNumber: BigInt(event.blockNumber) };
         await store.markIncluded(entry.userOpHash, inclusion, now);
@@ -73,7 +73,7 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
         continue;
       }
       await store.drop([entry.userOpHash], reason, now);
-      await context.reputation.rejected(entryPoint.address, entry.userOperation, reason);
+      await context.reputation.rejected(entryPoint.address, entry.userOperation, failure);
       context.emit({ userOpHash: entry.userOpHash, status: "dropped", reason });
       logger.warn("operation dropped from bundle", { userOpHash: entry.userOpHash, reason });
     }
@@ -85,7 +85,10 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
     let failures = 0;
     /** Relayers the node found short of funds for a bundle in this run: the next one is tried. */
     const unfunded = new Set<`0x${string}`>();
-    const nothingPending = async () => (await store.list("pending", { entryPoint: entryPoint.address, limit: 1 })).length === 0;
+    // Claimed operations count too: a claim whose engine died lapses back to claimable.
+    const nothingPending = async () =>
+      (await store.list("pending", { entryPoint: entryPoint.address, limit: 1 })).length === 0 &&
+      (await store.list("bundling", { entryPoint: entryPoint.address, limit: 1 })).length === 0;
     while (!context.stopped() && failures < failuresPerRun) {
       // Pending operations first: an EntryPoint with nothing to bundle costs no balance read.
       if (await nothingPending()) break;

@@ -1,4 +1,5 @@
 import type { Address } from "viem";
+import { type FailureReason, parseFailureReason } from "../entrypoint/failure-reason.ts";
 
 /**
  * JSON-RPC error codes of ERC-7769 plus the JSON-RPC 2.0 base codes. Every error the engine
@@ -72,17 +73,21 @@ export class UnsupportedEntryPointError extends BundlerError {
 export class EntryPointRejectionError extends BundlerError {
   override name = "EntryPointRejectionError";
   readonly reason: string;
+  /** The reason parsed once: its `AAxx` code and the entity it blames. */
+  readonly failure: FailureReason;
   constructor(reason: string, data: Record<string, unknown> = {}) {
-    super(rejectionCode(reason), reason, { reason, ...data });
+    const failure = parseFailureReason(reason);
+    super(rejectionCode(failure), reason, { reason, ...data });
     this.reason = reason;
+    this.failure = failure;
   }
 }
 
-function rejectionCode(reason: string): RpcErrorCode {
-  if (/^AA24|^AA34|signature/i.test(reason)) return RpcErrorCode.signatureInvalid;
-  if (/^AA22|^AA32|expired|not due/i.test(reason)) return RpcErrorCode.outOfTimeRange;
-  if (/^AA31/.test(reason)) return RpcErrorCode.paymasterDepositTooLow;
-  if (/^AA3/.test(reason)) return RpcErrorCode.paymasterRejected;
+function rejectionCode({ code, entity }: FailureReason): RpcErrorCode {
+  if (code === 24 || code === 34) return RpcErrorCode.signatureInvalid;
+  if (code === 22 || code === 32) return RpcErrorCode.outOfTimeRange;
+  if (code === 31) return RpcErrorCode.paymasterDepositTooLow;
+  if (entity === "paymaster") return RpcErrorCode.paymasterRejected;
   return RpcErrorCode.entryPointRejected;
 }
 

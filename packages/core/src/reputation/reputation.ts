@@ -1,5 +1,6 @@
 import { type Address, getAddress } from "viem";
 import { ReputationError } from "../errors/errors.ts";
+import type { FailureReason } from "../entrypoint/failure-reason.ts";
 import type { MempoolStore, UserOperationStatus } from "../ports/mempool-store.ts";
 import type { ReputationEntry, ReputationStore } from "../ports/reputation-store.ts";
 import type { UserOperation } from "../userop/types.ts";
@@ -61,7 +62,7 @@ export interface Reputation {
    * not to blame get their seen count back (EREP-015), so a paymaster does not pay for an
    * account's failure. AA1x blames the factory, AA2x the account, AA3x the paymaster.
    */
-  rejected(entryPoint: Address, op: UserOperation, reason: string): Promise<void>;
+  rejected(entryPoint: Address, op: UserOperation, failure: FailureReason): Promise<void>;
   /** Every tracked entity on `entryPoint` with its status. */
   dump(entryPoint: Address): Promise<ReputationReport[]>;
 }
@@ -119,8 +120,8 @@ export function createReputation(
       await store.recordIncluded(entryPoint, addresses(entitiesOf(op)));
     },
 
-    async rejected(entryPoint, op, reason) {
-      const blamed = blamedRole(reason);
+    async rejected(entryPoint, op, failure) {
+      const blamed = failure.entity;
       if (!blamed) return;
       await store.retractSeen(
         entryPoint,
@@ -133,12 +134,4 @@ export function createReputation(
       return entries.map((entry) => ({ ...entry, status: statusOf(entry) }));
     },
   };
-}
-
-/** The entity an EntryPoint `FailedOp` reason blames, by its code. */
-function blamedRole(reason: string): EntityRole | undefined {
-  if (/^AA1/.test(reason)) return "factory";
-  if (/^AA2/.test(reason)) return "account";
-  if (/^AA3/.test(reason)) return "paymaster";
-  return undefined;
 }

@@ -56,16 +56,16 @@ async function rpcCall(
   }
 }
 
-/** Walk a viem error chain for the node's revert data. */
+/** Walk a viem error chain for the node's revert data: data anywhere in the chain first, else a revert message. */
 function findRevert(error: unknown): { data: Hex; message: string } | undefined {
-  for (let e = error as Record<string, unknown> | undefined; e; e = e.cause as Record<string, unknown> | undefined) {
+  const chain: Record<string, unknown>[] = [];
+  for (let e = error as Record<string, unknown> | undefined; e && chain.length < 16; e = e.cause as Record<string, unknown> | undefined) chain.push(e);
+  for (const e of chain) {
     const data = typeof e.data === "object" && e.data !== null ? (e.data as Record<string, unknown>).data : e.data;
     if (typeof data === "string" && data.startsWith("0x")) {
       return { data: data as Hex, message: String(e.details ?? e.message ?? "execution reverted") };
     }
-    if (typeof e.details === "string" && /revert/i.test(e.details)) {
-      return { data: "0x", message: e.details };
-    }
   }
-  return undefined;
+  const reverted = chain.find((e) => typeof e.details === "string" && /revert/i.test(e.details));
+  return reverted ? { data: "0x", message: reverted.details as string } : undefined;
 }

@@ -22,11 +22,11 @@ export async function withQueuedNonce<T>(
   try {
     return await run();
   } catch (error) {
-    if (!(error instanceof EntryPointRejectionError && /^AA2[05]/.test(error.reason))) throw error;
+    if (!(error instanceof EntryPointRejectionError && (error.failure.code === 20 || error.failure.code === 25))) throw error;
     const pooled = splitNonce(op.nonce).sequence > 0n ? await context.store.listBySender(entryPoint.address, op.sender) : [];
     if (!pooled.some((e) => e.userOperation.nonce === op.nonce - 1n)) throw error;
     const queued = nonceOverride(entryPoint.address, op.sender, op.nonce);
-    if (error.reason.startsWith("AA25")) return run(queued);
+    if (error.failure.code === 25) return run(queued);
     const deploying = pooled.find((e) => factoryOf(e.userOperation));
     const deployed = deploying && (await deploymentOverride(context.client, entryPoint, deploying.userOperation));
     if (!deployed) throw error;

@@ -1,0 +1,2 @@
+export * from "./simulated-chain.ts";
+export * from "./simulated-clock.ts";

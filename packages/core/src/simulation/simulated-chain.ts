@@ -1,0 +1,461 @@
+import {
+  type Address,
+  createPublicClient,
+  custom,
+  decodeFunctionData,
+  encodeAbiParameters,
+  encodeErrorResult,
+  encodeFunctionResult,
+  type Hash,
+  type Hex,
+  keccak256,
+  parseTransaction,
+  recoverTransactionAddress,
+  toHex,
+  zeroAddress,
+} from "viem";
+import { bundleGasOf } from "../bundle/bundle-gas.ts";
+import { decodeHandleOps } from "../entrypoint/decode-handle-ops.ts";
+import { createEntryPointRegistry, type EntryPoint } from "../entrypoint/registry.ts";
+import type { BlockHead, BlockSource } from "../ports/block-source.ts";
+import type { ChainClient } from "../ports/chain-client.ts";
+import type { Submitter } from "../ports/submitter.ts";
+import { userOperationEventTopic } from "../receipt/user-operation-event.ts";
+import { getUserOperationHash } from "../userop/hash.ts";
+import { fromPackedUserOperation, type PackedUserOperation } from "../userop/pack.ts";
+import type { UserOperation } from "../userop/types.ts";
+import { maxOf, minOf } from "../utils/bigint-math.ts";
+import type { SimulatedClock } from "./simulated-clock.ts";
+
+/** How the workload says an operation behaves on the simulated chain. */
+export interface SimulatedBehaviour {
+  /** An `AAxx` reason when its validation fails (at admission, at bundling, and on chain). Default: it passes. */
+  validationFailure?: string | undefined;
+  /** False when its execution reverts (it is still included, with `success: false`). Default true. */
+  executes?: boolean | undefined;
+}
+
+/** What becomes of one submitted transaction. */
+export interface SimulatedDelivery {
+  /** The chain never sees it (lost on the way, dropped by a builder). */
+  drop?: boolean | undefined;
+  /** Not includable before this many blocks have passed. */
+  delayBlocks?: number | undefined;
+}
+
+export interface CreateSimulatedChainParameters {
+  clock: SimulatedClock;
+  chainId?: number;
+  /** Milliseconds between blocks. Default 1000. */
+  blockTimeMs?: number;
+  /** Default 30,000,000. */
+  blockGasLimit?: bigint;
+  /** The genesis base fee; it then moves with block fullness (EIP-1559). Default 1 gwei. */
+  initialBaseFee?: bigint;
+  /** What `eth_maxPriorityFeePerGas` answers. Default 0.1 gwei. */
+  priorityFee?: bigint;
+  /** The EntryPoint the chain runs (v0.7 or v0.8). Default canonical v0.7. */
+  entryPoint?: EntryPoint;
+  /** Share of an operation's gas limits it uses when executed. Default 0.6. */
+  gasUsedShare?: number;
+  behaviour?: (op: UserOperation) => SimulatedBehaviour;
+  delivery?: (transaction: { hash: Hash; sentAtBlock: bigint }) => SimulatedDelivery;
+}
+
+interface PooledTransaction {
+  hash: Hash;
+  from: Address;
+  nonce: number;
+  to: Address;
+  data: Hex;
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+  notBefore: bigint;
+}
+
+interface SimulatedBlock {
+  number: bigint;
+  hash: Hash;
+  parentHash: Hash;
+  timestamp: bigint;
+  baseFeePerGas: bigint;
+  gasLimit: bigint;
+  gasUsed: bigint;
+  transactions: Hash[];
+}
+
+interface SimulatedReceipt {
+  transactionHash: Hash;
+  from: Address;
+  to: Address;
+  nonce: number;
+  status: "0x1" | "0x0";
+  blockNumber: bigint;
+  logs: { userOpHash: Hash; sender: Address; nonce: bigint; success: boolean; actualGasUsed: bigint; actualGasCost: bigint; logIndex: number }[];
+  gasUsed: bigint;
+  effectiveGasPrice: bigint;
+}
+
+/** A JSON-RPC error a node would answer; viem turns it into its typed errors. */
+class NodeError extends Error {
+  readonly code: number;
+  readonly data: Hex | undefined;
+  constructor(code: number, message: string, data?: Hex) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}
+
+/**
+ * A chain for research and tests, with no node and no real time: blocks every `blockTimeMs` of
+ * the simulated clock, an EIP-1559 base fee that follows block fullness, a block gas limit, nonces,
+ * receipts, logs and reorgs. It speaks the JSON-RPC the engine uses (through a viem client, the
+ * `ChainClient` port), and provides the engine's `BlockSource` and `Submitter`. The EntryPoint's
+ * simulations and `handleOps` are modelled, not executed: each operation validates and executes as
+ * `behaviour` says, and uses `gasUsedShare` of its limits. Deterministic for a given workload.
+ */
+export function createSimulatedChain(parameters: CreateSimulatedChainParameters) {
+  const { clock } = parameters;
+  const chainId = parameters.chainId ?? 31337;
+  const blockTimeMs = parameters.blockTimeMs ?? 1000;
+  const gasLimit = parameters.blockGasLimit ?? 30_000_000n;
+  const entryPoint = parameters.entryPoint ?? createEntryPointRegistry().all.find((e) => e.version === "0.7")!;
+  const simulationsAbi = entryPoint.simulations!.abi;
+  const behaviourOf = (op: UserOperation) => parameters.behaviour?.(op) ?? {};
+  const usedShare = BigInt(Math.round((parameters.gasUsedShare ?? 0.6) * 1000));
+  const gasUsedBy = (op: UserOperation) => (bundleGasOf(op) * usedShare) / 1000n;
+
+  const blockHash = (number: bigint, salt: number) => keccak256(toHex(`bundlekit simulated block ${number} ${salt}`));
+  let reorgs = 0;
+  const blocks: SimulatedBlock[] = [
+    {
+      number: 0n,
+      hash: blockHash(0n, 0),
+      parentHash: `0x${"0".repeat(64)}`,
+      timestamp: BigInt(Math.floor(clock.now() / 1000)),
+      baseFeePerGas: parameters.initialBaseFee ?? 1_000_000_000n,
+      gasLimit,
+      gasUsed: 0n,
+      transactions: [],
+    },
+  ];
+  const pool = new Map<Hash, PooledTransaction>();
+  const receipts = new Map<Hash, SimulatedReceipt>();
+  /** Transactions known to the chain (pooled or mined), for `eth_getTransactionByHash`. */
+  const known = new Map<Hash, PooledTransaction>();
+  const nonces = new Map<Address, number>();
+  const events = new Map<Hash, Hash>(); // userOpHash → transaction hash
+  const listeners = new Set<(head: BlockHead) => void>();
+
+  const head = () => blocks.at(-1)!;
+  const toHead = (block: SimulatedBlock): BlockHead => ({
+    number: block.number,
+    hash: block.hash,
+    timestamp: block.timestamp,
+    baseFeePerGas: block.baseFeePerGas,
+    gasLimit: block.gasLimit,
+  });
+  const nextBaseFee = (block: SimulatedBlock) => {
+    const target = block.gasLimit / 2n;
+    const delta = (block.baseFeePerGas * (block.gasUsed - target)) / target / 8n;
+    return maxOf(block.baseFeePerGas + delta, 7n);
+  };
+  const key = (address: Address) => address.toLowerCase() as Address;
+
+  /** A bundle transaction's effect: its operations, validated and executed as the workload says. */
+  function execute(transaction: PooledTransaction, block: SimulatedBlock, effectiveGasPrice: bigint): SimulatedReceipt {
+    const base = { transactionHash: transaction.hash, from: transaction.from, to: transaction.to, nonce: transaction.nonce, blockNumber: block.number, effectiveGasPrice };
+    if (key(transaction.to) !== key(entryPoint.address)) return { ...base, status: "0x1", logs: [], gasUsed: 21_000n };
+    const ops = decodeHandleOps(entryPoint, transaction.data);
+    if (ops.length === 0 || ops.some((op) => behaviourOf(op).validationFailure)) return { ...base, status: "0x0", logs: [], gasUsed: 50_000n };
+    const logs = ops.map((op, logIndex) => {
+      const used = gasUsedBy(op);
+      const price = minOf(op.maxFeePerGas, block.baseFeePerGas + op.maxPriorityFeePerGas);
+      return {
+        userOpHash: getUserOperationHash(op, entryPoint, chainId),
+        sender: op.sender,
+        nonce: op.nonce,
+        success: behaviourOf(op).executes !== false,
+        actualGasUsed: used,
+        actualGasCost: used * price,
+        logIndex,
+      };
+    });
+    return { ...base, status: "0x1", logs, gasUsed: 21_000n + logs.reduce((sum, log) => sum + log.actualGasUsed, 0n) };
+  }
+
+  /** Mine the next block from the pool: transactions in nonce order per sender, highest tip first, within the gas limit. */
+  function mine() {
+    const parent = head();
+    const baseFeePerGas = parent.number === 0n && parent.gasUsed === 0n ? parent.baseFeePerGas : nextBaseFee(parent);
+    const block: SimulatedBlock = {
+      number: parent.number + 1n,
+      hash: blockHash(parent.number + 1n, reorgs),
+      parentHash: parent.hash,
+      timestamp: BigInt(Math.floor(clock.now() / 1000)),
+      baseFeePerGas,
+      gasLimit,
+      gasUsed: 0n,
+      transactions: [],
+    };
+    const tip = (t: PooledTransaction) => minOf(t.maxFeePerGas - baseFeePerGas, t.maxPriorityFeePerGas);
+    const ready = [...pool.values()]
+      .filter((t) => t.notBefore <= block.number && t.maxFeePerGas >= baseFeePerGas)
+      .sort((a, b) => (tip(a) === tip(b) ? a.nonce - b.nonce : tip(a) > tip(b) ? -1 : 1));
+    for (let progress = true; progress; ) {
+      progress = false;
+      for (const transaction of ready) {
+        if (!pool.has(transaction.hash) || (nonces.get(key(transaction.from)) ?? 0) !== transaction.nonce) continue;
+        const receipt = execute(transaction, block, baseFeePerGas + tip(transaction));
+        if (block.gasUsed + receipt.gasUsed > gasLimit) continue;
+        pool.delete(transaction.hash);
+        for (const other of pool.values()) if (key(other.from) === key(transaction.from) && other.nonce === transaction.nonce) pool.delete(other.hash);
+        nonces.set(key(transaction.from), transaction.nonce + 1);
+        block.gasUsed += receipt.gasUsed;
+        block.transactions.push(transaction.hash);
+        receipts.set(transaction.hash, receipt);
+        for (const log of receipt.logs) events.set(log.userOpHash, transaction.hash);
+        progress = true;
+      }
+    }
+    blocks.push(block);
+    for (const listener of listeners) listener(toHead(block));
+  }
+
+  let producing = true;
+  const produce = () => {
+    if (!producing) return;
+    mine();
+    clock.setTimeout(produce, blockTimeMs);
+  };
+  clock.setTimeout(produce, blockTimeMs);
+
+  async function submit(serialized: Hex): Promise<Hash> {
+    const hash = keccak256(serialized);
+    if (known.has(hash) && !receipts.has(hash)) throw new NodeError(-32000, "already known");
+    const parsed = parseTransaction(serialized);
+    const from = await recoverTransactionAddress({ serializedTransaction: serialized as never });
+    const nonce = parsed.nonce ?? 0;
+    if (nonce < (nonces.get(key(from)) ?? 0)) throw new NodeError(-32000, "nonce too low");
+    const maxFeePerGas = parsed.maxFeePerGas ?? 0n;
+    const maxPriorityFeePerGas = parsed.maxPriorityFeePerGas ?? 0n;
+    const rival = [...pool.values()].find((t) => key(t.from) === key(from) && t.nonce === nonce);
+    if (rival && (maxFeePerGas * 10n < rival.maxFeePerGas * 11n || maxPriorityFeePerGas * 10n < rival.maxPriorityFeePerGas * 11n)) {
+      throw new NodeError(-32000, "replacement transaction underpriced");
+    }
+    const delivery = parameters.delivery?.({ hash, sentAtBlock: head().number }) ?? {};
+    const transaction: PooledTransaction = {
+      hash,
+      from,
+      nonce,
+      to: parsed.to ?? zeroAddress,
+      data: parsed.data ?? "0x",
+      maxFeePerGas,
+      maxPriorityFeePerGas,
+      notBefore: head().number + 1n + BigInt(delivery.delayBlocks ?? 0),
+    };
+    known.set(hash, transaction);
+    if (delivery.drop) return hash;
+    if (rival) pool.delete(rival.hash);
+    pool.set(hash, transaction);
+    return hash;
+  }
+
+  const blockJson = (block: SimulatedBlock) => ({
+    number: toHex(block.number),
+    hash: block.hash,
+    parentHash: block.parentHash,
+    timestamp: toHex(block.timestamp),
+    baseFeePerGas: toHex(block.baseFeePerGas),
+    gasLimit: toHex(block.gasLimit),
+    gasUsed: toHex(block.gasUsed),
+    miner: zeroAddress,
+    transactions: block.transactions,
+    logsBloom: `0x${"0".repeat(512)}`,
+    nonce: "0x0000000000000000",
+    difficulty: "0x0",
+    extraData: "0x",
+    size: "0x0",
+    uncles: [],
+  });
+  const blockOf = (tag: unknown) => (tag === "latest" || tag === "pending" || tag === undefined ? head() : blocks[Number(BigInt(tag as string))]);
+  const receiptBlock = (receipt: SimulatedReceipt) => blocks[Number(receipt.blockNumber)];
+
+  function logJson(receipt: SimulatedReceipt, log: SimulatedReceipt["logs"][number]) {
+    const block = receiptBlock(receipt)!;
+    return {
+      address: entryPoint.address,
+      topics: [userOperationEventTopic, log.userOpHash, encodeAbiParameters([{ type: "address" }], [log.sender]), encodeAbiParameters([{ type: "address" }], [zeroAddress])],
+      data: encodeAbiParameters(
+        [{ type: "uint256" }, { type: "bool" }, { type: "uint256" }, { type: "uint256" }],
+        [log.nonce, log.success, log.actualGasCost, log.actualGasUsed],
+      ),
+      blockNumber: toHex(block.number),
+      blockHash: block.hash,
+      transactionHash: receipt.transactionHash,
+      transactionIndex: toHex(block.transactions.indexOf(receipt.transactionHash)),
+      logIndex: toHex(log.logIndex),
+      removed: false,
+    };
+  }
+
+  function receiptJson(receipt: SimulatedReceipt) {
+    const block = receiptBlock(receipt)!;
+    return {
+      transactionHash: receipt.transactionHash,
+      transactionIndex: toHex(block.transactions.indexOf(receipt.transactionHash)),
+      blockHash: block.hash,
+      blockNumber: toHex(block.number),
+      from: receipt.from,
+      to: receipt.to,
+      cumulativeGasUsed: toHex(receipt.gasUsed),
+      gasUsed: toHex(receipt.gasUsed),
+      effectiveGasPrice: toHex(receipt.effectiveGasPrice),
+      contractAddress: null,
+      logs: receipt.logs.map((log) => logJson(receipt, log)),
+      logsBloom: `0x${"0".repeat(512)}`,
+      status: receipt.status,
+      type: "0x2",
+    };
+  }
+
+  /** `simulateValidation` of one operation, as `EntryPointSimulations` answers it (or its `FailedOp`). */
+  function simulateValidation(data: Hex): Hex {
+    const { args } = decodeFunctionData({ abi: simulationsAbi, data });
+    const op = fromPackedUserOperation(args![0] as PackedUserOperation);
+    const failure = behaviourOf(op).validationFailure;
+    if (failure) throw new NodeError(3, "execution reverted", encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [0n, failure] }));
+    const stake = { stake: 0n, unstakeDelaySec: 0n };
+    return encodeFunctionResult({
+      abi: simulationsAbi,
+      functionName: "simulateValidation",
+      result: {
+        returnInfo: { preOpGas: op.preVerificationGas + op.verificationGasLimit, prefund: bundleGasOf(op) * op.maxFeePerGas, accountValidationData: 0n, paymasterValidationData: 0n, paymasterContext: "0x" },
+        senderInfo: stake,
+        factoryInfo: stake,
+        paymasterInfo: stake,
+        aggregatorInfo: { aggregator: zeroAddress, stakeInfo: stake },
+      },
+    } as never);
+  }
+
+  /** `eth_estimateGas` of `handleOps`: what the operations use, or the first one's `FailedOp`. */
+  function estimateHandleOps(data: Hex): Hex {
+    const ops = decodeHandleOps(entryPoint, data);
+    const failing = ops.findIndex((op) => behaviourOf(op).validationFailure);
+    if (failing >= 0) {
+      throw new NodeError(3, "execution reverted", encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [BigInt(failing), behaviourOf(ops[failing]!).validationFailure!] }));
+    }
+    return toHex(21_000n + ops.reduce((sum, op) => sum + gasUsedBy(op), 0n));
+  }
+
+  async function request({ method, params = [] }: { method: string; params?: unknown[] }): Promise<unknown> {
+    /** The call object or value in first place, and the block tag or override in second. */
+    type Call = { to: Address; data: Hex; topics?: (Hash | undefined)[] };
+    const p = params as [Call & Hex, string?];
+    switch (method) {
+      case "eth_chainId":
+        return toHex(chainId);
+      case "eth_blockNumber":
+        return toHex(head().number);
+      case "eth_getBlockByNumber": {
+        const block = blockOf(p[0]);
+        return block ? blockJson(block) : null;
+      }
+      case "eth_maxPriorityFeePerGas":
+        return toHex(parameters.priorityFee ?? 100_000_000n);
+      case "eth_call": {
+        if (key(p[0].to) !== key(entryPoint.address)) throw new NodeError(-32000, `the simulated chain has no contract at ${p[0].to}`);
+        return simulateValidation(p[0].data);
+      }
+      case "eth_estimateGas":
+        return estimateHandleOps(p[0].data);
+      case "eth_getTransactionCount": {
+        const address = key(p[0]);
+        const latest = nonces.get(address) ?? 0;
+        if (p[1] !== "pending") return toHex(latest);
+        let next = latest;
+        while ([...pool.values()].some((t) => key(t.from) === address && t.nonce === next)) next++;
+        return toHex(next);
+      }
+      case "eth_getBalance":
+        return toHex(10n ** 24n);
+      case "eth_sendRawTransaction":
+        return submit(p[0]);
+      case "eth_getTransactionReceipt": {
+        const receipt = receipts.get(p[0]);
+        return receipt ? receiptJson(receipt) : null;
+      }
+      case "eth_getTransactionByHash": {
+        const transaction = known.get(p[0]);
+        if (!transaction || (!pool.has(transaction.hash) && !receipts.has(transaction.hash))) return null;
+        const receipt = receipts.get(transaction.hash);
+        return {
+          hash: transaction.hash,
+          from: transaction.from,
+          to: transaction.to,
+          input: transaction.data,
+          nonce: toHex(transaction.nonce),
+          blockNumber: receipt ? toHex(receipt.blockNumber) : null,
+          blockHash: receipt ? receiptBlock(receipt)!.hash : null,
+        };
+      }
+      case "eth_getLogs": {
+        const topic = p[0].topics?.[1];
+        const hashes = topic ? [events.get(topic)].filter((h) => h !== undefined) : [...new Set(events.values())];
+        return hashes.flatMap((hash) => {
+          const receipt = receipts.get(hash)!;
+          return receipt.logs.filter((log) => !topic || log.userOpHash === topic).map((log) => logJson(receipt, log));
+        });
+      }
+      default:
+        throw new NodeError(-32601, `the simulated chain does not serve ${method}`);
+    }
+  }
+
+  const blockSource: BlockSource = {
+    latest: async () => toHead(head()),
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+
+  return {
+    chainId,
+    entryPoint,
+    /** The chain as the engine's `ChainClient`. */
+    client: createPublicClient({ transport: custom({ request } as never, { retryCount: 0 }), cacheTime: 0, pollingInterval: blockTimeMs }) as ChainClient,
+    blocks: blockSource,
+    submitter: { name: "simulated", submit: (signed: Hex) => submit(signed) } satisfies Submitter,
+    /** The current head. */
+    head: () => toHead(head()),
+    /** The blocks mined so far (genesis first), with their transactions. */
+    history: () => blocks.map((block) => ({ ...toHead(block), gasUsed: block.gasUsed, transactions: [...block.transactions] })),
+    /** The receipt of a transaction: its operations' events. */
+    receipt: (hash: Hash) => receipts.get(hash),
+    /**
+     * Take the last `depth` blocks off the chain: their transactions go back to the pool (as a
+     * node re-queues them after a reorg), their receipts and events are gone.
+     */
+    reorg(depth: number) {
+      reorgs++;
+      for (const block of blocks.splice(blocks.length - depth, depth)) {
+        for (const hash of block.transactions) {
+          const receipt = receipts.get(hash)!;
+          receipts.delete(hash);
+          for (const log of receipt.logs) events.delete(log.userOpHash);
+          nonces.set(key(receipt.from), Math.min(nonces.get(key(receipt.from)) ?? 0, receipt.nonce));
+          pool.set(hash, { ...known.get(hash)!, notBefore: 0n });
+        }
+      }
+    },
+    /** Stop producing blocks. */
+    stop() {
+      producing = false;
+    },
+  };
+}
+
+export type SimulatedChain = ReturnType<typeof createSimulatedChain>;

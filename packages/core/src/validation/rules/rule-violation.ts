@@ -1,0 +1,18 @@
+import type { Address } from "viem";
+import type { EntityRole } from "../../reputation/entities.ts";
+
+/** An ERC-7562 rule an entity broke during validation. */
+export interface RuleViolation {
+  /** The rule's id, e.g. `OP-011`, `STO-021`, `COD-010`. */
+  rule: string;
+  /** The entity at fault and its address. */
+  entity: EntityRole;
+  address: Address;
+  /** What it did, naming the subject, e.g. "uses banned opcode TIMESTAMP". */
+  subject: string;
+}
+
+/** "factory 0x… uses banned opcode TIMESTAMP (OP-011)". */
+export function describeViolation(violation: RuleViolation): string {
+  return `${violation.entity} ${violation.address} ${violation.subject} (${violation.rule})`;
+}

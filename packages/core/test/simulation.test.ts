@@ -1,0 +1,102 @@
+import { type Address, type Hash, type Hex, keccak256, toHex } from "viem";
+import { generatePrivateKey } from "viem/accounts";
+import { describe, expect, it } from "vitest";
+import { createBundler } from "../src/engine/create-bundler.ts";
+import { RpcErrorCode } from "../src/errors/errors.ts";
+import { createSimulatedChain, type SimulatedBehaviour, type SimulatedDelivery } from "../src/simulation/simulated-chain.ts";
+import { createSimulatedClock } from "../src/simulation/simulated-clock.ts";
+import type { StatusChange } from "../src/status/status-change.ts";
+import { createMemoryMempoolStore } from "../src/testing/index.ts";
+import type { UserOperationV07 } from "../src/userop/types.ts";
+import { rejection, testSigner } from "./fixtures.ts";
+
+/** A synthetic v0.7 operation of sender `n`: the simulated chain decides how it behaves. */
+function syntheticOperation(n: number, nonce = 0n): UserOperationV07 {
+  return {
+    sender: keccak256(toHex(`sender ${n}`)).slice(0, 42) as Address,
+    nonce,
+    callData: "0x",
+    callGasLimit: 50_000n,
+    verificationGasLimit: 100_000n,
+    preVerificationGas: 100_000n,
+    maxFeePerGas: 20_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+    signature: `0x${"11".repeat(65)}` as Hex,
+  };
+}
+
+/** The real engine on a simulated chain and clock: no anvil, no network, no real timers. */
+async function simulated(options: { behaviour?: (op: UserOperationV07) => SimulatedBehaviour; delivery?: (tx: { hash: Hash; sentAtBlock: bigint }) => SimulatedDelivery } = {}) {
+  const clock = createSimulatedClock(1_750_000_000_000);
+  const chain = createSimulatedChain({ clock, behaviour: options.behaviour as never, delivery: options.delivery });
+  const bundler = await createBundler({
+    client: chain.client,
+    store: createMemoryMempoolStore(),
+    signer: testSigner([generatePrivateKey(), generatePrivateKey()]),
+    submitter: chain.submitter,
+    blocks: chain.blocks,
+    clock,
+    entryPoints: [chain.entryPoint],
+    config: { minSignerBalance: 0n, bundleInterval: 1_000, blockPollingInterval: 1_000 },
+  });
+  const changes: StatusChange[] = [];
+  bundler.onStatusChange((c) => changes.push(c));
+  const send = (op: UserOperationV07) => bundler.sendUserOperation(op, chain.entryPoint.address);
+  return { clock, chain, bundler, changes, send, statuses: (hash: Hash) => changes.filter((c) => c.userOpHash === hash).map((c) => c.status) };
+}
+
+describe("the engine on a simulated chain and clock", () => {
+  it("admits, bundles and includes operations, block by block, and serves their receipts", async () => {
+    const { clock, chain, bundler, send, statuses } = await simulated();
+    const hashes = await Promise.all([1, 2, 3].map((n) => send(syntheticOperation(n))));
+    bundler.start();
+    await clock.advanceBy(5_000);
+    for (const hash of hashes) {
+      expect(statuses(hash)).toEqual(["pending", "submitted", "included"]);
+      const receipt = await bundler.getUserOperationReceipt(hash);
+      expect(receipt?.success).toBe(true);
+    }
+    expect(chain.head().number).toBe(5n);
+    await bundler.stop();
+  });
+
+  it("refuses an operation whose validation fails, with the EntryPoint's reason, and reports a reverted execution", async () => {
+    const failing = syntheticOperation(1);
+    const reverting = syntheticOperation(2);
+    const { clock, bundler, send } = await simulated({
+      behaviour: (op) => ({
+        validationFailure: op.sender.toLowerCase() === failing.sender ? "AA23 reverted" : undefined,
+        executes: op.sender.toLowerCase() !== reverting.sender,
+      }),
+    });
+    const error = await rejection(send(failing));
+    expect(error.code).toBe(RpcErrorCode.entryPointRejected);
+    expect(error.message).toContain("AA23 reverted");
+    const hash = await send(reverting);
+    bundler.start();
+    await clock.advanceBy(3_000);
+    expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(false);
+    await bundler.stop();
+  });
+
+  it("replaces a bundle the chain never saw, and follows an inclusion a reorg moved to another block", async () => {
+    let sent = 0;
+    const { clock, chain, bundler, send, statuses, changes } = await simulated({ delivery: () => (sent++ === 0 ? { drop: true } : {}) });
+    const hash = await send(syntheticOperation(1));
+    bundler.start();
+    await clock.advanceBy(8_000);
+    expect(statuses(hash)).toEqual(["pending", "submitted", "included"]);
+    const [submitted, included] = changes.filter((c) => c.status !== "pending");
+    expect(included!.transactionHash).not.toBe(submitted!.transactionHash); // the replacement landed
+
+    const before = await bundler.getUserOperationReceipt(hash);
+    chain.reorg(Number(chain.head().number - BigInt(before!.receipt.blockNumber as string)) + 1);
+    await clock.advanceBy(2_000);
+    const after = await bundler.getUserOperationReceipt(hash);
+    expect(after?.receipt.transactionHash).toBe(included!.transactionHash);
+    expect(after?.receipt.blockHash).not.toBe(before!.receipt.blockHash);
+    expect((await bundler.getUserOperationByHash(hash))?.blockHash).toBe(after!.receipt.blockHash);
+    expect(statuses(hash)).toEqual(["pending", "submitted", "included"]);
+    await bundler.stop();
+  });
+});

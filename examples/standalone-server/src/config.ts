@@ -132,6 +132,8 @@ const engineParsers: { [K in keyof BundlerConfig]?: Parse<BundlerConfig[K]> } = 
   multicall: (v, n) => address(v, n),
   estimationStaticBuffer: (v, n) => BigInt(integer(v, n, 0)),
   validationGasLimit: (v, n) => BigInt(integer(v, n, 21_000)),
+  executionGasLimit: (v, n) => BigInt(integer(v, n, 21_000)),
+  estimationGasMarkupPercent: (v, n) => BigInt(integer(v, n, 0, 1000)),
   receiptLookupRange: (v, n) => BigInt(integer(v, n, 1)),
   explorerApiKey: secret,
   conditionalTransactions: boolean,

@@ -171,6 +171,8 @@ describe("loadConfig: engine settings", () => {
       BUNDLEKIT_BUNDLE_CLAIM_LEASE_MS: "15000",
       BUNDLEKIT_WHITELISTED_PAYMASTER: "",
       BUNDLEKIT_WHITELISTED_ACCOUNT: `${factory}, ${paymaster}`,
+      BUNDLEKIT_ESTIMATION_GAS_MARKUP_PERCENT: "5",
+      BUNDLEKIT_EXECUTION_GAS_LIMIT: "2000000",
     });
     expect(bundler).toMatchObject({
       useropsTTL: 60,
@@ -180,6 +182,8 @@ describe("loadConfig: engine settings", () => {
       relayingMode: "classic",
       bundleClaimLeaseMs: 15_000,
       whitelistedEntities: { paymaster: [], account: [factory, paymaster], factory: [] },
+      estimationGasMarkupPercent: 5n,
+      executionGasLimit: 2_000_000n,
     });
   });
 
@@ -198,6 +202,7 @@ describe("loadConfig: engine settings", () => {
     [{ BUNDLEKIT_USEROPS_TTL: "-5" }, /^useropsTTL must be an integer from 0/],
     [{ BUNDLEKIT_WHITELISTED_FACTORY: "0xnope" }, /^whitelistedEntities.factory: "0xnope" is not an address$/],
     [{ BUNDLEKIT_PVG_MARKUP: "-1" }, /^pvgMarkup must be an integer from 0 to 1000/],
+    [{ BUNDLEKIT_ESTIMATION_GAS_MARKUP_PERCENT: "ten" }, /^estimationGasMarkupPercent must be an integer from 0 to 1000/],
   ])("rejects %o with one line naming the setting", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -47,7 +47,7 @@ describe("bundler_config", () => {
         minUnstakeDelay: 86400,
         minSignerBalance: "0.1 eth",
         multicall: "0xcA11bde05977b3631167028862bE2a173976CA11",
-        estimationStaticBuffer: 10000,
+        estimationStaticBuffer: 0,
         validationGasLimit: 10000000,
         receiptLookupRange: 1024,
         explorerApiKey: false,

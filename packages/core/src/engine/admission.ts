@@ -15,6 +15,7 @@ import { isStaked } from "../reputation/stake.ts";
 import type { StatusListener } from "../status/status-change.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
 import type { UserOperation } from "../userop/types.ts";
+import { checkAuthorization } from "../validation/check-authorization.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
 import { withQueuedNonce } from "../validation/queued-nonce.ts";
 import { validateUserOperation } from "../validation/validate-user-operation.ts";
@@ -55,7 +56,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   }
   const userOpHash = getUserOperationHash(op, entryPoint, context.chainId);
   if (await store.get(userOpHash)) throw new DuplicateUserOperationError(userOpHash);
-  await context.reputation.check(entryPoint.address, op);
+  await Promise.all([context.reputation.check(entryPoint.address, op), checkAuthorization(context.client, context.chainId, op)]);
   const simulation = {
     client: context.client,
     nowSeconds: BigInt(Math.floor(clock.now() / 1000)),

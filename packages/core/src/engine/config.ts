@@ -29,13 +29,13 @@ export interface BundlerConfig extends ReputationConfig, SubmitterConfig, Transa
   bundlingMode: "auto" | "manual" | "pull";
   /** Who receives the bundle's fee refunds. Default: the relayer that sends the bundle. */
   beneficiary: Address | undefined;
-  /** Verification gas cap used in simulation and estimation. Default 10,000,000. */
+  /** Verification gas cap used in simulation, and the most verification gas estimation tries. Default 10,000,000. */
   validationGasLimit: bigint;
-  /** Call gas cap used in estimation. Default 10,000,000. */
+  /** The most call (and postOp) gas estimation tries. Default 10,000,000. */
   executionGasLimit: bigint;
-  /** Gas added to estimated verification and call gas. Default 10,000. */
+  /** Gas added to each estimated limit (after the markup). Default 0. */
   estimationStaticBuffer: bigint;
-  /** Percent added to estimated verification and call gas. Default 10. */
+  /** Percent added to each estimated limit: the least gas at which its phase succeeds. Default 3. */
   estimationGasMarkupPercent: bigint;
   /** Percent added to the estimated preVerificationGas. Default 5. */
   pvgMarkup: bigint;
@@ -103,8 +103,8 @@ export const defaultBundlerConfig: BundlerConfig = {
   beneficiary: undefined,
   validationGasLimit: 10_000_000n,
   executionGasLimit: 10_000_000n,
-  estimationStaticBuffer: 10_000n,
-  estimationGasMarkupPercent: 10n,
+  estimationStaticBuffer: 0n,
+  estimationGasMarkupPercent: 3n,
   pvgMarkup: 5n,
   gasPriceMarkup: 0,
   bundleGasLimitMarkup: 20n,

@@ -172,9 +172,14 @@ function expectReturn(abi: EntryPointAbi, result: EthCallResult): Hex {
 }
 
 function rejection(abi: EntryPointAbi, result: EthCallResult & { reverted: true }): Error {
-  const failure = decodeEntryPointRevert(abi, result.data);
+  return simulationRejection(abi, result.data, result.message);
+}
+
+/** The error for a simulation that failed with `data`: the `AAxx` reason of a `FailedOp`, or the raw revert. */
+export function simulationRejection(abi: EntryPointAbi, data: Hex, message = "reverted"): EntryPointRejectionError {
+  const failure = decodeEntryPointRevert(abi, data);
   if (failure) return new EntryPointRejectionError(failure.reason, failure.inner ? { revertData: failure.inner } : {});
-  return new EntryPointRejectionError(`validation reverted: ${result.message}`, { revertData: result.data });
+  return new EntryPointRejectionError(`validation reverted: ${message}`, { revertData: data });
 }
 
 type EntryPointAbi = EntryPoint["abi"];

@@ -166,10 +166,14 @@ async function cleanUp() {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
 }
 
+/** Set by a signal: the run's own failure that follows (its service gone) is not an error to report. */
+let interrupted = false;
+
 async function main() {
   const options = parseOptions(process.argv.slice(2));
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.on(signal, () => {
+      interrupted = true;
       process.stderr.write(`\n${signal}: stopping the service and the devnet\n`);
       void cleanUp().then(() => process.exit(130));
     });
@@ -764,6 +768,7 @@ function writeReport(report: Report, options: LoadOptions): string[] {
 }
 
 main().catch(async (error) => {
+  if (interrupted) return; // the signal handler stops everything and exits 130
   process.stderr.write(
     `bench: ${error instanceof UsageError ? error.message : ((error as Error).stack ?? String(error))}\n`,
   );

@@ -8,6 +8,8 @@ import {
   type MempoolPolicyName,
   mempoolPolicyNames,
   relayingModes,
+  validationModes,
+  validationTracers,
 } from "@bundlekit/core";
 import { type Address, getAddress, type Hex, isAddress, isHex, parseUnits, size } from "viem";
 
@@ -145,6 +147,10 @@ const engineParsers: { [K in keyof BundlerConfig]?: Parse<BundlerConfig[K]> } = 
   maxBundleFeePerGas: amount,
   maxBundleAttempts: (v, n) => integer(v, n, 1),
   reorgDepth: (v, n) => integer(v, n, 0),
+  validationMode: (v, n) => oneOf(v, n, validationModes),
+  validationTracer: (v, n) => oneOf(v, n, validationTracers),
+  tracerWorkers: (v, n) => integer(v, n, 0, 64),
+  p256Precompile: boolean,
 };
 
 /** The engine settings present in the file or the environment, parsed; absent ones keep the engine's defaults. */

@@ -17,3 +17,4 @@ export { type DeployOptions, type DevnetDeployment, deployErc4337Contracts } fro
 export { type Devnet, type StartDevnetOptions, startDevnet } from "./devnet.ts";
 export { DEVNET_MNEMONIC, deriveDevnetKeys } from "./keys.ts";
 export { type ToSimpleAccountParameters, toSimpleAccount } from "./simple-account.ts";
+export { deployRuleProbes, type RuleProbes, ruleProbeAbis } from "./rule-probes.ts";

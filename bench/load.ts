@@ -3,44 +3,35 @@
  * devnet. Measures accepted ops/s, send latency, time to receipt and the service's CPU seconds
  * per operation, and writes bench/results/<name>.json and .md. See bench/README.md.
  */
-import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { type EntryPointVersion, startDevnet } from "@bundlekit/devnet";
+import { type ServiceProcess, startServiceProcess } from "@bundlekit/standalone-server";
+import { type Address, createPublicClient, type Hash, http, type PublicClient } from "viem";
+import { createBundlerClient, formatUserOperationRequest } from "viem/account-abstraction";
 import {
-  type Devnet,
-  type EntryPointVersion,
-  resolveAnvilBinary,
-  startDevnet,
-  toSimpleAccount,
-} from "@bundlekit/devnet";
-import {
-  type Address,
-  concatHex,
-  createPublicClient,
-  createWalletClient,
-  type Chain,
-  type Hash,
-  type Hex,
-  http,
-  keccak256,
-  parseAbiItem,
-  parseEther,
-  type PublicClient,
-  stringToHex,
-} from "viem";
-import { privateKeyToAccount } from "viem/accounts";
-import {
-  createBundlerClient,
-  formatUserOperationRequest,
-  getUserOperationHash,
-  type SmartAccount,
-  type UserOperation,
-} from "viem/account-abstraction";
+  type BundlerClient,
+  prepareOperations,
+  type SignedOperation,
+  setUpAccounts,
+} from "./accounts.ts";
 import { findChildPid, processCpuSeconds } from "./proc.ts";
-import { type ServiceProcess, startServiceProcess } from "./service-process.ts";
+import { commandLine, gitCommit, type MachineFacts, machineFacts } from "./run-facts.ts";
 import { type Distribution, distribution, medianOf } from "./stats.ts";
+import {
+  cleanUp,
+  describeError,
+  exitWithUsageOnHelp,
+  integerFlag,
+  log,
+  onCleanUp,
+  runScript,
+  sleep,
+  UsageError,
+} from "./script.ts";
+import { watchUserOperationEvents } from "./user-operation-events.ts";
 
 const usage = `Usage: pnpm bench [options]
 
@@ -80,11 +71,7 @@ export interface LoadOptions {
 }
 
 /** One operation's life as the load generator saw it; times in ms from the start of sending. */
-interface OpRecord {
-  account: number;
-  nonce: bigint;
-  hash: Hash;
-  op: UserOperation;
+interface OpRecord extends SignedOperation {
   sentAt?: number;
   acceptedAt?: number;
   error?: string;
@@ -93,14 +80,8 @@ interface OpRecord {
   transactionHash?: Hash;
 }
 
-const userOperationEvent = parseAbiItem(
-  "event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)",
-);
 const RECEIPT_POLL_MS = 25;
 const IDLE_SAMPLE_MS = 1000;
-const ACCOUNT_FUNDS = parseEther("1");
-/** Accounts deployed at once during setup, well under the factory's ERC-7562 throttling threshold. */
-const DEPLOYMENT_WAVE = 50;
 
 function parseOptions(argv: string[]): LoadOptions {
   const { values } = parseArgs({
@@ -122,62 +103,44 @@ function parseOptions(argv: string[]): LoadOptions {
       help: { type: "boolean", default: false },
     },
   });
-  if (values.help) {
-    process.stdout.write(`${usage}\n`);
-    process.exit(0);
-  }
-  const integer = (name: string, value: string, min: number) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min)
-      throw new UsageError(`--${name} must be an integer of at least ${min}, got "${value}"`);
-    return n;
-  };
+  exitWithUsageOnHelp(values.help, usage);
   if (!["0.6", "0.7", "0.8"].includes(values.version))
     throw new UsageError(`--version must be 0.6, 0.7 or 0.8, got "${values.version}"`);
-  const ops = integer("ops", values.ops, 1);
-  const accounts = integer("accounts", values.accounts, 1);
+  const ops = integerFlag("ops", values.ops, 1);
+  const accounts = integerFlag("accounts", values.accounts, 1);
   if (accounts > ops)
     throw new UsageError(`--accounts (${accounts}) must not exceed --ops (${ops})`);
   return {
     ops,
     accounts,
     version: values.version as EntryPointVersion,
-    concurrency: integer("concurrency", values.concurrency ?? String(accounts), 1),
-    relayers: integer("relayers", values.relayers, 1),
-    rate: values.rate === undefined ? undefined : integer("rate", values.rate, 1),
-    blockTime: values["block-time"] === undefined ? undefined : integer("block-time", values["block-time"], 1),
-    bundleInterval: values["bundle-interval"] === undefined ? undefined : integer("bundle-interval", values["bundle-interval"], 10),
-    bundleSize: values["bundle-size"] === undefined ? undefined : integer("bundle-size", values["bundle-size"], 1),
-    queueDepth: integer("queue-depth", values["queue-depth"], 0),
-    runs: integer("runs", values.runs, 1),
-    timeoutSeconds: integer("timeout", values.timeout, 1),
+    concurrency: integerFlag("concurrency", values.concurrency ?? String(accounts), 1),
+    relayers: integerFlag("relayers", values.relayers, 1),
+    rate: values.rate === undefined ? undefined : integerFlag("rate", values.rate, 1),
+    blockTime:
+      values["block-time"] === undefined
+        ? undefined
+        : integerFlag("block-time", values["block-time"], 1),
+    bundleInterval:
+      values["bundle-interval"] === undefined
+        ? undefined
+        : integerFlag("bundle-interval", values["bundle-interval"], 10),
+    bundleSize:
+      values["bundle-size"] === undefined
+        ? undefined
+        : integerFlag("bundle-size", values["bundle-size"], 1),
+    queueDepth: integerFlag("queue-depth", values["queue-depth"], 0),
+    runs: integerFlag("runs", values.runs, 1),
+    timeoutSeconds: integerFlag("timeout", values.timeout, 1),
     out: values.out,
   };
 }
 
-class UsageError extends Error {}
-
 /** The running service, whose last log lines explain a failed run. */
 let runningService: ServiceProcess | undefined;
 
-/** Everything started for a run, stopped in reverse on success, error or a signal. */
-const cleanups: (() => Promise<unknown>)[] = [];
-async function cleanUp() {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
-}
-
-/** Set by a signal: the run's own failure that follows (its service gone) is not an error to report. */
-let interrupted = false;
-
 async function main() {
   const options = parseOptions(process.argv.slice(2));
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.on(signal, () => {
-      interrupted = true;
-      process.stderr.write(`\n${signal}: stopping the service and the devnet\n`);
-      void cleanUp().then(() => process.exit(130));
-    });
-  }
   const machine = machineFacts();
   const runs: RunResults[] = [];
   for (let run = 1; run <= options.runs; run++) {
@@ -187,7 +150,7 @@ async function main() {
   const { out: _out, ...parameters } = options;
   const report = {
     date: new Date().toISOString(),
-    command: commandLine(),
+    command: commandLine("bench"),
     commit: gitCommit(),
     machine,
     parameters: {
@@ -211,22 +174,27 @@ async function main() {
 /** One run on a fresh devnet and service: set up, send the load, measure, stop everything. */
 async function runOnce(options: LoadOptions): Promise<RunResults> {
   log(`devnet: starting anvil with ${options.relayers} relayer keys`);
-  const devnet = await startDevnet({ relayerCount: options.relayers, blockTime: options.blockTime });
-  cleanups.push(() => devnet.stop());
+  const devnet = await startDevnet({
+    relayerCount: options.relayers,
+    blockTime: options.blockTime,
+  });
+  onCleanUp(() => devnet.stop());
   const anvilPid = findChildPid(process.pid, "anvil");
   log(`devnet: anvil pid ${anvilPid ?? "unknown"} at ${devnet.rpcUrl}`);
 
   const dataDir = mkdtempSync(join(os.tmpdir(), "bundlekit-bench-"));
-  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+  onCleanUp(async () => rmSync(dataDir, { recursive: true, force: true }));
   const service = await startServiceProcess({
     rpcUrl: devnet.rpcUrl,
     relayerKeys: devnet.relayerKeys,
     database: join(dataDir, "mempool.sqlite"),
-    bundleInterval: options.bundleInterval,
-    bundleSize: options.bundleSize,
+    env: {
+      BUNDLEKIT_BUNDLE_INTERVAL: options.bundleInterval?.toString(),
+      BUNDLEKIT_BUNDLE_SIZE: options.bundleSize?.toString(),
+    },
   });
   runningService = service;
-  cleanups.push(() => service.stop());
+  onCleanUp(() => service.stop());
   log(`service: pid ${service.pid} at ${service.url}`);
 
   const chain = devnet.chain;
@@ -255,187 +223,6 @@ async function runOnce(options: LoadOptions): Promise<RunResults> {
   await cleanUp();
   runningService = undefined;
   return results;
-}
-
-function log(message: string) {
-  process.stderr.write(`${message}\n`);
-}
-
-type BundlerClient = ReturnType<typeof createBundlerClient>;
-type Gas = Pick<
-  UserOperation,
-  | "callGasLimit"
-  | "verificationGasLimit"
-  | "preVerificationGas"
-  | "maxFeePerGas"
-  | "maxPriorityFeePerGas"
->;
-
-/**
- * M funded SimpleAccounts with deterministic owners, deployed before the clock starts by each
- * one's first operation (nonce 0, with the factory) through the service. Deployment goes through
- * the bundler because the v0.8 factory accepts calls only from the EntryPoint's SenderCreator, and
- * because an operation queued behind an undeployed account's first one cannot be simulated.
- */
-async function setUpAccounts(
-  devnet: Devnet,
-  client: PublicClient,
-  bundler: BundlerClient,
-  chain: Chain,
-  options: LoadOptions,
-) {
-  const funder = createWalletClient({
-    chain,
-    transport: http(devnet.rpcUrl),
-    account: privateKeyToAccount(devnet.accountKeys[0]!),
-  });
-  const owners = Array.from({ length: options.accounts }, (_, i) =>
-    privateKeyToAccount(keccak256(stringToHex(`bundlekit bench owner ${i}`))),
-  );
-  const accounts = await Promise.all(
-    owners.map((owner) => toSimpleAccount({ client, owner, version: options.version })),
-  );
-
-  let nonce = await client.getTransactionCount({
-    address: funder.account.address,
-    blockTag: "pending",
-  });
-  const funding: Hash[] = [];
-  for (const account of accounts)
-    funding.push(
-      await funder.sendTransaction({
-        to: account.address,
-        value: ACCOUNT_FUNDS,
-        nonce: nonce++,
-        gas: 21_000n,
-        chain,
-      }),
-    );
-  for (const hash of funding) {
-    if ((await client.waitForTransactionReceipt({ hash })).status !== "success")
-      throw new Error(`funding transaction ${hash} reverted`);
-  }
-
-  // In waves: ERC-7562 throttles a factory whose operations are seen far faster than included.
-  const gas = await estimateOnce(bundler, accounts[0]!, 0n, options.version);
-  for (let start = 0; start < accounts.length; start += DEPLOYMENT_WAVE) {
-    const deployments = await Promise.all(
-      accounts.slice(start, start + DEPLOYMENT_WAVE).map(async (account) => {
-        const { op } = await signedOperation(account, 0n, gas, devnet.chainId, options.version);
-        return bundler.request({
-          method: "eth_sendUserOperation",
-          params: [formatUserOperationRequest(op), account.entryPoint.address],
-        });
-      }),
-    );
-    for (const hash of deployments) {
-      const receipt = await bundler.waitForUserOperationReceipt({
-        hash,
-        pollingInterval: 100,
-        timeout: 120_000,
-      });
-      if (!receipt.success) throw new Error(`the deployment operation ${hash} reverted`);
-    }
-  }
-  return accounts;
-}
-
-/** An operation of `account` moving 1 wei to an address of its own, with the factory while undeployed (nonce 0). */
-async function draftOperation(account: SmartAccount, nonce: bigint, version: EntryPointVersion) {
-  const callData = await account.encodeCalls([
-    { to: keccak256(account.address).slice(0, 42) as Address, value: 1n },
-  ]);
-  const { factory, factoryData } = nonce === 0n ? await account.getFactoryArgs() : {};
-  return version === "0.6"
-    ? {
-        sender: account.address,
-        nonce,
-        initCode: factory ? concatHex([factory, factoryData!]) : "0x",
-        callData,
-        paymasterAndData: "0x" as Hex,
-      }
-    : { sender: account.address, nonce, ...(factory ? { factory, factoryData } : {}), callData };
-}
-
-/**
- * Gas limits and fees from one `eth_estimateUserOperationGas`, reused for every operation of the
- * same shape: all accounts are alike, so one estimate of the first account fits them all.
- */
-async function estimateOnce(
-  bundler: BundlerClient,
-  account: SmartAccount,
-  nonce: bigint,
-  version: EntryPointVersion,
-): Promise<Gas> {
-  const stub = {
-    ...(await draftOperation(account, nonce, version)),
-    callGasLimit: 0n,
-    verificationGasLimit: 0n,
-    preVerificationGas: 0n,
-    maxFeePerGas: 0n,
-    maxPriorityFeePerGas: 0n,
-    signature: await account.getStubSignature(),
-  } as UserOperation;
-  const estimate = (await bundler.request({
-    method: "eth_estimateUserOperationGas",
-    params: [formatUserOperationRequest(stub), account.entryPoint.address],
-  })) as unknown as Record<string, Hex>;
-  return {
-    callGasLimit: BigInt(estimate.callGasLimit!),
-    verificationGasLimit: BigInt(estimate.verificationGasLimit!),
-    preVerificationGas: BigInt(estimate.preVerificationGas!),
-    // Twice the suggested fee: headroom should the base fee rise during the run.
-    maxFeePerGas: BigInt(estimate.maxFeePerGas!) * 2n,
-    maxPriorityFeePerGas: BigInt(estimate.maxPriorityFeePerGas!),
-  };
-}
-
-async function signedOperation(
-  account: SmartAccount,
-  nonce: bigint,
-  gas: Gas,
-  chainId: number,
-  version: EntryPointVersion,
-) {
-  const unsigned = {
-    ...(await draftOperation(account, nonce, version)),
-    ...gas,
-    signature: "0x" as Hex,
-  } as UserOperation;
-  const op = {
-    ...unsigned,
-    signature: await account.signUserOperation({ ...(unsigned as object), chainId } as never),
-  } as UserOperation;
-  const hash = getUserOperationHash({
-    userOperation: op,
-    entryPointAddress: account.entryPoint.address,
-    entryPointVersion: version,
-    chainId,
-  });
-  return { op, hash };
-}
-
-/** Every timed operation (nonces 1, 2, … of each deployed account), signed before the clock starts. */
-async function prepareOperations(
-  accounts: SmartAccount[],
-  bundler: BundlerClient,
-  chainId: number,
-  options: LoadOptions,
-) {
-  const gas = await estimateOnce(bundler, accounts[0]!, 1n, options.version);
-  const records: OpRecord[] = [];
-  for (const [index, account] of accounts.entries()) {
-    const count =
-      Math.floor(options.ops / options.accounts) + (index < options.ops % options.accounts ? 1 : 0);
-    for (let nonce = 1n; nonce <= BigInt(count); nonce++) {
-      records.push({
-        account: index,
-        nonce,
-        ...(await signedOperation(account, nonce, gas, chainId, options.version)),
-      });
-    }
-  }
-  return records;
 }
 
 interface RunMeasurements {
@@ -470,7 +257,7 @@ async function sendLoad(
     for (const waiter of [...waiters]) waiter();
   };
 
-  let lastBlock = await client.getBlockNumber({ cacheTime: 0 });
+  const lastBlock = await client.getBlockNumber({ cacheTime: 0 });
   const anvilCpu = () => (anvilPid === undefined ? undefined : processCpuSeconds(anvilPid));
   const idleFrom = processCpuSeconds(service.pid);
   await sleep(IDLE_SAMPLE_MS);
@@ -479,35 +266,24 @@ async function sendLoad(
   const t0 = performance.now();
   const now = () => performance.now() - t0;
 
-  let watching = true;
-  const watcher = (async () => {
-    while (watching) {
-      try {
-        const head = await client.getBlockNumber({ cacheTime: 0 });
-        if (head > lastBlock) {
-          const logs = await client.getLogs({
-            address: entryPoint,
-            event: userOperationEvent,
-            fromBlock: lastBlock + 1n,
-            toBlock: head,
-          });
-          const seenAt = now();
-          for (const entry of logs) {
-            const record = byHash.get(entry.args.userOpHash!);
-            if (!record || record.includedAt !== undefined) continue;
-            record.includedAt = seenAt;
-            record.success = entry.args.success!;
-            record.transactionHash = entry.transactionHash;
-          }
-          lastBlock = head;
-          if (logs.length > 0) wake();
-        }
-      } catch (error) {
-        log(`receipt watcher: ${describeError(error)} (retrying)`);
+  const watcher = watchUserOperationEvents({
+    client,
+    entryPoint,
+    after: lastBlock,
+    pollMs: RECEIPT_POLL_MS,
+    onEvents(events) {
+      const seenAt = now();
+      for (const event of events) {
+        const record = byHash.get(event.userOpHash);
+        if (!record || record.includedAt !== undefined) continue;
+        record.includedAt = seenAt;
+        record.success = event.success;
+        record.transactionHash = event.transactionHash;
       }
-      await sleep(RECEIPT_POLL_MS);
-    }
-  })();
+      if (events.length > 0) wake();
+    },
+    onError: (error) => log(`receipt watcher: ${describeError(error)} (retrying)`),
+  });
 
   let slots = options.concurrency;
   const until = (condition: () => boolean) =>
@@ -529,7 +305,8 @@ async function sendLoad(
     const longest = Math.max(...lanes.map((lane) => lane.length));
     let i = 0;
     for (let position = 0; position < longest; position++) {
-      for (const lane of lanes) if (lane[position]) dueAt.set(lane[position]!, (i++ * 1000) / options.rate);
+      for (const lane of lanes)
+        if (lane[position]) dueAt.set(lane[position]!, (i++ * 1000) / options.rate);
     }
   }
 
@@ -569,8 +346,7 @@ async function sendLoad(
   const totalMs = now();
   const self = process.cpuUsage(cpuBefore.self);
   const cpuAfter = { service: processCpuSeconds(service.pid), anvil: anvilCpu() };
-  watching = false;
-  await watcher;
+  await watcher.stop();
 
   const delta = (after: number | undefined, before: number | undefined) =>
     after === undefined || before === undefined
@@ -589,47 +365,6 @@ async function sendLoad(
     serviceIdleCpuPerSecond:
       idle === undefined ? undefined : Math.round((idle / (IDLE_SAMPLE_MS / 1000)) * 1000) / 1000,
   };
-}
-
-function describeError(error: unknown): string {
-  const e = error as { code?: number; details?: string; shortMessage?: string; message?: string };
-  const text = (e.details ?? e.shortMessage ?? e.message ?? String(error)).split("\n")[0]!;
-  return e.code === undefined ? text : `${e.code}: ${text}`;
-}
-
-function sleep(ms: number) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function machineFacts() {
-  const cpus = os.cpus();
-  const run = (file: string, args: string[]) => {
-    try {
-      return execFileSync(file, args, {
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "ignore"],
-      }).trim();
-    } catch {
-      return undefined;
-    }
-  };
-  return {
-    cores: cpus.length,
-    cpuModel: cpus[0]?.model,
-    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-    node: process.version,
-    os: `${os.type()} ${os.release()}`,
-    anvil: run(resolveAnvilBinary(), ["--version"])?.split("\n")[0],
-    loadAverageAtStart: os.loadavg().map((v) => Math.round(v * 100) / 100),
-  };
-}
-
-/** The command that reproduces this run, as it was typed (through `pnpm bench` or node directly). */
-function commandLine(): string {
-  const args = process.argv.slice(2).join(" ");
-  if (process.env.npm_lifecycle_event === "bench") return `pnpm bench${args ? ` ${args}` : ""}`;
-  const script = relative(process.cwd(), process.argv[1]!);
-  return ["node", ...process.execArgv, script, ...process.argv.slice(2)].join(" ");
 }
 
 type RunResults = ReturnType<typeof summarise>;
@@ -686,26 +421,10 @@ interface Report {
   date: string;
   command: string;
   commit: string | undefined;
-  machine: ReturnType<typeof machineFacts>;
+  machine: MachineFacts;
   parameters: Omit<LoadOptions, "out"> & Record<string, unknown>;
   results: RunResults;
   runs: RunResults[];
-}
-
-function gitCommit(): string | undefined {
-  try {
-    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
-    }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
-    }).trim();
-    return dirty ? `${head} (with uncommitted changes)` : head;
-  } catch {
-    return undefined;
-  }
 }
 
 /** A markdown table of the metrics: the medians, and each run's value when there were several. */
@@ -767,14 +486,6 @@ function writeReport(report: Report, options: LoadOptions): string[] {
   return [json, md].map((file) => relative(process.cwd(), file));
 }
 
-main().catch(async (error) => {
-  if (interrupted) return; // the signal handler stops everything and exits 130
-  process.stderr.write(
-    `bench: ${error instanceof UsageError ? error.message : ((error as Error).stack ?? String(error))}\n`,
-  );
-  if (error instanceof UsageError) process.stderr.write(`${usage}\n`);
-  if (runningService)
-    process.stderr.write(`last lines of the service:\n${runningService.tail().join("\n")}\n`);
-  await cleanUp();
-  process.exit(error instanceof UsageError ? 2 : 1);
-});
+runScript("bench", usage, main, () =>
+  runningService ? ["last lines of the service:", ...runningService.tail()] : [],
+);

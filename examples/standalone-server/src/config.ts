@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import {
   type BundlerConfig,
   canonicalEntryPoints,
@@ -12,6 +13,7 @@ import {
   validationTracers,
 } from "@bundlekit/core";
 import { type Address, getAddress, type Hex, isAddress, isHex, parseUnits, size } from "viem";
+import { isPostgresDatabase, parsePostgresUrl } from "./database-url.ts";
 
 /** A configuration problem, reported as one line at start-up. Never contains a secret. */
 export class ConfigError extends Error {
@@ -26,11 +28,15 @@ export interface ServerConfig {
   entryPoints: { address: Address; version: EntryPointVersion }[];
   host: string;
   port: number;
-  /** SQLite file for the mempool; `:memory:` keeps nothing across restarts. */
+  /**
+   * Where the mempool and reputation live: a SQLite file (`:memory:` keeps nothing across
+   * restarts), or a PostgreSQL URL (`postgres://…`) that several services may share.
+   */
   database: string;
   /**
    * Names this service in the mempool's claims. Stable across restarts, so a restarted service
    * reconciles the operations it had in flight at once; one per service sharing a database.
+   * Default `<hostname>:<port>`.
    */
   instanceId: string;
   /** Which shipped mempool policy orders and packs bundles (`mempoolPolicies`). */
@@ -85,14 +91,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
     throw new ConfigError("BUNDLEKIT_RELAYER_KEYS (or relayerKeys) is required with an RPC URL");
   }
 
+  const port = integer(pick("BUNDLEKIT_PORT", "port") ?? 4337, "port", 0, 65535);
   return {
     rpcUrl: rpcUrl as string | undefined,
     relayerKeys: relayerKeys as Hex[],
     entryPoints: parseEntryPoints(pick("BUNDLEKIT_ENTRYPOINTS", "entryPoints")),
     host: String(pick("BUNDLEKIT_HOST", "host") ?? "127.0.0.1"),
-    port: integer(pick("BUNDLEKIT_PORT", "port") ?? 4337, "port", 0, 65535),
-    database: String(pick("BUNDLEKIT_DATABASE", "database") ?? (rpcUrl ? "bundlekit-mempool.sqlite" : ":memory:")),
-    instanceId: nonEmpty(pick("BUNDLEKIT_INSTANCE_ID", "instanceId") ?? "bundlekit", "instanceId"),
+    port,
+    database: database(pick("BUNDLEKIT_DATABASE", "database") ?? (rpcUrl ? "bundlekit-mempool.sqlite" : ":memory:")),
+    instanceId: nonEmpty(pick("BUNDLEKIT_INSTANCE_ID", "instanceId") ?? `${hostname()}:${port}`, "instanceId"),
     mempoolPolicy: oneOf(pick("BUNDLEKIT_MEMPOOL_POLICY", "mempoolPolicy") ?? "default", "mempoolPolicy", mempoolPolicyNames),
     maxBodyBytes: integer(pick("BUNDLEKIT_MAX_BODY_BYTES", "maxBodyBytes") ?? 1024 * 1024, "maxBodyBytes", 1024),
     maxBatchSize: integer(pick("BUNDLEKIT_MAX_BATCH_SIZE", "maxBatchSize") ?? 100, "maxBatchSize", 1),
@@ -146,6 +153,7 @@ const engineParsers: { [K in keyof BundlerConfig]?: Parse<BundlerConfig[K]> } = 
   bundleFeeBumpPercent: (v, n) => BigInt(integer(v, n, 10, 1000)),
   maxBundleFeePerGas: amount,
   maxBundleAttempts: (v, n) => integer(v, n, 1),
+  bundleClaimLeaseMs: (v, n) => integer(v, n, 1000),
   reorgDepth: (v, n) => integer(v, n, 0),
   validationMode: (v, n) => oneOf(v, n, validationModes),
   validationTracer: (v, n) => oneOf(v, n, validationTracers),
@@ -200,6 +208,21 @@ export function redactUrl(value: string): string {
   }
 }
 
+/** A SQLite file, or a PostgreSQL URL checked for form (never echoed: it may hold a password). */
+function database(value: unknown): string {
+  const text = String(value).trim();
+  if (isPostgresDatabase(text) && !hasHost(parsePostgresUrl(text))) {
+    throw new ConfigError("database (BUNDLEKIT_DATABASE) is not a valid PostgreSQL URL; expected postgres://user:password@host:5432/database");
+  }
+  if (text.length === 0) throw new ConfigError("database (BUNDLEKIT_DATABASE) must be a SQLite file, :memory: or a postgres:// URL");
+  return text;
+}
+
+/** A PostgreSQL URL names a server by its host, or by a `host` parameter (a Unix socket's directory). */
+function hasHost(url: URL | undefined): boolean {
+  return Boolean(url && (url.host || url.searchParams.get("host")));
+}
+
 function parseEntryPoints(value: unknown): ServerConfig["entryPoints"] {
   if (value === undefined) return entryPointVersions.map((version) => ({ version, address: canonicalEntryPoints[version] }));
   const items = typeof value === "string" ? value.split(",").map((s) => s.trim()) : (value as unknown[]);
@@ -240,13 +263,13 @@ function boolean(value: unknown, name: string): boolean {
   throw new ConfigError(`${name} must be true or false, got "${String(value)}"`);
 }
 
-/** An amount of ether: wei as an integer, or `"<amount> eth"`, `"<amount> gwei"`, `"<amount> wei"`. */
 function nonEmpty(value: unknown, name: string): string {
   const text = String(value).trim();
   if (!text || text.length > 200) throw new ConfigError(`${name} must be a non-empty name of at most 200 characters`);
   return text;
 }
 
+/** An amount of ether: wei as an integer, or `"<amount> eth"`, `"<amount> gwei"`, `"<amount> wei"`. */
 function amount(value: unknown, name: string): bigint {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(eth|ether|gwei|wei)?\s*$/i.exec(String(value));
   const unit = match?.[2]?.toLowerCase() ?? "wei";

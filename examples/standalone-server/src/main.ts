@@ -1,5 +1,6 @@
-import { type Devnet, startDevnet } from "@bundlekit/devnet";
+import { DEVNET_PAYMASTER_SIGNER_KEY, type Devnet, ENTRY_POINT_VERSIONS, paymasterLines, startDevnet } from "@bundlekit/devnet";
 import { ConfigError, loadConfig, redactUrl } from "./config.ts";
+import { describeDatabase } from "./database-url.ts";
 import { createConsoleLogger } from "./logger.ts";
 import { type BundlerService, startBundlerService } from "./server.ts";
 
@@ -28,9 +29,17 @@ async function main() {
       service = await startBundlerService({ ...config, rpcUrl: config.rpcUrl }, logger);
     } else {
       devnet = await startDevnet();
+      const started = devnet;
       service = await startBundlerService(
-        { ...config, rpcUrl: devnet.rpcUrl, relayerKeys: config.relayerKeys.length > 0 ? config.relayerKeys : devnet.relayerKeys },
+        { ...config, rpcUrl: started.rpcUrl, relayerKeys: config.relayerKeys.length > 0 ? config.relayerKeys : started.relayerKeys },
         logger,
+        {
+          // On the devnet the service sponsors through the devnet's verifying paymasters (ERC-7677).
+          paymaster: {
+            signerKey: DEVNET_PAYMASTER_SIGNER_KEY,
+            paymasters: Object.fromEntries(ENTRY_POINT_VERSIONS.map((version) => [version, started.deployments[version].paymasters.verifying])),
+          },
+        },
       );
     }
   } catch (error) {
@@ -48,7 +57,16 @@ async function main() {
     `  websocket:   ${service.webSocketUrl}`,
     `  node:        ${devnet ? devnet.rpcUrl : redactUrl(config.rpcUrl!)}${devnet ? "  (embedded devnet)" : ""}`,
     `  chain id:    ${service.chainId}`,
+    `  database:    ${describeDatabase(config.database)}`,
+    `  instance id: ${config.instanceId}`,
     ...service.bundler.entryPoints.all.map((ep) => `  EntryPoint v${ep.version}: ${ep.address}`),
+    ...(devnet
+      ? [
+          "  devnet paymasters (deposits of 10 ETH; test signer key, never use it on a real network):",
+          ...ENTRY_POINT_VERSIONS.flatMap((version) => paymasterLines(devnet!.deployments[version]).map((line) => `    ${line}`)),
+          `    paymaster signer key: ${DEVNET_PAYMASTER_SIGNER_KEY}`,
+        ]
+      : []),
     `  relayers:    ${service.bundler.relayers.join(", ")}`,
     "Press Ctrl-C to stop.",
   ];

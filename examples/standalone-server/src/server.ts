@@ -7,15 +7,14 @@ import {
   mempoolPolicies,
   type Logger,
   type MempoolPolicy,
-  type MempoolStore,
-  type ReputationStore,
   silentLogger,
 } from "@bundlekit/core";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
-import { createSqliteMempoolStore, createSqliteReputationStore } from "@bundlekit/storage-kysely";
 import { createJsonRpcMetrics, type JsonRpcMetrics, type JsonRpcServer, startJsonRpcServer } from "@bundlekit/transport-jsonrpc";
-import { createPublicClient, http, webSocket } from "viem";
+import { createPublicClient, http, type PublicClient, webSocket } from "viem";
 import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
+import { createPaymasterMethods, type PaymasterEndpointConfig } from "./paymaster-endpoint.ts";
+import { openStores } from "./stores.ts";
 
 /** A running stand-alone bundler service. */
 export interface BundlerService {
@@ -30,15 +29,17 @@ export interface BundlerService {
 }
 
 /**
- * Wire the engine for one chain: viem client → SQLite mempool → local relayer keys → engine →
+ * Wire the engine for one chain: viem client → mempool and reputation (SQLite or PostgreSQL,
+ * `config.database`) → local relayer keys → engine →
  * JSON-RPC over HTTP and WebSocket at `/v1/<chainId>/`, `GET /health` and `GET /metrics` on the
  * same port. Checks that every EntryPoint has code before serving. `options.policy` replaces the
- * policy `config.mempoolPolicy` names (an operator's own).
+ * policy `config.mempoolPolicy` names (an operator's own); `options.paymaster` serves an ERC-7677
+ * paymaster endpoint (`pm_*`) on the same URL.
  */
 export async function startBundlerService(
   config: ServerConfig & { rpcUrl: string },
   logger: Logger = silentLogger,
-  options: { policy?: MempoolPolicy | undefined } = {},
+  options: { policy?: MempoolPolicy | undefined; paymaster?: PaymasterEndpointConfig | undefined } = {},
 ): Promise<BundlerService> {
   const transport = config.rpcUrl.startsWith("ws") ? webSocket(config.rpcUrl) : http(config.rpcUrl);
   const client = createPublicClient({ transport, pollingInterval: 250 });
@@ -53,12 +54,11 @@ export async function startBundlerService(
     if (!code || code === "0x") throw new ConfigError(`EntryPoint ${address} has no code on chain ${chainId}`);
   }
   const signer = createLocalKeySigner(config.relayerKeys);
-  const store: MempoolStore = await createSqliteMempoolStore({ filename: config.database });
-  let reputation: ReputationStore | undefined;
+  const stores = await openStores(config.database, logger);
+  const { store, reputation } = stores;
   let server: JsonRpcServer | undefined;
   let metrics: JsonRpcMetrics | undefined;
   try {
-    reputation = await createSqliteReputationStore({ filename: config.database });
     const bundler = await createBundler({
       client,
       store,
@@ -83,6 +83,7 @@ export async function startBundlerService(
         methods: {
           ...(bundler.config.redirectRpc ? createRedirectMethods(client) : {}),
           ...(serveDebugMethods ? debugMethods : {}),
+          ...(options.paymaster ? createPaymasterMethods(client as PublicClient, options.paymaster) : {}),
         },
       },
       basePath: `/v1/${chainId}`,
@@ -103,15 +104,13 @@ export async function startBundlerService(
         await running.close();
         metrics?.close();
         await bundler.stop();
-        await store.close?.();
-        await reputation?.close?.();
+        await stores.close();
       },
     };
   } catch (error) {
     metrics?.close();
     await server?.close();
-    await store.close?.();
-    await reputation?.close?.();
+    await stores.close();
     throw error;
   }
 }

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { DEVNET_PAYMASTER_SIGNER_KEY, ENTRY_POINT_VERSIONS, SIMPLE_7702_ACCOUNT, startDevnet } from "@bundlekit/devnet";
 import { describe, expect, it } from "vitest";
 
 const main = fileURLToPath(new URL("../src/main.ts", import.meta.url));
@@ -36,6 +37,19 @@ describe("pnpm start (src/main.ts)", () => {
     const nodeUrl = /node:\s+(\S+)/.exec(stdout)![1]!;
     expect(stdout).toMatch(/chain id:\s+31337/);
     expect(stdout).toContain("EntryPoint v0.7: 0x0000000071727De22E5E9d8BAf0edAc6f37da032");
+    // The devnet's paymasters, as deployed (the addresses a developer pastes into a client).
+    const devnet = await startDevnet();
+    try {
+      for (const version of ENTRY_POINT_VERSIONS) {
+        const { paymasters } = devnet.deployments[version];
+        expect(stdout).toMatch(new RegExp(`VerifyingPaymaster v${version}:\\s+${paymasters.verifying}`));
+        if (paymasters.postOpWork) expect(stdout).toMatch(new RegExp(`PostOpWorkPaymaster v${version}:\\s+${paymasters.postOpWork}`));
+      }
+    } finally {
+      await devnet.stop();
+    }
+    expect(stdout).toContain(`Simple7702Account v0.8:     ${SIMPLE_7702_ACCOUNT}`);
+    expect(stdout).toContain(`paymaster signer key: ${DEVNET_PAYMASTER_SIGNER_KEY}`);
 
     const answer = await fetch(bundlerUrl, { method: "POST", body: JSON.stringify({ id: 1, method: "eth_chainId" }) });
     expect(await answer.json()).toEqual({ jsonrpc: "2.0", id: 1, result: "0x7a69" });
@@ -51,6 +65,9 @@ describe("pnpm start (src/main.ts)", () => {
     [{ BUNDLEKIT_RPC_URL: "http://127.0.0.1:9", BUNDLEKIT_RELAYER_KEYS: "0x1234" }, /^bundlekit: relayer key #1 is not a 0x-prefixed 32-byte hex private key\n$/],
     [{ BUNDLEKIT_RPC_URL: "http://127.0.0.1:9" }, /^bundlekit: BUNDLEKIT_RELAYER_KEYS .* is required with an RPC URL\n$/],
     [{ BUNDLEKIT_PORT: "http" }, /^bundlekit: port must be an integer from 0 to 65535, got "http"\n$/],
+    [{ BUNDLEKIT_DATABASE: "postgres://bundler:s3cret@localhost:port/x" }, /^bundlekit: database \(BUNDLEKIT_DATABASE\) is not a valid PostgreSQL URL; expected postgres:\/\/user:password@host:5432\/database\n$/],
+    // Port 1 on this machine: nothing listens there, so the connection is refused at once.
+    [{ BUNDLEKIT_DATABASE: "postgres://bundler:s3cret@127.0.0.1:1/bundlekit" }, /^bundlekit: cannot open the database postgres:\/\/bundler:\*\*\*@127\.0\.0\.1:1\/bundlekit: connect ECONNREFUSED 127\.0\.0\.1:1\n$/],
   ])("stops with one clear line for a bad configuration (%o)", async (env, message) => {
     const run = start(env);
     expect(await run.exited).toBe(1);

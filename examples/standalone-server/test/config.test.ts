@@ -1,8 +1,9 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, redactUrl } from "../src/config.ts";
+import { describeDatabase } from "../src/database-url.ts";
 
 const key = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 
@@ -48,6 +49,34 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ BUNDLEKIT_RPC_URL: "http://node", BUNDLEKIT_RELAYER_KEYS: bad })).toThrow(
       expect.objectContaining({ message: expect.not.stringContaining(bad.slice(2, 20)) }),
     );
+  });
+
+  it("takes a PostgreSQL URL as the database, and names each service by host and port unless told", () => {
+    const url = "postgres://bundler:s3cret@db.internal:5432/bundlekit?options=-c%20search_path%3Dpool";
+    expect(loadConfig({ BUNDLEKIT_DATABASE: url, BUNDLEKIT_PORT: "4400" })).toMatchObject({ database: url, instanceId: `${hostname()}:4400` });
+    expect(loadConfig({ BUNDLEKIT_DATABASE: "postgresql://db.internal/bundlekit", BUNDLEKIT_INSTANCE_ID: "east-1" }).instanceId).toBe("east-1");
+    expect(loadConfig({ BUNDLEKIT_DATABASE: "postgres:///bundlekit?host=/var/run/postgresql" }).database).toContain("host=");
+  });
+
+  it.each(["postgres://bundler:s3cret@db.internal:port/bundlekit", "postgres://bundler:s3cret@/bundlekit", "postgres://bundler:s3cret@db:99999/x"])(
+    "rejects the malformed PostgreSQL URL %s without echoing it",
+    (url) => {
+      const error = (() => {
+        try {
+          loadConfig({ BUNDLEKIT_DATABASE: url });
+        } catch (thrown) {
+          return thrown as Error;
+        }
+      })();
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error?.message).toBe("database (BUNDLEKIT_DATABASE) is not a valid PostgreSQL URL; expected postgres://user:password@host:5432/database");
+    },
+  );
+
+  it("prints a database without its password or query", () => {
+    expect(describeDatabase("postgres://bundler:s3cret@db.internal:5432/bundlekit?sslmode=require")).toBe("postgres://bundler:***@db.internal:5432/bundlekit?…");
+    expect(describeDatabase("postgresql://db.internal/bundlekit")).toBe("postgresql://db.internal/bundlekit");
+    expect(describeDatabase("/var/lib/bundlekit/mempool.sqlite")).toBe("/var/lib/bundlekit/mempool.sqlite");
   });
 
   it("redacts credentials and paths from URLs it prints", () => {
@@ -139,6 +168,7 @@ describe("loadConfig: engine settings", () => {
       BUNDLEKIT_MIN_SIGNER_BALANCE: "1000",
       BUNDLEKIT_RPC_ENDPOINT_SUBMIT: "wss://submit.example.org/ws",
       BUNDLEKIT_RELAYING_MODE: "classic",
+      BUNDLEKIT_BUNDLE_CLAIM_LEASE_MS: "15000",
       BUNDLEKIT_WHITELISTED_PAYMASTER: "",
       BUNDLEKIT_WHITELISTED_ACCOUNT: `${factory}, ${paymaster}`,
       BUNDLEKIT_VALIDATION_MODE: "unsafe",
@@ -154,6 +184,7 @@ describe("loadConfig: engine settings", () => {
       minSignerBalance: 1000n,
       rpcEndpointSubmit: "wss://submit.example.org/ws",
       relayingMode: "classic",
+      bundleClaimLeaseMs: 15_000,
       whitelistedEntities: { paymaster: [], account: [factory, paymaster], factory: [] },
     });
   });

@@ -5,6 +5,7 @@ export * from "./engine/bundle-puller.ts";
 export * from "./engine/config.ts";
 export * from "./engine/create-bundler.ts";
 export * from "./status/status-change.ts";
+export * from "./entrypoint/decode-handle-ops.ts";
 export * from "./entrypoint/registry.ts";
 export * from "./entrypoint/version.ts";
 export * from "./errors/errors.ts";

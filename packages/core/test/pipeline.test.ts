@@ -165,6 +165,9 @@ describe("bundle pipeline", () => {
       const { bundler: peer } = await fx.makeBundler({ store, instanceId: "engine-4" });
       await peer.sendBundleNow();
       expect((await store.get(hash))?.status).toBe("submitted");
+      // Not adopted yet, but what the chain holds is served already.
+      expect((await peer.getUserOperationReceipt(hash))?.success).toBe(true);
+      expect((await peer.getUserOperationByHash(hash))?.blockNumber).toBeGreaterThan(0n);
       // A minute later, by the peer's clock, the claim has lapsed.
       const later = { ...systemClock, now: () => Date.now() + 61_000 };
       const { bundler: peerLater } = await fx.makeBundler({ store, instanceId: "engine-4", clock: later });

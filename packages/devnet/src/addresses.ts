@@ -21,7 +21,7 @@ export interface CanonicalDeployment {
   simpleAccountFactorySalt: Hex;
 }
 
-const ZERO_SALT: Hex = "0x0000000000000000000000000000000000000000000000000000000000000000";
+export const ZERO_SALT: Hex = "0x0000000000000000000000000000000000000000000000000000000000000000";
 
 /**
  * The canonical addresses of each EntryPoint and SimpleAccountFactory, as deployed on public chains.
@@ -48,3 +48,9 @@ export const CANONICAL_DEPLOYMENTS: Readonly<Record<EntryPointVersion, Canonical
     simpleAccountFactorySalt: ZERO_SALT,
   },
 };
+
+/**
+ * `Simple7702Account` of EntryPoint v0.8, CREATE2-deployed with salt 0: the implementation that
+ * viem's and permissionless's EIP-7702 simple accounts delegate to by default.
+ */
+export const SIMPLE_7702_ACCOUNT: Address = "0xe6Cae83BdE06E4c305530e199D7217f42808555B";

@@ -13,7 +13,14 @@ const ARTIFACT_PACKAGES: Record<EntryPointVersion, string> = {
 };
 
 /** The contracts this package deploys or inspects. */
-export type ContractName = "EntryPoint" | "SimpleAccountFactory" | "SimpleAccount";
+export type ContractName =
+  | "EntryPoint"
+  | "SimpleAccountFactory"
+  | "SimpleAccount"
+  /** v0.8 only: the EIP-7702 delegate of viem's and permissionless's 7702 accounts. */
+  | "Simple7702Account"
+  /** v0.6 and v0.7 only (the v0.8 release ships no samples; the devnet builds its own). */
+  | "VerifyingPaymaster";
 
 /** The parts of a Hardhat artifact the devnet uses: ABI, creation code and runtime code. */
 export interface ContractArtifact {

@@ -13,6 +13,7 @@ import type { Hex } from "viem";
 import { privateKeyToAddress } from "viem/accounts";
 import { ENTRY_POINT_VERSIONS } from "./addresses.ts";
 import { startDevnet } from "./devnet.ts";
+import { DEVNET_PAYMASTER_SIGNER_KEY, paymasterLines } from "./paymasters.ts";
 
 const USAGE = `Usage: devnet [--port N] [--chain-id N] [--block-time SECONDS] [--relayers N] [--verbose]
   --port        port to listen on (default: $DEVNET_PORT or 8545; 0 = any free port)
@@ -77,10 +78,12 @@ async function main(): Promise<number> {
       return [
         `EntryPoint v${version}:            ${d.entryPoint}`,
         `SimpleAccountFactory v${version}:  ${d.simpleAccountFactory}`,
+        ...paymasterLines(d),
       ];
     }),
     "",
     "TEST KEYS ONLY (public anvil mnemonic, never use them on a real network)",
+    `Verifying paymaster signer: ${keyLine(DEVNET_PAYMASTER_SIGNER_KEY).trim()}`,
     `Relayer keys (${devnet.relayerKeys.length}):`,
     ...devnet.relayerKeys.map(keyLine),
     `Account keys (${devnet.accountKeys.length}):`,

@@ -5,6 +5,7 @@ import {
   createTestClient,
   createWalletClient,
   encodeAbiParameters,
+  encodeFunctionData,
   getContractAddress,
   type Hash,
   type Hex,
@@ -19,22 +20,36 @@ import {
   CREATE2_DEPLOYER,
   ENTRY_POINT_VERSIONS,
   type EntryPointVersion,
+  SIMPLE_7702_ACCOUNT,
+  ZERO_SALT,
 } from "./addresses.ts";
 import { loadArtifact } from "./artifacts.ts";
 import { devnetChain } from "./chain.ts";
+import {
+  addStakeCall,
+  type DevnetPaymasters,
+  PAYMASTER_DEPOSIT,
+  PAYMASTER_STAKE,
+  PAYMASTER_UNSTAKE_DELAY,
+  paymasterInitCodes,
+} from "./paymasters.ts";
 
-/** Where one EntryPoint version and its SimpleAccountFactory are deployed on the devnet. */
+/** What the devnet deploys for one EntryPoint version. */
 export interface DevnetDeployment {
   entryPoint: Address;
   simpleAccountFactory: Address;
   version: EntryPointVersion;
+  /** Paymasters of this version, with deposits on its EntryPoint. */
+  paymasters: DevnetPaymasters;
+  /** v0.8: `Simple7702Account`, the delegate of EIP-7702 accounts, at its canonical address. */
+  simple7702Account: Address | undefined;
 }
 
 /** Options for {@link deployErc4337Contracts}. */
 export interface DeployOptions {
   /** JSON-RPC endpoint of the (anvil) node. */
   rpcUrl: string;
-  /** Private key of a funded account that pays for the deployment transactions. */
+  /** Private key of a funded account that pays for the deployment transactions; it owns the paymasters. */
   deployerKey: Hex;
   /**
    * Set when the node uses interval mining: the deployment then mines its own blocks with
@@ -51,10 +66,7 @@ interface PlannedContract {
   runtimeSize: number;
 }
 
-function plan(version: EntryPointVersion): {
-  entryPoint: PlannedContract;
-  factory: PlannedContract;
-} {
+function plan(version: EntryPointVersion, owner: Address) {
   const canonical = CANONICAL_DEPLOYMENTS[version];
   const ep = loadArtifact(version, "EntryPoint");
   const factory = loadArtifact(version, "SimpleAccountFactory");
@@ -71,21 +83,48 @@ function plan(version: EntryPointVersion): {
     factory.bytecode,
     encodeAbiParameters([{ type: "address" }], [entryPoint.address]),
   ]);
+  const factoryPlan = planContract(
+    `SimpleAccountFactory v${version}`,
+    canonical.simpleAccountFactory,
+    canonical.simpleAccountFactorySalt,
+    factoryInitCode,
+    size(factory.deployedBytecode),
+  );
+  const paymasters = paymasterInitCodes(version, entryPoint.address, owner);
+  const verifyingPaymaster = planContract(
+    `VerifyingPaymaster v${version}`,
+    undefined,
+    ZERO_SALT,
+    paymasters.verifying.initCode,
+    size(paymasters.verifying.artifact.deployedBytecode),
+  );
+  const postOpWorkPaymaster =
+    paymasters.postOpWork &&
+    planContract(
+      `PostOpWorkPaymaster v${version}`,
+      undefined,
+      ZERO_SALT,
+      paymasters.postOpWork.initCode,
+      size(paymasters.postOpWork.artifact.deployedBytecode),
+    );
+  const simple7702 = version === "0.8" ? loadArtifact(version, "Simple7702Account") : undefined;
+  const simple7702Account =
+    simple7702 &&
+    planContract(`Simple7702Account v${version}`, SIMPLE_7702_ACCOUNT, ZERO_SALT, simple7702.bytecode, size(simple7702.deployedBytecode));
   return {
     entryPoint,
-    factory: planContract(
-      `SimpleAccountFactory v${version}`,
-      canonical.simpleAccountFactory,
-      canonical.simpleAccountFactorySalt,
-      factoryInitCode,
-      size(factory.deployedBytecode),
-    ),
+    factory: factoryPlan,
+    verifyingPaymaster,
+    postOpWorkPaymaster,
+    simple7702Account,
+    /** Everything deployed once the EntryPoint is. */
+    others: [factoryPlan, verifyingPaymaster, ...(postOpWorkPaymaster ? [postOpWorkPaymaster] : []), ...(simple7702Account ? [simple7702Account] : [])],
   };
 }
 
 function planContract(
   label: string,
-  canonical: Address,
+  canonical: Address | undefined,
   salt: Hex,
   initCode: Hex,
   runtimeSize: number,
@@ -96,7 +135,7 @@ function planContract(
     salt,
     bytecode: initCode,
   });
-  if (!isAddressEqual(address, canonical)) {
+  if (canonical !== undefined && !isAddressEqual(address, canonical)) {
     // The artifacts no longer reproduce the canonical address (e.g. a different contracts release
     // was installed). Fail loudly: callers rely on the canonical addresses.
     throw new Error(
@@ -107,11 +146,20 @@ function planContract(
   return { label, address, salt, initCode, runtimeSize };
 }
 
+interface Transaction {
+  label: string;
+  to: Address;
+  data: Hex;
+  value?: bigint;
+}
+
 /**
  * Deploys EntryPoint v0.6, v0.7 and v0.8 and their SimpleAccountFactory at their canonical
- * addresses, through the CREATE2 deployer that anvil pre-deploys. Contracts that already have code
- * are skipped, so it is safe to call on a node that has them. Verifies the code afterwards and
- * throws a descriptive error if anything is missing.
+ * addresses, through the CREATE2 deployer that anvil pre-deploys, with `Simple7702Account` (v0.8)
+ * and the devnet's paymasters (salt 0), whose deposits (and the postOp paymasters' stakes) it
+ * funds. Contracts that already have code, and paymasters already funded, are skipped, so it is
+ * safe to call on a node that has them. Verifies the code afterwards and throws a descriptive
+ * error if anything is missing.
  */
 export async function deployErc4337Contracts(
   options: DeployOptions,
@@ -124,27 +172,19 @@ export async function deployErc4337Contracts(
   const wallet = createWalletClient({ account, chain, transport });
   const testClient = createTestClient({ mode: "anvil", chain, transport });
 
-  const plans = ENTRY_POINT_VERSIONS.map((version) => ({ version, ...plan(version) }));
+  const plans = ENTRY_POINT_VERSIONS.map((version) => ({ version, ...plan(version, account.address) }));
 
-  const deployAll = async (contracts: PlannedContract[]): Promise<void> => {
-    const codes = await Promise.all(
-      contracts.map((c) => publicClient.getCode({ address: c.address })),
-    );
-    const missing = contracts.filter((_, i) => codes[i] === undefined || codes[i] === "0x");
-    if (missing.length === 0) return;
+  const sendAll = async (transactions: Transaction[]): Promise<void> => {
+    if (transactions.length === 0) return;
     const firstNonce = await publicClient.getTransactionCount({
       address: account.address,
       blockTag: "pending",
     });
     // Explicit consecutive nonces let us send in parallel; anvil orders them by nonce.
     const hashes = await Promise.all(
-      missing.map(
-        (c, i): Promise<Hash> =>
-          wallet.sendTransaction({
-            to: CREATE2_DEPLOYER,
-            data: concat([c.salt, c.initCode]),
-            nonce: firstNonce + i,
-          }),
+      transactions.map(
+        (t, i): Promise<Hash> =>
+          wallet.sendTransaction({ to: t.to, data: t.data, value: t.value ?? 0n, nonce: firstNonce + i }),
       ),
     );
     if (options.mineBlocks) await testClient.mine({ blocks: 1 });
@@ -153,19 +193,29 @@ export async function deployErc4337Contracts(
     );
     receipts.forEach((receipt, i) => {
       if (receipt.status !== "success") {
-        throw new Error(`deploying ${missing[i]!.label} reverted (tx ${receipt.transactionHash})`);
+        throw new Error(`${transactions[i]!.label} reverted (tx ${receipt.transactionHash})`);
       }
     });
   };
+  const deployAll = async (contracts: PlannedContract[]): Promise<void> => {
+    const codes = await Promise.all(
+      contracts.map((c) => publicClient.getCode({ address: c.address })),
+    );
+    const missing = contracts.filter((_, i) => codes[i] === undefined || codes[i] === "0x");
+    await sendAll(
+      missing.map((c) => ({ label: `deploying ${c.label}`, to: CREATE2_DEPLOYER, data: concat([c.salt, c.initCode]) })),
+    );
+  };
 
-  // The factories' constructors talk to their EntryPoint (v0.8 reads `senderCreator()`), so all
-  // EntryPoints must be mined before the factories are sent (and gas-estimated).
+  // The factories' and paymasters' constructors talk to their EntryPoint (v0.8 reads
+  // `senderCreator()`), so all EntryPoints must be mined before they are sent (and gas-estimated).
   await deployAll(plans.map((p) => p.entryPoint));
-  await deployAll(plans.map((p) => p.factory));
+  await deployAll(plans.flatMap((p) => p.others));
   await verify(
     publicClient,
-    plans.flatMap((p) => [p.entryPoint, p.factory]),
+    plans.flatMap((p) => [p.entryPoint, ...p.others]),
   );
+  await sendAll(await fundingTransactions(publicClient, plans));
 
   const result = {} as Record<EntryPointVersion, DevnetDeployment>;
   for (const p of plans) {
@@ -173,10 +223,58 @@ export async function deployErc4337Contracts(
       version: p.version,
       entryPoint: p.entryPoint.address,
       simpleAccountFactory: p.factory.address,
+      paymasters: { verifying: p.verifyingPaymaster.address, postOpWork: p.postOpWorkPaymaster?.address },
+      simple7702Account: p.simple7702Account?.address,
     };
   }
   return result;
 }
+
+/** Deposits for paymasters that have none, and stakes for the postOp paymasters that have none. */
+async function fundingTransactions(client: PublicClient, plans: readonly ReturnType<typeof plan>[]): Promise<Transaction[]> {
+  const transactions: Transaction[] = [];
+  for (const p of plans) {
+    const entryPoint = p.entryPoint.address;
+    for (const paymaster of [p.verifyingPaymaster, p.postOpWorkPaymaster]) {
+      if (!paymaster) continue;
+      const info = await client.readContract({ address: entryPoint, abi: stakeManagerAbi, functionName: "getDepositInfo", args: [paymaster.address] });
+      if (info.deposit === 0n) {
+        transactions.push({
+          label: `funding ${paymaster.label}`,
+          to: entryPoint,
+          data: encodeFunctionData({ abi: stakeManagerAbi, functionName: "depositTo", args: [paymaster.address] }),
+          value: PAYMASTER_DEPOSIT,
+        });
+      }
+      if (paymaster === p.postOpWorkPaymaster && info.stake === 0n) {
+        transactions.push({ label: `staking ${paymaster.label}`, to: paymaster.address, data: addStakeCall(PAYMASTER_UNSTAKE_DELAY), value: PAYMASTER_STAKE });
+      }
+    }
+  }
+  return transactions;
+}
+
+const stakeManagerAbi = [
+  {
+    type: "function",
+    name: "getDepositInfo",
+    stateMutability: "view",
+    inputs: [{ name: "account", type: "address" }],
+    outputs: [
+      {
+        type: "tuple",
+        components: [
+          { name: "deposit", type: "uint256" },
+          { name: "staked", type: "bool" },
+          { name: "stake", type: "uint112" },
+          { name: "unstakeDelaySec", type: "uint32" },
+          { name: "withdrawTime", type: "uint48" },
+        ],
+      },
+    ],
+  },
+  { type: "function", name: "depositTo", stateMutability: "payable", inputs: [{ name: "account", type: "address" }], outputs: [] },
+] as const;
 
 async function verify(client: PublicClient, contracts: PlannedContract[]): Promise<void> {
   const codes = await Promise.all(contracts.map((c) => client.getCode({ address: c.address })));

@@ -4,6 +4,7 @@ export {
   CREATE2_DEPLOYER,
   ENTRY_POINT_VERSIONS,
   type EntryPointVersion,
+  SIMPLE_7702_ACCOUNT,
 } from "./addresses.ts";
 export {
   type AnvilInstance,
@@ -16,5 +17,14 @@ export { type ContractArtifact, type ContractName, loadArtifact } from "./artifa
 export { type DeployOptions, type DevnetDeployment, deployErc4337Contracts } from "./deploy.ts";
 export { type Devnet, type StartDevnetOptions, startDevnet } from "./devnet.ts";
 export { DEVNET_MNEMONIC, deriveDevnetKeys } from "./keys.ts";
+export {
+  DEVNET_PAYMASTER_SIGNER_KEY,
+  type DevnetPaymasters,
+  PAYMASTER_DEPOSIT,
+  PAYMASTER_STAKE,
+  paymasterLines,
+  type VerifyingPaymasterDataParameters,
+  verifyingPaymasterData,
+} from "./paymasters.ts";
 export { type ToSimpleAccountParameters, toSimpleAccount } from "./simple-account.ts";
 export { deployRuleProbes, type RuleProbes, ruleProbeAbis } from "./rule-probes.ts";

@@ -7,6 +7,7 @@ import {
   createPublicClient,
   getAddress,
   http,
+  parseAbi,
   isAddressEqual,
   parseEther,
   type PublicClient,
@@ -16,9 +17,13 @@ import { privateKeyToAddress } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   CANONICAL_DEPLOYMENTS,
+  DEVNET_PAYMASTER_SIGNER_KEY,
   type Devnet,
   ENTRY_POINT_VERSIONS,
   loadArtifact,
+  PAYMASTER_DEPOSIT,
+  PAYMASTER_STAKE,
+  SIMPLE_7702_ACCOUNT,
   startAnvil,
   startDevnet,
 } from "../src/index.ts";
@@ -79,7 +84,7 @@ describe("startDevnet", () => {
   it("deploys every EntryPoint and SimpleAccountFactory at its canonical address", async () => {
     for (const version of ENTRY_POINT_VERSIONS) {
       const canonical = CANONICAL_DEPLOYMENTS[version];
-      expect(devnet.deployments[version]).toEqual({
+      expect(devnet.deployments[version]).toMatchObject({
         version,
         entryPoint: canonical.entryPoint,
         simpleAccountFactory: canonical.simpleAccountFactory,
@@ -89,6 +94,43 @@ describe("startDevnet", () => {
         expect(code?.length ?? 0, `code at ${address}`).toBeGreaterThan(2);
       }
     }
+  });
+
+  it("deploys Simple7702Account at its canonical address for v0.8 only", async () => {
+    expect(devnet.deployments["0.8"].simple7702Account).toBe(SIMPLE_7702_ACCOUNT);
+    expect(devnet.deployments["0.6"].simple7702Account).toBeUndefined();
+    const entryPoint = await client.readContract({
+      address: SIMPLE_7702_ACCOUNT,
+      abi: loadArtifact("0.8", "Simple7702Account").abi,
+      functionName: "entryPoint",
+    });
+    expect(entryPoint).toBe(CANONICAL_DEPLOYMENTS["0.8"].entryPoint);
+  });
+
+  it.each(ENTRY_POINT_VERSIONS)("funds the v%s paymasters on their EntryPoint, signed by the devnet paymaster key", async (version) => {
+    const { entryPoint, paymasters } = devnet.deployments[version];
+    const entryPointAbi = loadArtifact(version, "EntryPoint").abi;
+    const deposit = (address: Address) =>
+      client.readContract({ address: entryPoint, abi: entryPointAbi, functionName: "balanceOf", args: [address] });
+    expect(await deposit(paymasters.verifying)).toBe(PAYMASTER_DEPOSIT);
+    const signer = await client.readContract({
+      address: paymasters.verifying,
+      abi: parseAbi(["function verifyingSigner() view returns (address)"]),
+      functionName: "verifyingSigner",
+    });
+    expect(signer).toBe(privateKeyToAddress(DEVNET_PAYMASTER_SIGNER_KEY));
+    if (version === "0.6") {
+      expect(paymasters.postOpWork).toBeUndefined();
+      return;
+    }
+    expect(await deposit(paymasters.postOpWork!)).toBe(PAYMASTER_DEPOSIT);
+    const info = (await client.readContract({
+      address: entryPoint,
+      abi: entryPointAbi,
+      functionName: "getDepositInfo",
+      args: [paymasters.postOpWork!],
+    })) as { stake: bigint; staked: boolean };
+    expect(info).toMatchObject({ staked: true, stake: PAYMASTER_STAKE });
   });
 
   it.each(ENTRY_POINT_VERSIONS)("wires the v%s factory to its EntryPoint", async (version) => {

@@ -2,7 +2,7 @@ import type { Address, Hash, Hex } from "viem";
 import { decodeHandleOps } from "../entrypoint/decode-handle-ops.ts";
 import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
-import type { MempoolStore } from "../ports/mempool-store.ts";
+import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { toQuantity } from "../userop/wire.ts";
 import { decodeUserOperationEvent, logsOfUserOperation, type RawLog, userOperationEventTopic } from "./user-operation-event.ts";
@@ -39,9 +39,14 @@ export interface LookupContext {
   receiptLookupRange: bigint;
 }
 
-/** Find the `UserOperationEvent` of `userOpHash`: from the store's record if it has one, else in recent chain logs. */
-async function findEvent(context: LookupContext, userOpHash: Hash): Promise<RawLog | undefined> {
-  const entry = await context.store.get(userOpHash);
+/**
+ * Find the `UserOperationEvent` of `userOpHash`: from the store's record if it has one, else in
+ * recent chain logs. A `submitted` operation is looked for on chain too: its transaction may be
+ * mined before this engine records it (a peer's bundle whose claim has not lapsed yet, one sent
+ * before a crash).
+ */
+async function findEvent(context: LookupContext, userOpHash: Hash, known?: MempoolEntry): Promise<RawLog | undefined> {
+  const entry = known ?? (await context.store.get(userOpHash));
   if (entry?.inclusion) {
     const receipt = (await context.client.request({
       method: "eth_getTransactionReceipt",
@@ -50,7 +55,7 @@ async function findEvent(context: LookupContext, userOpHash: Hash): Promise<RawL
     const log = receipt?.logs.find((l) => l.topics[0] === userOperationEventTopic && l.topics[1] === userOpHash);
     if (log) return log;
   }
-  if (entry && entry.status !== "included") return undefined;
+  if (entry && entry.status !== "included" && entry.status !== "submitted") return undefined;
   return findUserOperationEvent(context, userOpHash);
 }
 
@@ -113,6 +118,18 @@ export async function getUserOperationReceipt(context: LookupContext, userOpHash
 /** The operation with its inclusion, from the store, or from the chain for ones the store no longer holds. */
 export async function getUserOperationByHash(context: LookupContext, userOpHash: Hash): Promise<UserOperationLookup | undefined> {
   const entry = await context.store.get(userOpHash);
+  if (entry?.status === "submitted") {
+    const event = await findEvent(context, userOpHash, entry);
+    if (event) {
+      return {
+        userOperation: entry.userOperation,
+        entryPoint: entry.entryPoint,
+        transactionHash: event.transactionHash,
+        blockHash: event.blockHash,
+        blockNumber: BigInt(event.blockNumber),
+      };
+    }
+  }
   if (entry && entry.status !== "failed" && entry.status !== "dropped") {
     return {
       userOperation: entry.userOperation,

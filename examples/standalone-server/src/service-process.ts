@@ -2,9 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Hex } from "viem";
 
-const mainScript = fileURLToPath(
-  new URL("../examples/standalone-server/src/main.ts", import.meta.url),
-);
+const mainScript = fileURLToPath(new URL("./main.ts", import.meta.url));
 const STARTUP_TIMEOUT_MS = 30_000;
 const KILL_GRACE_MS = 5_000;
 const TAIL_LINES = 40;
@@ -12,12 +10,10 @@ const TAIL_LINES = 40;
 export interface StartServiceProcessParameters {
   rpcUrl: string;
   relayerKeys: readonly Hex[];
-  /** SQLite file of the mempool. */
+  /** `BUNDLEKIT_DATABASE`: a SQLite file or a PostgreSQL URL. */
   database: string;
-  /** The service's `bundleInterval`; unset keeps its default. */
-  bundleInterval?: number | undefined;
-  /** The service's `bundleSize`; unset keeps its default. */
-  bundleSize?: number | undefined;
+  /** Further settings as `BUNDLEKIT_*` variables (docs/configuration.md); undefined ones are left out. */
+  env?: Record<string, string | undefined>;
 }
 
 /** The stand-alone service running in its own Node process, so its CPU time can be read apart. */
@@ -31,6 +27,8 @@ export interface ServiceProcess {
   tail(): string[];
   /** SIGTERM, then SIGKILL after a grace period. Idempotent; resolves once the process is gone. */
   stop(): Promise<void>;
+  /** SIGKILL at once, as a crash would end it (`kill -9`); resolves once the process is gone. */
+  kill(): Promise<void>;
 }
 
 const live = new Set<ChildProcess>();
@@ -39,8 +37,9 @@ process.on("exit", () => {
 });
 
 /**
- * Start `examples/standalone-server` against an existing node (`BUNDLEKIT_RPC_URL`) on a free
- * port, and resolve once it prints its endpoint. The child is killed if this process exits.
+ * Start the stand-alone service in its own Node process against an existing node
+ * (`BUNDLEKIT_RPC_URL`) on a free port, and resolve once it prints its endpoint: for benches and
+ * tests that read its CPU time or kill it. The child is killed if this process exits.
  */
 export function startServiceProcess(
   parameters: StartServiceProcessParameters,
@@ -57,9 +56,8 @@ export function startServiceProcess(
         BUNDLEKIT_HOST: "127.0.0.1",
         BUNDLEKIT_PORT: "0",
         BUNDLEKIT_DATABASE: parameters.database,
-        ...(parameters.bundleInterval === undefined ? {} : { BUNDLEKIT_BUNDLE_INTERVAL: String(parameters.bundleInterval) }),
-        ...(parameters.bundleSize === undefined ? {} : { BUNDLEKIT_BUNDLE_SIZE: String(parameters.bundleSize) }),
         BUNDLEKIT_LOG_LEVEL: "info",
+        ...Object.fromEntries(Object.entries(parameters.env ?? {}).filter(([, value]) => value !== undefined)),
       },
     },
   );
@@ -98,6 +96,10 @@ export function startServiceProcess(
     });
     return stopping;
   };
+  const kill = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    return exited;
+  };
 
   return new Promise<ServiceProcess>((resolve, reject) => {
     const fail = (reason: string) => {
@@ -118,7 +120,7 @@ export function startServiceProcess(
       if (!url) return;
       clearTimeout(timer);
       child.off("exit", onEarlyExit);
-      resolve({ pid: child.pid!, url, logCounts, tail: () => [...lines], stop });
+      resolve({ pid: child.pid!, url, logCounts, tail: () => [...lines], stop, kill });
     });
   });
 }

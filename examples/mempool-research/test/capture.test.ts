@@ -1,0 +1,59 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { mempoolPolicies } from "@bundlekit/core";
+import { parseEther } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { engineFixture } from "../../../packages/core/test/fixtures.ts";
+import type { Workload } from "../src/workload.ts";
+import { replay } from "../src/replay.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const dir = mkdtempSync(join(os.tmpdir(), "bundlekit-capture-"));
+
+/** `pnpm research capture` on the devnet: operations bundled there become a workload to replay. */
+describe("capturing a workload from a chain", () => {
+  let fx: Awaited<ReturnType<typeof engineFixture>>;
+  beforeAll(async () => {
+    fx = await engineFixture();
+  });
+  afterAll(async () => {
+    await fx?.devnet.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("turns a block range's handleOps transactions into a workload, reverts marked, and replays it", async () => {
+    const { bundler } = await fx.makeBundler();
+    const from = (await fx.client.getBlockNumber()) + 1n;
+    const accounts = await Promise.all([fx.makeAccount("0.7"), fx.makeAccount("0.8"), fx.makeAccount("0.7")]);
+    const recipient = accounts[0]!.address;
+    for (const [i, account] of accounts.entries()) {
+      // The third sends more than it holds (gas estimated for a call that succeeds): included, its execution reverted.
+      const overspend = i === 2 ? { callData: await account.encodeCalls([{ to: recipient, value: parseEther("5") }]) } : {};
+      const op = await fx.makeOperation(bundler, account, { to: recipient, value: 1n }, overspend);
+      await bundler.sendUserOperation(op, account.entryPoint.address);
+    }
+    await bundler.sendBundleNow();
+    const to = await fx.client.getBlockNumber();
+
+    const file = join(dir, "captured.json");
+    const run = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "capture", "--rpc", fx.devnet.rpcUrl, "--from", String(from), "--to", String(to), "--out", file], { cwd: root, encoding: "utf8" });
+    expect(run.status, run.stderr).toBe(0);
+    const workload: Workload = JSON.parse(readFileSync(file, "utf8"));
+    expect(workload.senders).toBe(3);
+    expect(workload.operations).toHaveLength(3);
+    expect(workload.operations.filter((op) => op.reverts)).toHaveLength(1);
+    expect(workload.operations.every((op) => op.nonce === 0 && BigInt(op.maxFeePerGas) > 0n)).toBe(true);
+
+    const report = await replay(workload, mempoolPolicies.default());
+    expect(report).toMatchObject({ offered: 3, admitted: 3, included: 3, reverted: 1 });
+  });
+
+  it("refuses a capture without its range", () => {
+    const run = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "capture", "--rpc", "http://127.0.0.1:1"], { cwd: root, encoding: "utf8" });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain("capture needs --rpc URL --from N --to M");
+  });
+});

@@ -1,0 +1,71 @@
+import type { Logger } from "@bundlekit/core";
+import {
+  createPostgresMempoolStore,
+  createPostgresReputationStore,
+  createSqliteMempoolStore,
+  createSqliteReputationStore,
+  type KyselyMempoolStore,
+  type KyselyReputationStore,
+} from "@bundlekit/storage-kysely";
+import pg from "pg";
+import { ConfigError } from "./config.ts";
+import { describeDatabase, isPostgresDatabase, postgresPassword } from "./database-url.ts";
+
+/** The mempool and reputation stores the service runs on. */
+export interface ServiceStores {
+  store: KyselyMempoolStore;
+  reputation: KyselyReputationStore;
+  /** Close both stores and their connections. */
+  close(): Promise<void>;
+}
+
+/** How long opening a PostgreSQL connection may take before start-up fails. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Open the stores `database` names: a PostgreSQL URL (`postgres://…`, shared by every service on
+ * it) or a SQLite file (`:memory:` for none). Migrates them. A database that cannot be opened is
+ * a `ConfigError` naming it without its password.
+ */
+export async function openStores(database: string, logger: Logger): Promise<ServiceStores> {
+  const opened: { close?(): Promise<void> }[] = [];
+  const closeAll = async () => {
+    for (const store of opened.splice(0).reverse()) await store.close?.().catch(() => {});
+  };
+  try {
+    const open = isPostgresDatabase(database) ? postgresOpeners(database, logger) : sqliteOpeners(database);
+    const store = await open.store();
+    opened.push(store);
+    const reputation = await open.reputation();
+    opened.push(reputation);
+    return { store, reputation, close: closeAll };
+  } catch (error) {
+    await closeAll();
+    const { message, code } = error as { message?: string; code?: string };
+    let reason = message?.split("\n")[0] || code || String(error);
+    for (const password of postgresPassword(database)) reason = reason.replaceAll(password, "***");
+    throw new ConfigError(`cannot open the database ${describeDatabase(database)}: ${reason}`);
+  }
+}
+
+function sqliteOpeners(filename: string) {
+  return {
+    store: () => createSqliteMempoolStore({ filename }),
+    reputation: () => createSqliteReputationStore({ filename }),
+  };
+}
+
+function postgresOpeners(connectionString: string, logger: Logger) {
+  const pool = () => {
+    const created = new pg.Pool({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    // An idle connection that breaks (the server restarted) is replaced on next use; without a
+    // listener the pool's error event would end the process.
+    created.on("error", (error) => logger.warn("database connection lost", { error: error.message.split("\n")[0] }));
+    return created;
+  };
+  return {
+    store: () => createPostgresMempoolStore({ pool: pool() }),
+    reputation: () => createPostgresReputationStore({ pool: pool() }),
+  };
+}
+

@@ -1,0 +1,30 @@
+import type { Logger as EngineLogger } from "@bundlekit/core";
+import { Effect, Layer } from "effect";
+import { EngineLoggerService } from "./ports.ts";
+
+/**
+ * The engine's `Logger` onto Effect's logging: each line becomes `Effect.log*` with its fields as
+ * log annotations, so whatever `Logger` the program installs (JSON lines, pretty, your own) writes
+ * it. The engine never puts a secret in its fields.
+ */
+export const effectLogger: Layer.Layer<EngineLoggerService> = Layer.effect(
+  EngineLoggerService,
+  Effect.gen(function* () {
+    const run = Effect.runForkWith(yield* Effect.context<never>());
+    const at =
+      (log: (message: string) => Effect.Effect<void>) =>
+      (message: string, fields: Record<string, unknown> = {}) =>
+        void run(log(message).pipe(Effect.annotateLogs(stringify(fields))));
+    return {
+      debug: at((m) => Effect.logDebug(m)),
+      info: at((m) => Effect.logInfo(m)),
+      warn: at((m) => Effect.logWarning(m)),
+      error: at((m) => Effect.logError(m)),
+    } satisfies EngineLogger;
+  }),
+);
+
+/** Log annotations are plain values: bigints as decimal strings. */
+function stringify(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, typeof value === "bigint" ? value.toString() : value]));
+}

@@ -1,0 +1,99 @@
+import { createLocalKeySigner } from "@bundlekit/signer-relayer";
+import { Effect, Fiber, Layer, Stream } from "effect";
+import { TestClock } from "effect/testing";
+import type { Hash } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { engineFixture } from "../../core/test/fixtures.ts";
+import { BundlerService } from "../src/bundler.ts";
+import { effectClock } from "../src/clock.ts";
+import { effectLogger } from "../src/logger.ts";
+import { ChainClientService, MempoolStoreService, RelayerSignerService } from "../src/ports.ts";
+import { memoryStores, sqliteStores } from "../src/stores.ts";
+
+/** The engine as an Effect service on a real anvil, its timers on Effect's clock. */
+describe("@bundlekit/effect", () => {
+  let fx: Awaited<ReturnType<typeof engineFixture>>;
+  beforeAll(async () => {
+    fx = await engineFixture();
+  });
+  afterAll(() => fx?.devnet.stop());
+
+  /** Every port from a layer; the engine's clock and logger are Effect's. */
+  const ports = () =>
+    Layer.mergeAll(
+      Layer.succeed(ChainClientService, fx.client as never),
+      Layer.succeed(RelayerSignerService, createLocalKeySigner(fx.devnet.relayerKeys)),
+      memoryStores,
+      effectClock,
+      effectLogger,
+    );
+  const bundlerLayer = (config = {}) => BundlerService.layer({ bundleInterval: 1_000, blockPollingInterval: 1_000, ...config }).pipe(Layer.provideMerge(ports()));
+  const realSleep = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)));
+
+  it("runs on TestClock: nothing is bundled until the test moves the clock, then the operation is included", async () => {
+    const account = await fx.makeAccount("0.7");
+    const program = Effect.gen(function* () {
+      const bundler = yield* BundlerService;
+      const store = yield* MempoolStoreService;
+      const op = yield* Effect.promise(() => fx.makeOperation(bundler.engine, account, { to: account.address, value: 1n }));
+      const hash = yield* bundler.sendUserOperation(op, account.entryPoint.address);
+      // Longer, in real time, than the bundling interval: on a real clock it would be bundled by now.
+      yield* realSleep(600);
+      const before = (yield* Effect.promise(() => store.get(hash)))?.status;
+      let receipt = yield* bundler.getUserOperationReceipt(hash);
+      for (let i = 0; i < 50 && !receipt; i++) {
+        yield* TestClock.adjust("200 millis");
+        yield* realSleep(50);
+        receipt = yield* bundler.getUserOperationReceipt(hash);
+      }
+      return { before, success: receipt?.success };
+    });
+    const layer = bundlerLayer({ bundleInterval: 200, blockPollingInterval: 200 });
+    const result = await Effect.runPromise(program.pipe(Effect.provide(layer), Effect.provide(TestClock.layer())));
+    expect(result).toEqual({ before: "pending", success: true });
+  });
+
+  it("fails with a tagged error carrying the ERC-7769 code", async () => {
+    const unfunded = await fx.makeAccount("0.7", 0n);
+    const program = Effect.gen(function* () {
+      const bundler = yield* BundlerService;
+      const op = yield* Effect.promise(() => fx.makeOperation(bundler.engine, unfunded, { to: unfunded.address, value: 0n }));
+      return yield* Effect.flip(bundler.sendUserOperation(op, unfunded.entryPoint.address));
+    });
+    const error = await Effect.runPromise(program.pipe(Effect.provide(bundlerLayer())));
+    expect(error).toMatchObject({ _tag: "EntryPointRejected", code: -32500 });
+    expect(error.message).toMatch(/^AA21/);
+  });
+
+  it("streams status changes", async () => {
+    const account = await fx.makeAccount("0.8");
+    const program = Effect.gen(function* () {
+      const bundler = yield* BundlerService;
+      const changes = yield* Effect.forkChild(Stream.runCollect(bundler.statusChanges.pipe(Stream.take(3))));
+      yield* realSleep(50);
+      const op = yield* Effect.promise(() => fx.makeOperation(bundler.engine, account, { to: account.address, value: 1n }));
+      const hash: Hash = yield* bundler.sendUserOperation(op, account.entryPoint.address);
+      yield* bundler.sendBundleNow();
+      const collected = yield* Fiber.join(changes);
+      return { hash, collected };
+    });
+    const { hash, collected } = await Effect.runPromise(program.pipe(Effect.provide(bundlerLayer({ bundlingMode: "manual" }))));
+    expect(collected.map((c) => [c.userOpHash, c.status])).toEqual([
+      [hash, "pending"],
+      [hash, "submitted"],
+      [hash, "included"],
+    ]);
+  });
+
+  it("opens the SQLite stores with the scope and closes them on release", async () => {
+    const layer = sqliteStores(":memory:");
+    const store = await Effect.runPromise(
+      Effect.gen(function* () {
+        const opened = yield* MempoolStoreService;
+        expect(yield* Effect.promise(() => opened.countByStatus())).toMatchObject({ pending: 0 });
+        return opened;
+      }).pipe(Effect.provide(layer)),
+    );
+    await expect(store.countByStatus()).rejects.toThrow();
+  });
+});

@@ -44,3 +44,4 @@ export * from "./validation/trace/validation-trace.ts";
 export * from "./validation/rules/check-validation-rules.ts";
 export * from "./validation/rules/rule-violation.ts";
 export * from "./validation/tracers/in-process/in-process-tracer.ts";
+export * from "./validation/validate-user-operation.ts";

@@ -5,6 +5,7 @@ import { bytesToHex, createAddressFromString } from "@ethereumjs/util";
 import type { Address, Hex } from "viem";
 import type { CodeKind, PhaseTrace, StorageAccesses, TracedCall, TracedCodeAccess } from "../../trace/validation-trace.ts";
 import type { Prestate } from "../prestate.ts";
+import { cacheJumpAnalysis } from "./code-cache.ts";
 
 type OpcodeList = ReturnType<typeof getOpcodesForHF>;
 type Handler = NonNullable<ReturnType<OpcodeList["handlers"]["get"]>>;
@@ -139,8 +140,12 @@ export class Erc7562Collector {
     this.depth--;
   }
 
-  private wrap(code: number, handler: Handler): Handler {
+  private wrap(code: number, original: Handler): Handler {
     const collector = this;
+    const handler: Handler = (runState, common) => {
+      cacheJumpAnalysis(runState.interpreter);
+      return original(runState, common);
+    };
     const name = countedOpcodes.get(code);
     if (name) {
       const afterGas = code === 0x5a;

@@ -1,9 +1,10 @@
 import { type Common, createCustomCommon, Hardfork, Mainnet } from "@ethereumjs/common";
 import { createEVM, type EVM, getActivePrecompiles, paramsEVM } from "@ethereumjs/evm";
 import { createAddressFromString, hexToBytes, bytesToHex } from "@ethereumjs/util";
-import { type Address, type Hex, keccak256 } from "viem";
+import type { Address, Hex } from "viem";
 import type { TraceCallRequest, TracedValidation } from "../../../ports/validation-tracer.ts";
 import type { BlockEnvironment, Prestate } from "../prestate.ts";
+import { cachedCode } from "./code-cache.ts";
 import { Erc7562Collector } from "./erc7562-collector.ts";
 import { StrictStateManager } from "./strict-state-manager.ts";
 
@@ -115,7 +116,7 @@ function codeHashes(prestate: Prestate, request: TraceCallRequest): Record<Addre
   const hashes: Record<Address, Hex> = {};
   for (const [address, account] of Object.entries(prestate) as [Address, Prestate[Address]][]) {
     if (!account.code || account.code === "0x" || overridden.has(address) || address === request.entryPoint.toLowerCase()) continue;
-    hashes[address] = keccak256(account.code);
+    hashes[address] = cachedCode(account.code).hash;
   }
   return hashes;
 }

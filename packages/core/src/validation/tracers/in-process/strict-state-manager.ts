@@ -2,6 +2,7 @@ import { SimpleStateManager } from "@ethereumjs/statemanager";
 import { Account, type Address as EvmAddress, bytesToHex, createAddressFromString, hexToBytes } from "@ethereumjs/util";
 import type { Address, Hex } from "viem";
 import type { Prestate } from "../prestate.ts";
+import { cachedCode } from "./code-cache.ts";
 
 /**
  * A state manager holding exactly the node's prestate. A read of an account or slot the prestate
@@ -22,8 +23,9 @@ export class StrictStateManager extends SimpleStateManager {
     const state = new StrictStateManager();
     for (const [address, entry] of Object.entries(prestate) as [Address, Prestate[Address]][]) {
       const at = createAddressFromString(address);
-      await state.putAccount(at, new Account(BigInt(entry.nonce ?? 0), BigInt(entry.balance ?? 0)));
-      if (entry.code && entry.code !== "0x") await state.putCode(at, hexToBytes(entry.code));
+      const code = entry.code && entry.code !== "0x" ? cachedCode(entry.code) : undefined;
+      await state.putAccount(at, new Account(BigInt(entry.nonce ?? 0), BigInt(entry.balance ?? 0), undefined, code ? hexToBytes(code.hash) : undefined));
+      if (code) state.topCodeStack().set(at.toString(), code.bytes);
       for (const [slot, value] of Object.entries(entry.storage ?? {}) as [Hex, Hex][]) {
         state.knownSlots.add(slotKey(address, slot));
         const word = BigInt(value);

@@ -65,6 +65,8 @@ describe("bundler_config", () => {
         bundleSize: 1000,
         pvgMarkup: 5,
         skipBundleValidation: false,
+        validationMode: "safe",
+        validationTracer: "in-process",
       },
     });
   });
@@ -84,6 +86,7 @@ describe("bundler_config", () => {
         relayingMode: "conditional",
         skipBundleValidation: true,
         eip2930: true,
+        validationMode: "unsafe",
       }),
     );
     expect(result).toMatchObject({
@@ -97,6 +100,8 @@ describe("bundler_config", () => {
       conditionalTransactions: true,
       skipBundleValidation: true,
       eip2930: true,
+      validationMode: "unsafe",
+      validationTracer: null,
     });
     for (const key of [
       "chainId",

@@ -28,3 +28,4 @@ export {
   verifyingPaymasterData,
 } from "./paymasters.ts";
 export { type ToSimpleAccountParameters, toSimpleAccount } from "./simple-account.ts";
+export { deployRuleProbes, type RuleProbes, ruleProbeAbis } from "./rule-probes.ts";

@@ -1,15 +1,14 @@
 import { type Address, parseEther } from "viem";
+import { BundlerConfigError } from "../errors/errors.ts";
 import type { ReputationConfig } from "../reputation/reputation.ts";
 import { type RelayingMode, relayingModes, type SubmitterConfig } from "../submit/configured-submitter.ts";
+import type { ValidationConfig } from "../validation/create-simulator.ts";
 import type { TransactionTrackerConfig } from "../submit/transaction-tracker.ts";
 
-/** A configuration value the engine cannot run with. The message names the field; it never holds a secret. */
-export class BundlerConfigError extends Error {
-  override name = "BundlerConfigError";
-}
+export { BundlerConfigError };
 
 /** How the engine runs. Every field has a default; see docs/configuration.md. */
-export interface BundlerConfig extends ReputationConfig, SubmitterConfig, TransactionTrackerConfig {
+export interface BundlerConfig extends ReputationConfig, SubmitterConfig, TransactionTrackerConfig, ValidationConfig {
   /** Milliseconds between bundle attempts when running automatically. Default 1000. */
   bundleInterval: number;
   /** At most this many operations per bundle, a cap besides gas (`maxBundleGas`). Default 1000. */
@@ -132,6 +131,10 @@ export const defaultBundlerConfig: BundlerConfig = {
   whitelistedEntities: { paymaster: [], account: [], factory: [] },
   maxMempoolSize: 10_000,
   useropsTTL: 300,
+  validationMode: "safe",
+  validationTracer: "in-process",
+  tracerWorkers: 2,
+  p256Precompile: false,
 };
 
 /**

@@ -1,7 +1,9 @@
-import { type Address, type Hash, type Hex, parseEther } from "viem";
+import { type Address, type Hash, type Hex, parseEther, parseTransaction } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
+import { decodeHandleOps } from "../src/entrypoint/decode-handle-ops.ts";
+import { createEntryPointRegistry } from "../src/entrypoint/registry.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import { systemClock } from "../src/ports/clock.ts";
 import type { Submitter } from "../src/ports/submitter.ts";
@@ -232,5 +234,32 @@ describe("bundle pipeline", () => {
     await bundler.sendBundleNow();
     expect(changes.find((c) => c.status === "dropped")).toEqual({ userOpHash: hashes[1], status: "dropped", reason: "evicted: the mempool is full" });
     for (const hash of [hashes[0]!, hashes[2]!]) expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+  });
+
+  it("splits a bundle the node refuses for its gas limit, until each part is accepted", async () => {
+    const store = createMemoryMempoolStore();
+    const { bundler: admitting } = await fx.makeBundler({ store });
+    const hashes: Hash[] = [];
+    for (let i = 0; i < 4; i++) {
+      const account = await fx.makeAccount("0.7");
+      hashes.push(await admitting.sendUserOperation(await fx.makeOperation(admitting, account, { to: recipient(), value: 1n }), account.entryPoint.address));
+    }
+    // A node whose blocks hold at most two of these operations (at the Submitter port).
+    const sizes: number[] = [];
+    const submitter: Submitter = {
+      name: "classic",
+      async submit(signed) {
+        const transaction = parseTransaction(signed);
+        const ops = decodeHandleOps(createEntryPointRegistry().get(transaction.to!), transaction.data!).length;
+        sizes.push(ops);
+        if (ops > 2) throw new Error("intrinsic gas too high -- tx.gas_limit > env.block.gas_limit");
+        return fx.client.sendRawTransaction({ serializedTransaction: signed });
+      },
+    };
+    const { bundler } = await fx.makeBundler({ store, submitter });
+    await bundler.sendBundleNow();
+    expect(sizes[0]).toBe(4);
+    expect(sizes.slice(1).every((n) => n <= 2)).toBe(true);
+    for (const hash of hashes) expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
   });
 });

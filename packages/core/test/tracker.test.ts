@@ -28,7 +28,7 @@ describe("transaction tracker", () => {
   const mine = (blocks = 1) => fx.client.request({ method: "anvil_mine" as never, params: [`0x${blocks.toString(16)}`] as never });
   const fast = { bundlingMode: "auto" as const, bundleInterval: 20, blockPollingInterval: 20, bundleReplaceAfterBlocks: 2 };
 
-  async function until<T>(look: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+  async function until<T>(look: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const found = await look();

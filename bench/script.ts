@@ -47,12 +47,15 @@ export async function cleanUp() {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
 }
 
+/** Set by a signal: the run was interrupted, whatever else fails while it stops. */
+let interrupted: Promise<void> | undefined;
+
 /** On Ctrl-C (or SIGTERM, SIGHUP): clean up and exit 130. */
 export function cleanUpOnSignals() {
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.on(signal, () => {
       process.stderr.write(`\n${signal}: stopping the service and the devnet\n`);
-      void cleanUp().then(() => process.exit(130));
+      interrupted ??= cleanUp().then(() => process.exit(130));
     });
   }
 }
@@ -69,6 +72,8 @@ export function runScript(
 ) {
   cleanUpOnSignals();
   main().catch(async (error) => {
+    // Stopping the service fails what was waiting on it: the interruption, not that, ends the run.
+    if (interrupted) return interrupted;
     const usageError = error instanceof UsageError;
     process.stderr.write(
       `${name}: ${usageError ? error.message : ((error as Error).stack ?? String(error))}\n`,

@@ -93,7 +93,8 @@ export async function replay(workload: Workload, policy: MempoolPolicy, options:
     blocks: chain.blocks,
     clock,
     entryPoints: [chain.entryPoint],
-    config: { minSignerBalance: 0n, bundleInterval: blockTimeMs, blockPollingInterval: blockTimeMs, maxMempoolSize: 100_000 },
+    // The simulated chain runs no EVM to trace: validation is simulation only, by explicit choice.
+    config: { validationMode: "unsafe", minSignerBalance: 0n, bundleInterval: blockTimeMs, blockPollingInterval: blockTimeMs, maxMempoolSize: 100_000 },
   });
 
   const admittedAt = new Map<Hash, { time: number; block: bigint; sender: number }>();

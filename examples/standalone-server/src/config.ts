@@ -9,6 +9,8 @@ import {
   type MempoolPolicyName,
   mempoolPolicyNames,
   relayingModes,
+  validationModes,
+  validationTracers,
 } from "@bundlekit/core";
 import { type Address, getAddress, type Hex, isAddress, isHex, parseUnits, size } from "viem";
 import { isPostgresDatabase, parsePostgresUrl } from "./database-url.ts";
@@ -132,6 +134,8 @@ const engineParsers: { [K in keyof BundlerConfig]?: Parse<BundlerConfig[K]> } = 
   multicall: (v, n) => address(v, n),
   estimationStaticBuffer: (v, n) => BigInt(integer(v, n, 0)),
   validationGasLimit: (v, n) => BigInt(integer(v, n, 21_000)),
+  executionGasLimit: (v, n) => BigInt(integer(v, n, 21_000)),
+  estimationGasMarkupPercent: (v, n) => BigInt(integer(v, n, 0, 1000)),
   receiptLookupRange: (v, n) => BigInt(integer(v, n, 1)),
   explorerApiKey: secret,
   conditionalTransactions: boolean,
@@ -153,6 +157,10 @@ const engineParsers: { [K in keyof BundlerConfig]?: Parse<BundlerConfig[K]> } = 
   maxBundleAttempts: (v, n) => integer(v, n, 1),
   bundleClaimLeaseMs: (v, n) => integer(v, n, 1000),
   reorgDepth: (v, n) => integer(v, n, 0),
+  validationMode: (v, n) => oneOf(v, n, validationModes),
+  validationTracer: (v, n) => oneOf(v, n, validationTracers),
+  tracerWorkers: (v, n) => integer(v, n, 0, 64),
+  p256Precompile: boolean,
 };
 
 /** The engine settings present in the file or the environment, parsed; absent ones keep the engine's defaults. */

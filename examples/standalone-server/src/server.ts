@@ -2,6 +2,7 @@ import {
   type Bundler,
   createBundler,
   createRedirectMethods,
+  defaultBundlerConfig,
   debugMethods,
   defineEntryPoint,
   mempoolPolicies,
@@ -11,7 +12,7 @@ import {
 } from "@bundlekit/core";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { createJsonRpcMetrics, type JsonRpcMetrics, type JsonRpcServer, startJsonRpcServer } from "@bundlekit/transport-jsonrpc";
-import { createPublicClient, http, type PublicClient, webSocket } from "viem";
+import { type Address, createPublicClient, http, type PublicClient, webSocket } from "viem";
 import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
 import { createPaymasterMethods, type PaymasterEndpointConfig } from "./paymaster-endpoint.ts";
 import { openStores } from "./stores.ts";
@@ -65,7 +66,7 @@ export async function startBundlerService(
       reputation,
       signer,
       entryPoints: config.entryPoints.map(({ version, address }) => defineEntryPoint(version, address)),
-      config: config.bundler,
+      config: withOwnPaymastersWhitelisted(config.bundler, options.paymaster),
       logger,
       instanceId: config.instanceId,
       policy: options.policy ?? mempoolPolicies[config.mempoolPolicy](),
@@ -113,4 +114,20 @@ export async function startBundlerService(
     await stores.close();
     throw error;
   }
+}
+
+/**
+ * The paymasters the service's own ERC-7677 endpoint signs for are the operator's: they are
+ * whitelisted (exempt from the stake rules of safe mode). The EntryPoint samples' v0.6 verifying
+ * paymaster keeps a nonce per sender in its own storage, which ERC-7562 allows an unstaked
+ * paymaster only for accounts already deployed.
+ */
+function withOwnPaymastersWhitelisted(
+  bundler: ServerConfig["bundler"],
+  paymaster: PaymasterEndpointConfig | undefined,
+): ServerConfig["bundler"] {
+  const own = Object.values(paymaster?.paymasters ?? {}).filter((a): a is Address => a !== undefined);
+  if (own.length === 0) return bundler;
+  const listed = bundler.whitelistedEntities ?? defaultBundlerConfig.whitelistedEntities;
+  return { ...bundler, whitelistedEntities: { ...listed, paymaster: [...listed.paymaster, ...own] } };
 }

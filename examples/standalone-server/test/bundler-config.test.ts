@@ -51,7 +51,8 @@ describe("bundler_config and redirectRpc", () => {
       useropsTTL: 600,
       relayingMode: "classic",
     });
-    expect(Object.keys(config)).toHaveLength(30);
+    expect(Object.keys(config)).toHaveLength(32);
+    expect(config).toMatchObject({ validationMode: "safe", validationTracer: "in-process" });
     const text = JSON.stringify(answer.body);
     for (const secret of [
       explorerApiKey,

@@ -171,8 +171,16 @@ describe("loadConfig: engine settings", () => {
       BUNDLEKIT_BUNDLE_CLAIM_LEASE_MS: "15000",
       BUNDLEKIT_WHITELISTED_PAYMASTER: "",
       BUNDLEKIT_WHITELISTED_ACCOUNT: `${factory}, ${paymaster}`,
+      BUNDLEKIT_ESTIMATION_GAS_MARKUP_PERCENT: "5",
+      BUNDLEKIT_EXECUTION_GAS_LIMIT: "2000000",
+      BUNDLEKIT_VALIDATION_MODE: "unsafe",
+      BUNDLEKIT_TRACER_WORKERS: "0",
+      BUNDLEKIT_P256_PRECOMPILE: "true",
     });
     expect(bundler).toMatchObject({
+      validationMode: "unsafe",
+      tracerWorkers: 0,
+      p256Precompile: true,
       useropsTTL: 60,
       eip2930: true,
       minSignerBalance: 1000n,
@@ -180,6 +188,8 @@ describe("loadConfig: engine settings", () => {
       relayingMode: "classic",
       bundleClaimLeaseMs: 15_000,
       whitelistedEntities: { paymaster: [], account: [factory, paymaster], factory: [] },
+      estimationGasMarkupPercent: 5n,
+      executionGasLimit: 2_000_000n,
     });
   });
 
@@ -198,6 +208,9 @@ describe("loadConfig: engine settings", () => {
     [{ BUNDLEKIT_USEROPS_TTL: "-5" }, /^useropsTTL must be an integer from 0/],
     [{ BUNDLEKIT_WHITELISTED_FACTORY: "0xnope" }, /^whitelistedEntities.factory: "0xnope" is not an address$/],
     [{ BUNDLEKIT_PVG_MARKUP: "-1" }, /^pvgMarkup must be an integer from 0 to 1000/],
+    [{ BUNDLEKIT_ESTIMATION_GAS_MARKUP_PERCENT: "ten" }, /^estimationGasMarkupPercent must be an integer from 0 to 1000/],
+    [{ BUNDLEKIT_VALIDATION_MODE: "fast" }, /^validationMode must be one of safe, unsafe, got "fast"$/],
+    [{ BUNDLEKIT_VALIDATION_TRACER: "native" }, /^validationTracer must be one of in-process, got "native"$/],
   ])("rejects %o with one line naming the setting", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -1,4 +1,4 @@
-import type { EntryPointVersion } from "@bundlekit/devnet";
+import { deployGasWorkloads, type EntryPointVersion, gasWorkloadsAbi } from "@bundlekit/devnet";
 import { dummySignature } from "@bundlekit/core";
 import { encodeFunctionData, type Hex, pad, parseAbi, parseEther, toEventSelector } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -282,21 +282,23 @@ describe("lookups through an operation's life", () => {
     expect(BigInt(tx.confirmations)).toBeGreaterThanOrEqual(1n);
   });
 
-  it.each(versions)("v%s: an operation whose execution reverts is included with success false", async (version) => {
+  it.each(versions)("v%s: an operation whose execution reverts is included with success false and the reason", async (version) => {
     const account = await fx.makeAccount(version);
     const entryPoint = fx.entryPoint(version);
-    // Estimated for a harmless call, then asked to send more than the account holds: only the execution fails.
+    const workloads = await deployGasWorkloads(fx.devnet);
+    // Estimated for a harmless call, then sent calling a callee that reverts: only the execution fails.
     const op = await fx.signedOperation(account);
+    const fail = encodeFunctionData({ abi: gasWorkloadsAbi, functionName: "fail", args: ["out of luck"] });
     const reverting: Record<string, unknown> = {
       ...op,
-      callData: encodeFunctionData({ abi: executeAbi, args: [entryPoint, parseEther("100"), "0x"] }),
+      callData: encodeFunctionData({ abi: executeAbi, args: [workloads, 0n, fail] }),
       callGasLimit: `0x${(BigInt(op.callGasLimit as string) + 50_000n).toString(16)}`,
     };
     reverting.signature = await account.signUserOperation(userOpFromWire(reverting) as never);
     const { result: userOpHash } = await fx.call("eth_sendUserOperation", [reverting, entryPoint]);
     await fx.service.bundler.sendBundleNow();
     const receipt = (await fx.call("eth_getUserOperationReceipt", [userOpHash])).result;
-    expect(receipt).toMatchObject({ userOpHash, success: false, receipt: { status: "0x1" } });
+    expect(receipt).toMatchObject({ userOpHash, success: false, reason: "out of luck", receipt: { status: "0x1" } });
     expect(BigInt(receipt.actualGasCost)).toBeGreaterThan(0n); // it still paid
   });
 

@@ -47,7 +47,7 @@ describe("bundler_config", () => {
         minUnstakeDelay: 86400,
         minSignerBalance: "0.1 eth",
         multicall: "0xcA11bde05977b3631167028862bE2a173976CA11",
-        estimationStaticBuffer: 10000,
+        estimationStaticBuffer: 0,
         validationGasLimit: 10000000,
         receiptLookupRange: 1024,
         explorerApiKey: false,
@@ -65,6 +65,8 @@ describe("bundler_config", () => {
         bundleSize: 1000,
         pvgMarkup: 5,
         skipBundleValidation: false,
+        validationMode: "safe",
+        validationTracer: "in-process",
       },
     });
   });
@@ -84,6 +86,7 @@ describe("bundler_config", () => {
         relayingMode: "conditional",
         skipBundleValidation: true,
         eip2930: true,
+        validationMode: "unsafe",
       }),
     );
     expect(result).toMatchObject({
@@ -97,6 +100,8 @@ describe("bundler_config", () => {
       conditionalTransactions: true,
       skipBundleValidation: true,
       eip2930: true,
+      validationMode: "unsafe",
+      validationTracer: null,
     });
     for (const key of [
       "chainId",

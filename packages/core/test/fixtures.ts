@@ -23,6 +23,9 @@ export async function rejection(promise: Promise<unknown>): Promise<BundlerError
   return error as BundlerError;
 }
 
+/** The gas fields of an operation not yet estimated: what a client sends to `eth_estimateUserOperationGas`. */
+export const unestimatedGas = { callGasLimit: 0n, verificationGasLimit: 0n, preVerificationGas: 0n, maxFeePerGas: 0n, maxPriorityFeePerGas: 0n } as const;
+
 /** A relayer signer at the port: local viem accounts, one lease each. */
 export function testSigner(keys: readonly Hex[]): RelayerSigner {
   const accounts = keys.map((k) => privateKeyToAccount(k));
@@ -107,7 +110,7 @@ export async function engineFixture() {
           }
         : { sender: account.address, nonce, ...factoryArgs, callData }
     ) as UserOperation;
-    const stub = { ...draft, callGasLimit: 0n, verificationGasLimit: 0n, preVerificationGas: 0n, maxFeePerGas: 0n, maxPriorityFeePerGas: 0n, signature: await account.getStubSignature() } as UserOperation;
+    const stub = { ...draft, ...unestimatedGas, signature: await account.getStubSignature() } as UserOperation;
     const estimate = await bundler.estimateUserOperationGas(stub, account.entryPoint.address);
     const op = {
       ...draft,

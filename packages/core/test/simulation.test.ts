@@ -37,7 +37,8 @@ async function simulated(options: { behaviour?: (op: UserOperationV07) => Simula
     blocks: chain.blocks,
     clock,
     entryPoints: [chain.entryPoint],
-    config: { minSignerBalance: 0n, bundleInterval: 1_000, blockPollingInterval: 1_000 },
+    // The simulated chain runs no EVM to trace: validation is simulation only, by explicit choice.
+    config: { validationMode: "unsafe", minSignerBalance: 0n, bundleInterval: 1_000, blockPollingInterval: 1_000 },
   });
   const changes: StatusChange[] = [];
   bundler.onStatusChange((c) => changes.push(c));

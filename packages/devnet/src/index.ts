@@ -17,6 +17,7 @@ export { type ContractArtifact, type ContractName, loadArtifact } from "./artifa
 export { type DeployOptions, type DevnetDeployment, deployErc4337Contracts } from "./deploy.ts";
 export { type Devnet, type StartDevnetOptions, startDevnet } from "./devnet.ts";
 export { DEVNET_MNEMONIC, deriveDevnetKeys } from "./keys.ts";
+export { deployGasWorkloads, GAS_WORKLOADS, gasWorkloadsAbi } from "./gas-workloads.ts";
 export {
   DEVNET_PAYMASTER_SIGNER_KEY,
   type DevnetPaymasters,
@@ -27,3 +28,4 @@ export {
   verifyingPaymasterData,
 } from "./paymasters.ts";
 export { type ToSimpleAccountParameters, toSimpleAccount } from "./simple-account.ts";
+export { deployRuleProbes, type RuleProbes, ruleProbeAbis } from "./rule-probes.ts";

@@ -8,6 +8,7 @@ import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
+import type { Simulator } from "../ports/simulator.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { Reputation } from "../reputation/reputation.ts";
@@ -15,6 +16,7 @@ import { isStaked } from "../reputation/stake.ts";
 import type { StatusListener } from "../status/status-change.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
 import type { UserOperation } from "../userop/types.ts";
+import { checkAuthorization } from "../validation/check-authorization.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
 import { withQueuedNonce } from "../validation/queued-nonce.ts";
 import { validateUserOperation } from "../validation/validate-user-operation.ts";
@@ -22,6 +24,8 @@ import type { BundlerConfig } from "./config.ts";
 
 export interface AdmissionContext {
   client: ChainClient;
+  /** Runs validation: traced and held to ERC-7562 in safe mode, simulation only in unsafe mode. */
+  simulator: Simulator;
   chainId: number;
   store: MempoolStore;
   policy: MempoolPolicy;
@@ -55,9 +59,10 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   }
   const userOpHash = getUserOperationHash(op, entryPoint, context.chainId);
   if (await store.get(userOpHash)) throw new DuplicateUserOperationError(userOpHash);
-  await context.reputation.check(entryPoint.address, op);
+  await Promise.all([context.reputation.check(entryPoint.address, op), checkAuthorization(context.client, context.chainId, op)]);
   const simulation = {
-    client: context.client,
+    simulator: context.simulator,
+    rules: config,
     nowSeconds: BigInt(Math.floor(clock.now() / 1000)),
     preVerificationGas: context.preVerificationGas,
   };

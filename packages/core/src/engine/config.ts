@@ -1,15 +1,14 @@
 import { type Address, parseEther } from "viem";
+import { BundlerConfigError } from "../errors/errors.ts";
 import type { ReputationConfig } from "../reputation/reputation.ts";
 import { type RelayingMode, relayingModes, type SubmitterConfig } from "../submit/configured-submitter.ts";
+import type { ValidationConfig } from "../validation/create-simulator.ts";
 import type { TransactionTrackerConfig } from "../submit/transaction-tracker.ts";
 
-/** A configuration value the engine cannot run with. The message names the field; it never holds a secret. */
-export class BundlerConfigError extends Error {
-  override name = "BundlerConfigError";
-}
+export { BundlerConfigError };
 
 /** How the engine runs. Every field has a default; see docs/configuration.md. */
-export interface BundlerConfig extends ReputationConfig, SubmitterConfig, TransactionTrackerConfig {
+export interface BundlerConfig extends ReputationConfig, SubmitterConfig, TransactionTrackerConfig, ValidationConfig {
   /** Milliseconds between bundle attempts when running automatically. Default 1000. */
   bundleInterval: number;
   /** At most this many operations per bundle, a cap besides gas (`maxBundleGas`). Default 1000. */
@@ -29,13 +28,13 @@ export interface BundlerConfig extends ReputationConfig, SubmitterConfig, Transa
   bundlingMode: "auto" | "manual" | "pull";
   /** Who receives the bundle's fee refunds. Default: the relayer that sends the bundle. */
   beneficiary: Address | undefined;
-  /** Verification gas cap used in simulation and estimation. Default 10,000,000. */
+  /** Verification gas cap used in simulation, and the most verification gas estimation tries. Default 10,000,000. */
   validationGasLimit: bigint;
-  /** Call gas cap used in estimation. Default 10,000,000. */
+  /** The most call (and postOp) gas estimation tries. Default 10,000,000. */
   executionGasLimit: bigint;
-  /** Gas added to estimated verification and call gas. Default 10,000. */
+  /** Gas added to each estimated limit (after the markup). Default 0. */
   estimationStaticBuffer: bigint;
-  /** Percent added to estimated verification and call gas. Default 10. */
+  /** Percent added to each estimated limit: the least gas at which its phase succeeds. Default 3. */
   estimationGasMarkupPercent: bigint;
   /** Percent added to the estimated preVerificationGas. Default 5. */
   pvgMarkup: bigint;
@@ -103,8 +102,8 @@ export const defaultBundlerConfig: BundlerConfig = {
   beneficiary: undefined,
   validationGasLimit: 10_000_000n,
   executionGasLimit: 10_000_000n,
-  estimationStaticBuffer: 10_000n,
-  estimationGasMarkupPercent: 10n,
+  estimationStaticBuffer: 0n,
+  estimationGasMarkupPercent: 3n,
   pvgMarkup: 5n,
   gasPriceMarkup: 0,
   bundleGasLimitMarkup: 20n,
@@ -132,6 +131,10 @@ export const defaultBundlerConfig: BundlerConfig = {
   whitelistedEntities: { paymaster: [], account: [], factory: [] },
   maxMempoolSize: 10_000,
   useropsTTL: 300,
+  validationMode: "safe",
+  validationTracer: "in-process",
+  tracerWorkers: 2,
+  p256Precompile: false,
 };
 
 /**

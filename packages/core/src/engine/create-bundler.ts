@@ -17,6 +17,7 @@ import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { RelayerSigner } from "../ports/relayer-signer.ts";
 import type { ReputationEntry, ReputationStore } from "../ports/reputation-store.ts";
+import type { Simulator } from "../ports/simulator.ts";
 import type { Submitter } from "../ports/submitter.ts";
 import {
   getUserOperationByHash,
@@ -33,6 +34,7 @@ import { reconcileSubmitted } from "../submit/reconcile-submitted.ts";
 import { createTransactionTracker } from "../submit/transaction-tracker.ts";
 import { createMemoryReputationStore } from "../testing/memory-reputation-store.ts";
 import type { UserOperation } from "../userop/types.ts";
+import { createSimulator } from "../validation/create-simulator.ts";
 import { withQueuedNonce } from "../validation/queued-nonce.ts";
 import { mergeStateOverrides, type StateOverride } from "../validation/state-override.ts";
 import { admitUserOperation } from "./admission.ts";
@@ -55,6 +57,8 @@ export interface CreateBundlerParameters {
   signer: RelayerSigner;
   /** How bundles reach the chain. Default: the one `config.relayingMode` names (`eth_sendRawTransaction` through `client`). */
   submitter?: Submitter;
+  /** Runs validation. Default: the one `config.validationMode` and `config.validationTracer` name (safe, in-process). */
+  simulator?: Simulator;
   /** EntryPoints served. Default: canonical v0.6, v0.7 and v0.8. */
   entryPoints?: readonly EntryPoint[];
   /** Fee suggestions. Default: from the node, with `config.gasPriceMarkup`. */
@@ -151,6 +155,11 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const blocks = parameters.blocks ?? createPollingBlockSource({ client, clock, logger, intervalMs: config.blockPollingInterval });
   const [chainId, head] = await Promise.all([client.getChainId(), blocks.latest()]);
   const maxBundleGas = config.maxBundleGas ?? defaultMaxBundleGas(head.gasLimit, config.bundleGasLimitMarkup);
+  const simulator = parameters.simulator ?? createSimulator(client, chainId, config);
+  config.validationMode = simulator.mode;
+  if (simulator.tracer) config.validationTracer = simulator.tracer as BundlerConfig["validationTracer"];
+  if (simulator.mode === "safe") logger.info("validation: safe mode, ERC-7562 rules enforced", { tracer: simulator.tracer });
+  else logger.warn("validation: unsafe mode, simulation only: ERC-7562 rules are not enforced", {});
   const status = createStatusHub();
   const policy = parameters.policy ?? createDefaultMempoolPolicy();
   const reputationStore = parameters.reputation ?? createMemoryReputationStore();
@@ -311,6 +320,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       admitUserOperation(
         {
           client,
+          simulator,
           chainId,
           store,
           policy,
@@ -419,6 +429,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       unsubscribeBlocks = undefined;
       await scheduler.stop();
       await bundleSender.inProgress();
+      await simulator.close();
     },
   };
 }

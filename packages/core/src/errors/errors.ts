@@ -161,3 +161,50 @@ export class DuplicateUserOperationError extends BundlerError {
     super(RpcErrorCode.invalidParams, `user operation ${userOpHash} is already known`, { userOpHash });
   }
 }
+
+/** One ERC-7562 rule broken, as `RuleViolationError` carries it. */
+export interface RuleViolationDetail {
+  rule: string;
+  entity: string;
+  address: Address;
+  subject: string;
+}
+
+/**
+ * The operation's validation broke ERC-7562 rules (-32502). The message names the first
+ * violation ("factory 0x… uses banned opcode TIMESTAMP (OP-011)"); `data.violations` lists all.
+ */
+export class RuleViolationError extends BundlerError {
+  override name = "RuleViolationError";
+  readonly violations: readonly RuleViolationDetail[];
+  constructor(violations: readonly RuleViolationDetail[]) {
+    const [first] = violations;
+    const more = violations.length > 1 ? `; and ${violations.length - 1} more` : "";
+    super(RpcErrorCode.opcodeOrStorageRule, `${first!.entity} ${first!.address} ${first!.subject} (${first!.rule})${more}`, {
+      rule: first!.rule,
+      [first!.entity]: first!.address,
+      violations: violations.map((v) => ({ ...v })),
+    });
+    this.violations = violations;
+  }
+}
+
+/**
+ * The validation read state the node's prestate did not include, so its trace cannot be trusted
+ * (-32502): the operation is refused, never validated on a guessed value.
+ */
+export class TraceIncompleteError extends BundlerError {
+  override name = "TraceIncompleteError";
+  constructor(missing: readonly string[]) {
+    super(
+      RpcErrorCode.opcodeOrStorageRule,
+      `validation read state outside the node's prestate (${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", …" : ""}); refused rather than guessed`,
+      { missing: missing.slice(0, 20) },
+    );
+  }
+}
+
+/** A configuration value the engine cannot run with. The message names the field; it never holds a secret. */
+export class BundlerConfigError extends Error {
+  override name = "BundlerConfigError";
+}

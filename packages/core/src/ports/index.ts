@@ -7,3 +7,5 @@ export * from "./relayer-signer.ts";
 export * from "./reputation-store.ts";
 export * from "./submitter.ts";
 export * from "./mempool-policy.ts";
+export * from "./validation-tracer.ts";
+export * from "./simulator.ts";

@@ -5,7 +5,13 @@ import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { toQuantity } from "../userop/wire.ts";
-import { decodeUserOperationEvent, logsOfUserOperation, type RawLog, userOperationEventTopic } from "./user-operation-event.ts";
+import {
+  decodeUserOperationEvent,
+  logsOfUserOperation,
+  type RawLog,
+  userOperationEventTopic,
+  userOperationRevertReason,
+} from "./user-operation-event.ts";
 
 /** `eth_getUserOperationByHash`'s answer in domain form. */
 export interface UserOperationLookup {
@@ -26,6 +32,7 @@ export interface UserOperationReceipt {
   actualGasCost: bigint;
   actualGasUsed: bigint;
   success: boolean;
+  /** Why it did not succeed: the revert reason the EntryPoint recorded (see `userOperationRevertReason`). */
   reason?: string;
   logs: RawLog[];
   /** The node's receipt with hex fields, plus `confirmations` and `byzantium`. */
@@ -96,6 +103,8 @@ export async function getUserOperationReceipt(context: LookupContext, userOpHash
   ]);
   if (!receipt) return undefined;
   const decoded = decodeUserOperationEvent(event);
+  const logs = logsOfUserOperation(receipt.logs, userOpHash, event.address);
+  const reason = decoded.success ? undefined : userOperationRevertReason(logs, userOpHash, event.address);
   return {
     userOpHash,
     entryPoint: event.address,
@@ -105,7 +114,8 @@ export async function getUserOperationReceipt(context: LookupContext, userOpHash
     actualGasCost: decoded.actualGasCost,
     actualGasUsed: decoded.actualGasUsed,
     success: decoded.success,
-    logs: logsOfUserOperation(receipt.logs, userOpHash, event.address),
+    ...(reason !== undefined ? { reason } : {}),
+    logs,
     receipt: {
       ...receipt,
       // The node may answer a receipt of a block newer than the latest number it reported a moment ago.

@@ -1,5 +1,6 @@
-import { type Address, decodeEventLog, type Hash, type Hex, toEventSelector } from "viem";
+import { type Address, decodeAbiParameters, decodeErrorResult, decodeEventLog, type Hash, type Hex, parseAbi, toEventSelector } from "viem";
 import { entryPoint07Abi } from "viem/account-abstraction";
+import { revertReason } from "../utils/revert-reason.ts";
 
 /** `UserOperationEvent`, identical in every EntryPoint version. */
 export const userOperationEventTopic = toEventSelector(
@@ -60,4 +61,39 @@ export function logsOfUserOperation(logs: readonly RawLog[], userOpHash: Hash, e
     start--;
   }
   return logs.slice(start + 1, end);
+}
+
+/** `UserOperationRevertReason` (v0.6+) and `PostOpRevertReason` (v0.7+): why an included operation did not succeed. */
+const revertReasonTopics = {
+  execution: toEventSelector("UserOperationRevertReason(bytes32,address,uint256,bytes)"),
+  postOp: toEventSelector("PostOpRevertReason(bytes32,address,uint256,bytes)"),
+};
+const postOpRevertedAbi = parseAbi(["error PostOpReverted(bytes returnData)"]);
+
+/**
+ * Why the operation `userOpHash` failed, from the EntryPoint's revert-reason event among its
+ * logs: the `Error(string)` message or `Panic(<code>)`, else the raw revert data; a postOp's is
+ * prefixed `postOp reverted: `. Undefined when the EntryPoint recorded none.
+ */
+export function userOperationRevertReason(logs: readonly RawLog[], userOpHash: Hash, entryPoint: Address): string | undefined {
+  for (const log of logs) {
+    if (log.address.toLowerCase() !== entryPoint.toLowerCase() || log.topics[1]?.toLowerCase() !== userOpHash.toLowerCase()) continue;
+    const kind = log.topics[0] === revertReasonTopics.execution ? "execution" : log.topics[0] === revertReasonTopics.postOp ? "postOp" : undefined;
+    if (!kind) continue;
+    const [, data] = decodeAbiParameters([{ type: "uint256" }, { type: "bytes" }], log.data);
+    const reason = kind === "postOp" ? unwrapPostOpReverted(data) : data;
+    const text = revertReason(reason) ?? reason;
+    return kind === "postOp" ? `postOp reverted: ${text}` : text;
+  }
+  return undefined;
+}
+
+/** v0.7+ wrap a postOp's revert data in `PostOpReverted(bytes)`. */
+function unwrapPostOpReverted(data: Hex): Hex {
+  try {
+    const { args } = decodeErrorResult({ abi: postOpRevertedAbi, data });
+    return args[0];
+  } catch {
+    return data;
+  }
 }

@@ -34,6 +34,10 @@ export interface BundlerConfigResult {
   bundleSize: number;
   pvgMarkup: number;
   skipBundleValidation: boolean;
+  /** `safe` (traced, ERC-7562 enforced) or `unsafe` (simulation only). */
+  validationMode: "safe" | "unsafe";
+  /** How safe mode collects its trace (`in-process`, `js`); null in unsafe mode. */
+  validationTracer: string | null;
 }
 
 /**
@@ -83,5 +87,7 @@ export function encodeBundlerConfig(
     bundleSize: config.bundleSize,
     pvgMarkup: Number(config.pvgMarkup),
     skipBundleValidation: config.skipBundleValidation,
+    validationMode: config.validationMode,
+    validationTracer: config.validationMode === "safe" ? config.validationTracer : null,
   };
 }

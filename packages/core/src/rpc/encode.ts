@@ -46,6 +46,7 @@ export function encodeUserOperationReceipt(receipt: UserOperationReceipt | undef
     actualGasCost: toQuantity(receipt.actualGasCost),
     actualGasUsed: toQuantity(receipt.actualGasUsed),
     success: receipt.success,
+    ...(receipt.reason !== undefined ? { reason: receipt.reason } : {}),
     logs: receipt.logs,
     receipt: receipt.receipt,
   };

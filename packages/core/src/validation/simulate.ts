@@ -1,4 +1,4 @@
-import { concat, decodeErrorResult, decodeFunctionResult, encodeFunctionData, type Hex, zeroAddress } from "viem";
+import { type Address, concat, decodeErrorResult, decodeFunctionResult, encodeFunctionData, type Hex, zeroAddress } from "viem";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { EntryPointRejectionError, InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
@@ -57,8 +57,21 @@ export async function simulateValidation(
   op: UserOperation,
   options: SimulateOptions = {},
 ): Promise<ValidationResult> {
+  const result = await ethCall(client, validationCall(entryPoint, op, options.stateOverride));
+  return decodeValidationResult(entryPoint, op, result);
+}
+
+/** The `simulateValidation` call of `op`, as `eth_call` or a tracer runs it. */
+export function validationCall(entryPoint: EntryPoint, op: UserOperation, stateOverride?: StateOverride): SimulationCall {
+  return simulationCall(entryPoint, op, "simulateValidation", [toEntryPointStruct(op)], { stateOverride });
+}
+
+/**
+ * What `simulateValidation` answered, decoded: v0.6 reverts with its result, v0.7+ returns it. A
+ * `FailedOp` throws `EntryPointRejectionError` with its `AAxx` reason.
+ */
+export function decodeValidationResult(entryPoint: EntryPoint, op: UserOperation, result: EthCallResult): ValidationResult {
   const abi = entryPoint.simulations?.abi ?? entryPoint.abi;
-  const result = await callSimulation(client, entryPoint, op, "simulateValidation", [toEntryPointStruct(op)], options);
   if (isUserOperationV06(op)) {
     const decoded = decodeSimulationRevert(abi, result, ["ValidationResult", "ValidationResultWithAggregation"]);
     const [returnInfo, senderInfo, factoryInfo, paymasterInfo] = decoded as [V06ReturnInfo, StakeInfo, StakeInfo, StakeInfo];
@@ -100,7 +113,7 @@ export async function simulateHandleOp(
 ): Promise<ExecutionResult> {
   const abi = entryPoint.simulations?.abi ?? entryPoint.abi;
   const args = [toEntryPointStruct(op), options.target?.address ?? zeroAddress, options.target?.data ?? "0x"];
-  const result = await callSimulation(client, entryPoint, op, "simulateHandleOp", args, options);
+  const result = await ethCall(client, simulationCall(entryPoint, op, "simulateHandleOp", args, options));
   const decoded = isUserOperationV06(op)
     ? (() => {
         const [preOpGas, paid, , , targetSuccess, targetResult] = decodeSimulationRevert(abi, result, ["ExecutionResult"]);
@@ -130,14 +143,20 @@ type V07ValidationResult = {
   paymasterInfo: StakeInfo;
 };
 
-async function callSimulation(
-  client: ChainClient,
+/** An EntryPoint simulation as a call: its target, calldata and the state override it needs. */
+export interface SimulationCall {
+  to: Address;
+  data: Hex;
+  stateOverride: StateOverride;
+}
+
+function simulationCall(
   entryPoint: EntryPoint,
   op: UserOperation,
   functionName: "simulateValidation" | "simulateHandleOp",
   args: readonly unknown[],
   options: SimulateOptions,
-): Promise<EthCallResult> {
+): SimulationCall {
   const abi = entryPoint.simulations?.abi ?? entryPoint.abi;
   const stateOverride: StateOverride = { ...options.stateOverride };
   if (entryPoint.simulations) {
@@ -147,11 +166,7 @@ async function callSimulation(
     // Simulate the EIP-7702 delegation the bundle transaction will carry.
     stateOverride[op.sender] = { ...stateOverride[op.sender], code: concat(["0xef0100", op.authorization.address]) };
   }
-  return ethCall(client, {
-    to: entryPoint.address,
-    data: encodeFunctionData({ abi, functionName, args }),
-    stateOverride,
-  });
+  return { to: entryPoint.address, data: encodeFunctionData({ abi, functionName, args }), stateOverride };
 }
 
 /** v0.6 simulations revert on success: decode one of the expected result errors, or the failure. */
@@ -172,9 +187,14 @@ function expectReturn(abi: EntryPointAbi, result: EthCallResult): Hex {
 }
 
 function rejection(abi: EntryPointAbi, result: EthCallResult & { reverted: true }): Error {
-  const failure = decodeEntryPointRevert(abi, result.data);
+  return simulationRejection(abi, result.data, result.message);
+}
+
+/** The error for a simulation that failed with `data`: the `AAxx` reason of a `FailedOp`, or the raw revert. */
+export function simulationRejection(abi: EntryPointAbi, data: Hex, message = "reverted"): EntryPointRejectionError {
+  const failure = decodeEntryPointRevert(abi, data);
   if (failure) return new EntryPointRejectionError(failure.reason, failure.inner ? { revertData: failure.inner } : {});
-  return new EntryPointRejectionError(`validation reverted: ${result.message}`, { revertData: result.data });
+  return new EntryPointRejectionError(`validation reverted: ${message}`, { revertData: data });
 }
 
 type EntryPointAbi = EntryPoint["abi"];

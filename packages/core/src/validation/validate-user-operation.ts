@@ -1,13 +1,33 @@
 import type { EntryPoint } from "../entrypoint/registry.ts";
-import { BundlerError, EntryPointRejectionError, InvalidParamsError, RpcErrorCode } from "../errors/errors.ts";
+import { BundlerError, EntryPointRejectionError, InvalidParamsError, RpcErrorCode, RuleViolationError } from "../errors/errors.ts";
 import { calculatePreVerificationGas, type PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
-import type { ChainClient } from "../ports/chain-client.ts";
-import type { UserOperation } from "../userop/types.ts";
+import type { Simulator } from "../ports/simulator.ts";
+import { isStaked, type StakeRequirement } from "../reputation/stake.ts";
+import type { WhitelistedEntities } from "../reputation/reputation.ts";
+import { factoryOf, paymasterOf, type UserOperation } from "../userop/types.ts";
+import { senderCreatorOf } from "./deployment-override.ts";
+import { checkValidationRules } from "./rules/check-validation-rules.ts";
+import type { RuleViolation } from "./rules/rule-violation.ts";
 import type { StateOverride } from "./state-override.ts";
-import { simulateValidation, type ValidationResult } from "./simulate.ts";
+import type { ValidationResult } from "./simulate.ts";
+import type { ValidationTrace } from "./trace/validation-trace.ts";
+
+/** What the ERC-7562 rules are checked with. */
+export interface ValidationRulesConfig extends StakeRequirement {
+  /** Entities exempt from reputation and stake rules: treated as staked. */
+  whitelistedEntities: WhitelistedEntities;
+  /** The chain has the P256VERIFY precompile at 0x100 and entities may call it (OP-062). */
+  p256Precompile: boolean;
+}
+
+/** A validated operation: the EntryPoint's result, and its trace when validated in safe mode. */
+export interface ValidatedOperation extends ValidationResult {
+  trace: ValidationTrace | undefined;
+}
 
 export interface ValidateContext {
-  client: ChainClient;
+  simulator: Simulator;
+  rules: ValidationRulesConfig;
   /** Seconds since the epoch. */
   nowSeconds: bigint;
   /** An operation must stay valid at least this long to be worth bundling. Default 30 s. */
@@ -25,8 +45,12 @@ export async function validateUserOperation(
   context: ValidateContext,
   entryPoint: EntryPoint,
   op: UserOperation,
-): Promise<ValidationResult> {
-  const result = await simulateValidation(context.client, entryPoint, op, { stateOverride: context.stateOverride });
+): Promise<ValidatedOperation> {
+  const { validation: result, trace } = await context.simulator.simulateValidation(entryPoint, op, { stateOverride: context.stateOverride });
+  if (trace) {
+    const violations = ruleViolations(context.rules, entryPoint, op, result, trace);
+    if (violations.length > 0) throw new RuleViolationError(violations);
+  }
   const minValidity = context.minValiditySeconds ?? 30n;
   for (const [entity, data] of [["account", result.account], ["paymaster", result.paymaster]] as const) {
     if (!data) continue;
@@ -57,5 +81,23 @@ export async function validateUserOperation(
       `too low: expected at least ${required}, provided only ${op.preVerificationGas}`,
     );
   }
-  return result;
+  return { ...result, trace };
+}
+
+/** The ERC-7562 rules broken in `trace`, with each entity's stake (whitelisted ones count as staked). */
+export function ruleViolations(
+  rules: ValidationRulesConfig,
+  entryPoint: EntryPoint,
+  op: UserOperation,
+  result: ValidationResult,
+  trace: ValidationTrace,
+): RuleViolation[] {
+  const listed = (role: keyof WhitelistedEntities, address: string | undefined) =>
+    address !== undefined && rules.whitelistedEntities[role].some((a) => a.toLowerCase() === address.toLowerCase());
+  const stakes = {
+    account: isStaked(result.sender, rules) || listed("account", op.sender),
+    factory: isStaked(result.factory, rules) || listed("factory", factoryOf(op)),
+    paymaster: isStaked(result.paymasterStake, rules) || listed("paymaster", paymasterOf(op)),
+  };
+  return checkValidationRules({ op, entryPoint: entryPoint.address, senderCreator: senderCreatorOf(entryPoint), trace, stakes, p256Precompile: rules.p256Precompile });
 }

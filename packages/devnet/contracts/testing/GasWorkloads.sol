@@ -27,8 +27,20 @@ contract GasWorkloads {
         counter += data.length;
     }
 
-    /// Always reverts with a reason.
+    error Refused(uint256 code);
+
+    /// Always reverts with a reason: Error(string).
     function fail(string calldata reason) external pure {
         revert(reason);
+    }
+
+    /// Panics (division by zero, Panic(0x12)) when `b` is 0.
+    function divide(uint256 a, uint256 b) external pure returns (uint256) {
+        return a / b;
+    }
+
+    /// Always reverts with a custom error.
+    function refuse(uint256 code) external pure {
+        revert Refused(code);
     }
 }

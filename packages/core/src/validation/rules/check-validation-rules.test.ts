@@ -1,4 +1,4 @@
-import { type Address, encodeAbiParameters, type Hex, keccak256, pad, toFunctionSelector } from "viem";
+import { type Address, encodeAbiParameters, getAddress, type Hex, keccak256, pad, toFunctionSelector } from "viem";
 import { describe, expect, it } from "vitest";
 import type { UserOperationV07 } from "../../userop/types.ts";
 import type { PhaseTrace, ValidationTrace } from "../trace/validation-trace.ts";
@@ -142,7 +142,7 @@ describe("checkValidationRules", () => {
   it("names the entity, its address, the subject and the rule", () => {
     const trace: ValidationTrace = { phases: [phase("factory", { opcodes: { TIMESTAMP: 1 } })], keccakInputs: [], codeHashes: {} };
     const [violation] = checkValidationRules({ op: withFactory, entryPoint, senderCreator, trace, stakes: unstaked });
-    expect(describeViolation(violation!)).toBe(`factory ${factory} uses banned opcode TIMESTAMP (OP-011)`);
+    expect(describeViolation(violation!)).toBe(`factory ${getAddress(factory)} uses banned opcode TIMESTAMP (OP-011)`);
   });
 
   it("ignores the EntryPoint's own calls to itself and its own storage", () => {

@@ -1,4 +1,4 @@
-import { type Address, type Hex, toFunctionSelector } from "viem";
+import { type Address, getAddress, type Hex, toFunctionSelector } from "viem";
 import type { EntityRole } from "../../reputation/entities.ts";
 import { factoryOf, paymasterOf, type UserOperation } from "../../userop/types.ts";
 import type { PhaseTrace, StorageAccesses, ValidationTrace } from "../trace/validation-trace.ts";
@@ -83,7 +83,7 @@ export function checkValidationRules(parameters: CheckValidationRulesParameters)
       paymaster,
       associated,
       p256: parameters.p256Precompile ?? false,
-      violate: (rule, subject) => violations.push({ rule, entity: role, address: address as Address, subject }),
+      violate: (rule, subject) => violations.push({ rule, entity: role, address: getAddress(address), subject }),
     };
     checkOpcodes(phase, context);
     checkCreates(phase, context);

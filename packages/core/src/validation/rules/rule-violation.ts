@@ -1,4 +1,5 @@
 import type { Address } from "viem";
+import { RuleViolationError } from "../../errors/errors.ts";
 import type { EntityRole } from "../../reputation/entities.ts";
 
 /** An ERC-7562 rule an entity broke during validation. */
@@ -14,5 +15,5 @@ export interface RuleViolation {
 
 /** "factory 0x… uses banned opcode TIMESTAMP (OP-011)". */
 export function describeViolation(violation: RuleViolation): string {
-  return `${violation.entity} ${violation.address} ${violation.subject} (${violation.rule})`;
+  return new RuleViolationError([violation]).message;
 }

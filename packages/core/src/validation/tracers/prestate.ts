@@ -1,0 +1,62 @@
+import type { Address, Hex } from "viem";
+import { InfrastructureError } from "../../errors/errors.ts";
+import type { ChainClient } from "../../ports/chain-client.ts";
+import type { StateOverride } from "../state-override.ts";
+import type { TraceCallRequest } from "../../ports/validation-tracer.ts";
+
+/** One account as `prestateTracer` reports it; absent fields are zero or empty. */
+export interface PrestateAccount {
+  balance?: Hex;
+  nonce?: number;
+  code?: Hex;
+  storage?: Record<Hex, Hex>;
+}
+
+/** Every account and slot a call reads, before it runs (`prestateTracer`), lower-case addresses. */
+export type Prestate = Record<Address, PrestateAccount>;
+
+/** The block a call runs in, for what the prestate does not carry. */
+export interface BlockEnvironment {
+  number: bigint;
+  timestamp: bigint;
+  coinbase: Address;
+  gasLimit: bigint;
+  baseFeePerGas: bigint;
+  prevRandao: Hex;
+}
+
+/** The call as the node's `debug_traceCall` takes it. */
+export function rpcCall(call: TraceCallRequest["call"]) {
+  return { from: call.from, to: call.to, data: call.data, gas: `0x${call.gas.toString(16)}` };
+}
+
+/**
+ * The state `call` reads, from one `debug_traceCall` with the node's `prestateTracer`, under the
+ * same state override (`stateOverrides`, the spelling nodes honour) the call runs with.
+ */
+export async function fetchPrestate(client: ChainClient, call: TraceCallRequest["call"], stateOverride: StateOverride | undefined): Promise<Prestate> {
+  try {
+    const result = (await client.request({
+      method: "debug_traceCall",
+      params: [rpcCall(call), "latest", { tracer: "prestateTracer", ...(stateOverride ? { stateOverrides: stateOverride } : {}) }],
+    } as never)) as Record<string, PrestateAccount>;
+    const prestate: Prestate = {};
+    for (const [address, account] of Object.entries(result)) prestate[address.toLowerCase() as Address] = account;
+    return prestate;
+  } catch (error) {
+    throw new InfrastructureError(`debug_traceCall with prestateTracer failed: ${(error as Error).message?.split("\n")[0]}`, { cause: error });
+  }
+}
+
+/** The latest block's environment, as `eth_call` on "latest" sees it. */
+export async function fetchBlockEnvironment(client: ChainClient): Promise<BlockEnvironment> {
+  const block = await client.getBlock({ blockTag: "latest" });
+  return {
+    number: block.number ?? 0n,
+    timestamp: block.timestamp,
+    coinbase: block.miner.toLowerCase() as Address,
+    gasLimit: block.gasLimit,
+    baseFeePerGas: block.baseFeePerGas ?? 0n,
+    prevRandao: block.mixHash ?? `0x${"00".repeat(32)}`,
+  };
+}

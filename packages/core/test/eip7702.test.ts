@@ -1,0 +1,66 @@
+import { SIMPLE_7702_ACCOUNT } from "@bundlekit/devnet";
+import { createWalletClient, http, parseEther } from "viem";
+import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
+import { toSimple7702SmartAccount } from "viem/account-abstraction";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Bundler } from "../src/engine/create-bundler.ts";
+import { RpcErrorCode } from "../src/errors/errors.ts";
+import type { UserOperationV07 } from "../src/userop/types.ts";
+import { engineFixture, rejection, unestimatedGas } from "./fixtures.ts";
+
+/** EIP-7702 operations on v0.8: simulated, estimated and bundled with their authorization, refused at once when it cannot apply. */
+describe("EIP-7702 operations", () => {
+  let fx: Awaited<ReturnType<typeof engineFixture>>;
+  let bundler: Bundler;
+
+  beforeAll(async () => {
+    fx = await engineFixture();
+    ({ bundler } = await fx.makeBundler());
+  });
+  afterAll(async () => {
+    await fx.devnet.stop();
+  });
+
+  /** A funded EOA as viem's Simple7702 account, and an operation of it (estimated, signed) carrying `authorize`'s authorization. */
+  async function operation(authorize: (owner: PrivateKeyAccount, nonce: number) => ReturnType<PrivateKeyAccount["signAuthorization"]>) {
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const wallet = createWalletClient({ chain: fx.devnet.chain, transport: http(fx.devnet.rpcUrl), account: privateKeyToAccount(fx.devnet.accountKeys.at(-3)!) });
+    await fx.client.waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: owner.address, value: parseEther("1") }) });
+    const account = await toSimple7702SmartAccount({ client: fx.client, owner });
+    const authorization = await authorize(owner, await fx.client.getTransactionCount({ address: owner.address }));
+    const draft = {
+      sender: owner.address,
+      nonce: await account.getNonce(),
+      callData: await account.encodeCalls([{ to: owner.address, value: 1n }]),
+      ...unestimatedGas,
+      signature: await account.getStubSignature(),
+      authorization,
+    } as UserOperationV07;
+    const estimate = await bundler.estimateUserOperationGas(draft, account.entryPoint.address);
+    const op = { ...draft, ...estimate };
+    return { owner, account, op: { ...op, signature: await account.signUserOperation({ ...op, chainId: fx.devnet.chainId } as never) } };
+  }
+
+  const delegate = (owner: PrivateKeyAccount, nonce: number, chainId = fx.devnet.chainId) =>
+    owner.signAuthorization({ contractAddress: SIMPLE_7702_ACCOUNT, chainId, nonce });
+
+  it("an operation with the sender's authorization is bundled with it and delegates the EOA", async () => {
+    const { owner, account, op } = await operation((o, nonce) => delegate(o, nonce));
+    const hash = await bundler.sendUserOperation(op, account.entryPoint.address);
+    await bundler.sendBundleNow();
+    expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+    expect(await fx.client.getCode({ address: owner.address })).toBe(`0xef0100${SIMPLE_7702_ACCOUNT.slice(2).toLowerCase()}`);
+  });
+
+  it.each<[string, (owner: PrivateKeyAccount, nonce: number) => ReturnType<PrivateKeyAccount["signAuthorization"]>, RegExp]>([
+    ["signed by another key", (_o, nonce) => delegate(privateKeyToAccount(generatePrivateKey()), nonce), /is signed by 0x[0-9a-fA-F]{40}, not by the sender/],
+    ["for another chain", (o, nonce) => delegate(o, nonce, 1), /is for chain 1, not 31337/],
+    ["at a stale nonce", (o, nonce) => delegate(o, nonce + 1), /has nonce \d+; the sender's account nonce is \d+/],
+  ])("an authorization %s is refused at once with -32602", async (_what, authorize, message) => {
+    const { account, op } = await operation(authorize);
+    const error = await rejection(bundler.sendUserOperation(op, account.entryPoint.address));
+    expect(error.code).toBe(RpcErrorCode.invalidParams);
+    expect(error.message).toMatch(/^invalid eip7702Auth: /);
+    expect(error.message).toMatch(message);
+  });
+});

@@ -1,0 +1,168 @@
+import { deployGasWorkloads, type EntryPointVersion, gasWorkloadsAbi, verifyingPaymasterData } from "@bundlekit/devnet";
+import { type Address, concat, encodeAbiParameters, encodeFunctionData, type Hex, numberToHex, parseAbi, parseEther } from "viem";
+import type { SmartAccount } from "viem/account-abstraction";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Bundler } from "../src/engine/create-bundler.ts";
+import { RpcErrorCode } from "../src/errors/errors.ts";
+import type { UserOperation } from "../src/userop/types.ts";
+import { engineFixture, rejection, unestimatedGas } from "./fixtures.ts";
+
+const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8"];
+const depositAbi = parseAbi(["function balanceOf(address) view returns (uint256)"]);
+const digestAbi = parseAbi(["function digest() view returns (bytes32)"]);
+
+/** Paymaster fields of an operation: v0.6 `paymasterAndData`, v0.7+ the unpacked ones. */
+type Sponsor = { paymaster: Address; data: Hex };
+
+describe("gas estimation: each limit is what the phase needs, and the operation lands with it", () => {
+  let fx: Awaited<ReturnType<typeof engineFixture>>;
+  let bundler: Bundler;
+  let workloads: Address;
+
+  beforeAll(async () => {
+    fx = await engineFixture();
+    ({ bundler } = await fx.makeBundler({ config: { bundleSize: 10 } }));
+    workloads = await deployGasWorkloads(fx.devnet);
+  });
+  afterAll(async () => {
+    await fx.devnet.stop();
+  });
+
+  /** The operation of `account` making `call`, optionally sponsored, with the engine's estimate used unchanged; signed. */
+  async function estimated(account: SmartAccount, call: { to: Address; value?: bigint; data?: Hex }, sponsor?: Sponsor) {
+    const version = account.entryPoint.version as EntryPointVersion;
+    const factoryArgs = (await fx.client.getCode({ address: account.address })) ? {} : await account.getFactoryArgs();
+    const draft = {
+      sender: account.address,
+      nonce: await account.getNonce({ key: 0n }),
+      callData: await account.encodeCalls([call]),
+      ...unestimatedGas,
+      signature: await account.getStubSignature(),
+      ...(version === "0.6"
+        ? { initCode: factoryArgs.factory ? concat([factoryArgs.factory, factoryArgs.factoryData!]) : "0x", paymasterAndData: sponsor ? concat([sponsor.paymaster, sponsor.data]) : "0x" }
+        : { ...factoryArgs, ...(sponsor ? { paymaster: sponsor.paymaster, paymasterData: sponsor.data } : {}) }),
+    } as UserOperation;
+    const estimate = await bundler.estimateUserOperationGas(draft, account.entryPoint.address);
+    const op = { ...draft, ...estimate } as UserOperation;
+    return { op, estimate };
+  }
+
+  async function sign(account: SmartAccount, op: UserOperation): Promise<UserOperation> {
+    return { ...op, signature: await account.signUserOperation({ ...(op as object), chainId: fx.devnet.chainId } as never) } as UserOperation;
+  }
+
+  async function include(account: SmartAccount, op: UserOperation) {
+    const hash = await bundler.sendUserOperation(await sign(account, op), account.entryPoint.address);
+    await bundler.sendBundleNow();
+    const receipt = await bundler.getUserOperationReceipt(hash);
+    expect(receipt, "included").toBeDefined();
+    return receipt!;
+  }
+
+  it.each(versions)("v%s: a call that needs 400,000 gas forwarded to its callee succeeds on chain", async (version) => {
+    const account = await fx.makeAccount(version);
+    const data = encodeFunctionData({ abi: gasWorkloadsAbi, functionName: "requireGas", args: [400_000n] });
+    const { op, estimate } = await estimated(account, { to: workloads, data });
+    // The callee gets 63/64 of what the account has left: the limit must cover 400,000 × 64/63 and the account's own work.
+    expect(estimate.callGasLimit).toBeGreaterThan(406_349n);
+    expect(estimate.callGasLimit).toBeLessThan(460_000n);
+    const receipt = await include(account, op);
+    expect(receipt.success).toBe(true);
+  });
+
+  it.each(versions)("v%s: verification gas covers deploying the account and paying the prefund", async (version) => {
+    const account = await fx.makeAccount(version);
+    const { op } = await estimated(account, { to: workloads, data: encodeFunctionData({ abi: gasWorkloadsAbi, functionName: "loop", args: [200n] }) });
+    const receipt = await include(account, op);
+    expect(receipt.success).toBe(true);
+    expect(await fx.client.getCode({ address: account.address })).toBeDefined();
+  });
+
+  it.each(versions)("v%s: a call that spends more than the account holds answers -32521", async (version) => {
+    const account = await fx.makeAccount(version, parseEther("0.5"));
+    const error = await rejection(estimated(account, { to: workloads, value: parseEther("0.6") }));
+    expect(error.code).toBe(RpcErrorCode.executionReverted);
+  });
+
+  it.each<[string, Hex, string | undefined]>([
+    ["Error(string)", encodeFunctionData({ abi: gasWorkloadsAbi, functionName: "fail", args: ["not today"] }), "not today"],
+    ["Panic(uint256)", encodeFunctionData({ abi: gasWorkloadsAbi, functionName: "divide", args: [1n, 0n] }), "Panic(0x12)"],
+    ["a custom error", encodeFunctionData({ abi: gasWorkloadsAbi, functionName: "refuse", args: [7n] }), undefined],
+  ])("a call reverting with %s answers -32521 with its reason and revert data", async (_kind, data, reason) => {
+    const account = await fx.makeAccount("0.7");
+    const error = await rejection(estimated(account, { to: workloads, data }));
+    expect(error.code).toBe(RpcErrorCode.executionReverted);
+    expect(error.message).toBe(reason ? `execution reverted: ${reason}` : "execution reverted");
+    const revertData = (error.data as { revertData: Hex }).revertData;
+    if (reason === undefined) {
+      // Refused(7): the custom error's raw data, selector and argument.
+      expect(revertData.slice(10)).toBe(numberToHex(7n, { size: 32 }).slice(2));
+    } else {
+      expect((error.data as { reason: string }).reason).toBe(reason);
+    }
+  });
+
+  it.each(versions)("v%s: a validation failure keeps its EntryPoint code", async (version) => {
+    const account = await fx.makeAccount(version);
+    const wrongNonce = { ...(await estimated(account, { to: account.address, value: 1n })).op, nonce: 5n, signature: await account.getStubSignature() };
+    const error = await rejection(bundler.estimateUserOperationGas({ ...wrongNonce } as UserOperation, account.entryPoint.address));
+    expect(error.code).toBe(RpcErrorCode.entryPointRejected);
+    expect(error.message).toMatch(/^AA25/);
+  });
+
+  it.each(versions)("v%s: an operation sponsored by the verifying paymaster is estimated and included", async (version) => {
+    const account = await fx.makeAccount(version, 0n);
+    const { entryPoint, paymasters } = fx.devnet.deployments[version];
+    const paymaster = paymasters.verifying;
+    // A well-formed stub signature: the paymaster reports it invalid instead of reverting.
+    const stub = concat([encodeAbiParameters([{ type: "uint48" }, { type: "uint48" }], [0, 0]), await account.getStubSignature()]);
+    const { op, estimate } = await estimated(account, { to: workloads, data: encodeFunctionData({ abi: gasWorkloadsAbi, functionName: "loop", args: [10n] }) }, { paymaster, data: stub });
+    if (version !== "0.6") expect(estimate.paymasterVerificationGasLimit).toBeGreaterThan(0n);
+    const signed = await verifyingPaymasterData({ client: fx.client, version, paymaster, userOperation: op as never });
+    const sponsored = (version === "0.6" ? { ...op, paymasterAndData: signed } : { ...op, paymasterData: signed }) as UserOperation;
+    const depositBefore = await fx.client.readContract({ address: entryPoint, abi: depositAbi, functionName: "balanceOf", args: [paymaster] });
+    const receipt = await include(account, sponsored);
+    expect(receipt.success).toBe(true);
+    expect(receipt.paymaster).toBe(paymaster);
+    const depositAfter = await fx.client.readContract({ address: entryPoint, abi: depositAbi, functionName: "balanceOf", args: [paymaster] });
+    expect(depositBefore - depositAfter).toBe(receipt.actualGasCost);
+  });
+
+  it.each<EntryPointVersion>(["0.7", "0.8"])("v%s: paymasterPostOpGasLimit grows with the postOp's work, which succeeds within it", async (version) => {
+    const paymaster = fx.devnet.deployments[version].paymasters.postOpWork!;
+    const limits: bigint[] = [];
+    for (const rounds of [0, 300, 3000]) {
+      const account = await fx.makeAccount(version, 0n);
+      const { op, estimate } = await estimated(account, { to: account.address, value: 0n }, { paymaster, data: numberToHex(rounds, { size: 4 }) });
+      limits.push(estimate.paymasterPostOpGasLimit!);
+      const digest = await fx.client.readContract({ address: paymaster, abi: digestAbi, functionName: "digest" });
+      const receipt = await include(account, op);
+      // success is false when postOp reverts; the digest moves only when postOp's rounds ran.
+      expect(receipt.success).toBe(true);
+      if (rounds > 0) expect(await fx.client.readContract({ address: paymaster, abi: digestAbi, functionName: "digest" })).not.toBe(digest);
+    }
+    expect(limits[1]!).toBeGreaterThan(limits[0]! + 300n * 30n);
+    expect(limits[2]!).toBeGreaterThan(limits[1]! + 2700n * 30n);
+  });
+
+  it.each<EntryPointVersion>(["0.7", "0.8"])("v%s: a postOp given too little gas reverts: included, success false, the reason, and the paymaster pays", async (version) => {
+    const { entryPoint, paymasters } = fx.devnet.deployments[version];
+    const paymaster = paymasters.postOpWork!;
+    const account = await fx.makeAccount(version, 0n);
+    const { op } = await estimated(account, { to: account.address, value: 0n }, { paymaster, data: numberToHex(3000, { size: 4 }) });
+    const starved = { ...op, paymasterPostOpGasLimit: 20_000n } as UserOperation;
+    const depositBefore = await fx.client.readContract({ address: entryPoint, abi: depositAbi, functionName: "balanceOf", args: [paymaster] });
+    const receipt = await include(account, starved);
+    expect(receipt.success).toBe(false);
+    expect(receipt.reason).toMatch(/^postOp reverted: /);
+    const depositAfter = await fx.client.readContract({ address: entryPoint, abi: depositAbi, functionName: "balanceOf", args: [paymaster] });
+    expect(depositBefore - depositAfter).toBe(receipt.actualGasCost);
+  });
+
+  it("the receipt of a successful operation has no reason", async () => {
+    const account = await fx.makeAccount("0.7");
+    const receipt = await include(account, (await estimated(account, { to: account.address, value: 1n })).op);
+    expect(receipt.success).toBe(true);
+    expect(receipt).not.toHaveProperty("reason");
+  });
+});

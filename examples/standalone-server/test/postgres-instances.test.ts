@@ -156,11 +156,12 @@ describe("several service processes on one PostgreSQL", () => {
 
     const second = await startInstance(devnet, database, devnet.relayerKeys.slice(2, 4), "instance-b");
     await client.request({ method: "evm_mine" } as never);
+    // Served from the chain at once, before the survivor adopts it.
     await expect.poll(() => call(second, "eth_getUserOperationReceipt", [hash]), { timeout: 30_000, interval: 200 }).toMatchObject({ success: true });
-    // The survivor's store now counts it included: the operation is no longer in flight anywhere.
-    const metrics = await (await fetch(new URL("/metrics", second.url))).text();
-    expect(metrics).toMatch(/bundlekit_user_operations\{status="included"\} 1\n/);
-    expect(metrics).toMatch(/bundlekit_user_operations\{status="submitted"\} 0\n/);
+    // Once the lease lapses the survivor adopts it and its store counts it included: no longer in flight anywhere.
+    const metrics = () => fetch(new URL("/metrics", second.url)).then((r) => r.text());
+    await expect.poll(metrics, { timeout: 30_000, interval: 200 }).toMatch(/bundlekit_user_operations\{status="included"\} 1\n/);
+    expect(await metrics()).toMatch(/bundlekit_user_operations\{status="submitted"\} 0\n/);
     expect((await eventsOnChain(client, account!.entryPoint.address)).get(hash)).toBe(1);
   });
 });

@@ -197,14 +197,15 @@ interface KillRecord {
 async function main() {
   const options = parseOptions(process.argv.slice(2));
   if (options.logDir !== undefined) mkdirSync(options.logDir, { recursive: true });
-  const machine = machineFacts();
+  // Read before the first mode writes its results (which would mark the tree as changed).
+  const run = { machine: machineFacts(), commit: gitCommit() };
   const failed: string[] = [];
   const summaries: string[] = [];
   for (const mode of options.modes) {
     log(
       `\n== chaos, ${mode} mode: ${options.ops} operations at ${options.rate}/s, ${options.kills} kills (seed ${options.seed})`,
     );
-    const report = await runMode(mode, options, machine);
+    const report = await runMode(mode, options, run);
     await cleanUp();
     const files = writeReport(report, options);
     summaries.push(`${summaryTable(report)}\n\nresults: ${files.join(", ")}`);
@@ -221,7 +222,11 @@ async function main() {
 type ChaosReport = Awaited<ReturnType<typeof runMode>>;
 
 /** One mode on a fresh devnet and database: set up, load with kills, settle, count. */
-async function runMode(mode: Mode, options: ChaosOptions, machine: MachineFacts) {
+async function runMode(
+  mode: Mode,
+  options: ChaosOptions,
+  { machine, commit }: { machine: MachineFacts; commit: string | undefined },
+) {
   const instanceCount = mode === "postgres" ? 2 : 1;
   const devnet = await startDevnet({
     relayerCount: options.relayers * instanceCount,
@@ -364,7 +369,7 @@ async function runMode(mode: Mode, options: ChaosOptions, machine: MachineFacts)
   return {
     date: new Date().toISOString(),
     command: commandLine("chaos"),
-    commit: gitCommit(),
+    commit,
     machine,
     mode,
     parameters: {

@@ -1,8 +1,9 @@
-import { deployRuleProbes, type EntryPointVersion, type RuleProbes } from "@bundlekit/devnet";
+import { deployRuleProbes, type EntryPointVersion, type RuleProbes, ruleProbeAbis } from "@bundlekit/devnet";
 import { type Address, concat, createWalletClient, encodeFunctionData, getAddress, http, parseAbi, parseEther, parseGwei, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
+import type { StatusChange } from "../src/status/status-change.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { UserOperation } from "../src/userop/types.ts";
 import { engineFixture, rejection } from "./fixtures.ts";
@@ -13,10 +14,12 @@ let fixture: Awaited<ReturnType<typeof engineFixture>>;
 let bundler: Bundler;
 const probes = {} as Record<EntryPointVersion, { unstaked: RuleProbes; staked: RuleProbes }>;
 let salt = 1n;
+let deployer: ReturnType<typeof createWalletClient<ReturnType<typeof http>, typeof fixture.devnet.chain, ReturnType<typeof privateKeyToAccount>>>;
 
 beforeAll(async () => {
   fixture = await engineFixture();
   const wallet = createWalletClient({ chain: fixture.devnet.chain, transport: http(fixture.devnet.rpcUrl), account: privateKeyToAccount(fixture.devnet.accountKeys.at(-2)!) });
+  deployer = wallet;
   for (const version of ["0.6", "0.7", "0.8"] as const) {
     const unstaked = await deployRuleProbes(fixture.client, wallet, version);
     const staked = await deployRuleProbes(fixture.client, wallet, version);
@@ -146,3 +149,52 @@ describe.each(["0.6", "0.7", "0.8"] as const)("safe mode on EntryPoint v%s", (ve
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+describe.each(["0.6", "0.7", "0.8"] as const)("before bundling on EntryPoint v%s", (version) => {
+  it("drops an operation whose account's code changed since validation (COD-010), with the reason in its record and status event", async () => {
+    const { bundler: fresh, store } = await fixture.makeBundler({ config: { minStake: parseEther("1"), minUnstakeDelay: 10 } });
+    const changes: StatusChange[] = [];
+    fresh.onStatusChange((c) => changes.push(c));
+    const { op, set, sender } = await ruleOp(version, { accountRule: "OK" });
+    const hash = await fresh.sendUserOperation(op, set.entryPoint);
+    const code = await fixture.client.getCode({ address: sender });
+    await fixture.client.request({ method: "anvil_setCode", params: [sender, `${code}00`] } as never);
+    expect(await fresh.sendBundleNow()).toEqual([]);
+    const reason = expect.stringMatching(new RegExp(`^COD-010: the code of ${sender.toLowerCase()} changed`));
+    expect(changes.at(-1)).toEqual({ userOpHash: hash, status: "dropped", reason });
+    expect(await store.get(hash)).toMatchObject({ status: "dropped", failureReason: reason });
+    await fresh.stop();
+  });
+
+  it("bans a paymaster that fails the bundle after passing its second validation (GREP-040)", async () => {
+    const { bundler: fresh, store } = await fixture.makeBundler({ config: { minStake: parseEther("1"), minUnstakeDelay: 10 } });
+    const { op, set } = await ruleOp(version, { paymasterRule: "REVERT_IF_SHARED", staked: true });
+    const hash = await fresh.sendUserOperation(op, set.entryPoint);
+    const setShared = (value: bigint) =>
+      deployer.writeContract({ address: set.target, abi: ruleProbeAbis.RuleTarget, functionName: "setShared", args: [value] }).then((h) => fixture.client.waitForTransactionReceipt({ hash: h }));
+    await setShared(1n);
+    try {
+      expect(await fresh.sendBundleNow()).toEqual([]);
+      expect(await store.get(hash)).toMatchObject({ status: "dropped", failureReason: expect.stringMatching(/^AA33 /) });
+      expect(await fresh.dumpReputation(set.entryPoint)).toContainEqual({ address: getAddress(set.paymaster), opsSeen: 10_000, opsIncluded: 0, status: "banned" });
+    } finally {
+      await setShared(0n);
+      await fresh.stop();
+    }
+  });
+
+  it("leaves in the pool an operation that reads storage of another bundled operation's sender (STO-041), and bundles it next time", async () => {
+    const { bundler: fresh, store } = await fixture.makeBundler({ config: { minStake: parseEther("1"), minUnstakeDelay: 10 } });
+    const first = await ruleOp(version, { accountRule: "OK" });
+    const reader = await ruleOp(version, { accountRule: `READ:${first.sender.slice(2)}` });
+    reader.op.signature = concat([toHex("READ:"), first.sender]);
+    const firstHash = await fresh.sendUserOperation(first.op, first.set.entryPoint);
+    const readerHash = await fresh.sendUserOperation(reader.op, reader.set.entryPoint);
+    expect(await fresh.sendBundleNow()).toHaveLength(1);
+    expect(await fresh.getUserOperationReceipt(firstHash)).toMatchObject({ success: true });
+    expect(await store.get(readerHash)).toMatchObject({ status: "pending" });
+    await fresh.sendBundleNow();
+    expect(await fresh.getUserOperationReceipt(readerHash)).toMatchObject({ success: true });
+    await fresh.stop();
+  });
+});

@@ -205,7 +205,7 @@ describe("loadConfig: engine settings", () => {
     [{ BUNDLEKIT_WHITELISTED_FACTORY: "0xnope" }, /^whitelistedEntities.factory: "0xnope" is not an address$/],
     [{ BUNDLEKIT_PVG_MARKUP: "-1" }, /^pvgMarkup must be an integer from 0 to 1000/],
     [{ BUNDLEKIT_VALIDATION_MODE: "fast" }, /^validationMode must be one of safe, unsafe, got "fast"$/],
-    [{ BUNDLEKIT_VALIDATION_TRACER: "native" }, /^validationTracer must be one of in-process, got "native"$/],
+    [{ BUNDLEKIT_VALIDATION_TRACER: "native" }, /^validationTracer must be one of in-process, js, got "native"$/],
   ])("rejects %o with one line naming the setting", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -26,6 +26,8 @@ interface Engine {
   evm: EVM;
   collector: Erc7562Collector;
   common: Common;
+  /** The run in progress: one EVM runs one call at a time (its state and collector are swapped per run). */
+  busy: Promise<unknown>;
 }
 
 const engines = new Map<string, Promise<Engine>>();
@@ -41,7 +43,7 @@ function engineFor(input: TracedCallInput): Promise<Engine> {
       const collector = new Erc7562Collector(input.request.entryPoint);
       const evm = await createEVM({ common, customOpcodes: collector.customOpcodes(common) });
       collector.attach(evm);
-      return { evm, collector, common };
+      return { evm, collector, common, busy: Promise.resolve() };
     })();
     engines.set(key, engine);
   }
@@ -54,7 +56,13 @@ function engineFor(input: TracedCallInput): Promise<Engine> {
  * the caller, target, coinbase and precompiles start warm, and the block is the node's latest.
  */
 export async function runTracedCall(input: TracedCallInput): Promise<TracedCallOutput> {
-  const { evm, collector, common } = await engineFor(input);
+  const engine = await engineFor(input);
+  const run = engine.busy.then(() => runOn(engine, input));
+  engine.busy = run.catch(() => {});
+  return run;
+}
+
+async function runOn({ evm, collector, common }: Engine, input: TracedCallInput): Promise<TracedCallOutput> {
   const { call } = input.request;
   const state = await StrictStateManager.fromPrestate(input.prestate);
   evm.stateManager = state;

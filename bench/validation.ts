@@ -29,13 +29,15 @@ const usage = `usage: pnpm bench:validation [--ops N] [--concurrency C] [--runs 
   --concurrency C  validations in flight at once (default 8)
   --runs R         repetitions; figures are medians (default 3)
   --version V      EntryPoint version (default 0.7)
-  --modes list     comma-separated: unsafe, in-process (2 workers), in-process-inline (no workers) (default all)
+  --modes list     comma-separated: unsafe, in-process (2 workers), in-process-inline (no workers),
+                   js (the node's JavaScript tracer) (default all)
   --out DIR        where results go (default bench/results)`;
 
 const modes = {
   unsafe: { validationMode: "unsafe", validationTracer: "in-process", tracerWorkers: 0 },
   "in-process": { validationMode: "safe", validationTracer: "in-process", tracerWorkers: 2 },
   "in-process-inline": { validationMode: "safe", validationTracer: "in-process", tracerWorkers: 0 },
+  js: { validationMode: "safe", validationTracer: "js", tracerWorkers: 0 },
 } as const satisfies Record<string, Pick<BundlerConfig, "validationMode" | "validationTracer" | "tracerWorkers">>;
 type Mode = keyof typeof modes;
 

@@ -59,6 +59,7 @@ async function main() {
     `  chain id:    ${service.chainId}`,
     `  database:    ${describeDatabase(config.database)}`,
     `  instance id: ${config.instanceId}`,
+    `  validation:  ${describeValidation(service.bundler.config)}`,
     ...service.bundler.entryPoints.all.map((ep) => `  EntryPoint v${ep.version}: ${ep.address}`),
     ...(devnet
       ? [
@@ -81,3 +82,10 @@ main().catch((error) => {
   }
   process.exit(1);
 });
+
+/** The validation mode and tracer, as the start-up lines say them. */
+function describeValidation(config: { validationMode: string; validationTracer: string; tracerWorkers: number }): string {
+  if (config.validationMode !== "safe") return "unsafe (simulation only; ERC-7562 rules not enforced)";
+  const tracer = config.validationTracer === "in-process" ? `in-process tracer, ${config.tracerWorkers} worker threads` : "the node's JavaScript tracer";
+  return `safe (ERC-7562 enforced; ${tracer})`;
+}

@@ -36,6 +36,7 @@ describe("pnpm start (src/main.ts)", () => {
     const bundlerUrl = /bundler:\s+(\S+)/.exec(stdout)![1]!;
     const nodeUrl = /node:\s+(\S+)/.exec(stdout)![1]!;
     expect(stdout).toMatch(/chain id:\s+31337/);
+    expect(stdout).toMatch(/validation:\s+safe \(ERC-7562 enforced; in-process tracer, 2 worker threads\)/);
     expect(stdout).toContain("EntryPoint v0.7: 0x0000000071727De22E5E9d8BAf0edAc6f37da032");
     // The devnet's paymasters, as deployed (the addresses a developer pastes into a client).
     const devnet = await startDevnet();

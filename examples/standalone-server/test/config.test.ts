@@ -210,7 +210,7 @@ describe("loadConfig: engine settings", () => {
     [{ BUNDLEKIT_PVG_MARKUP: "-1" }, /^pvgMarkup must be an integer from 0 to 1000/],
     [{ BUNDLEKIT_ESTIMATION_GAS_MARKUP_PERCENT: "ten" }, /^estimationGasMarkupPercent must be an integer from 0 to 1000/],
     [{ BUNDLEKIT_VALIDATION_MODE: "fast" }, /^validationMode must be one of safe, unsafe, got "fast"$/],
-    [{ BUNDLEKIT_VALIDATION_TRACER: "native" }, /^validationTracer must be one of in-process, got "native"$/],
+    [{ BUNDLEKIT_VALIDATION_TRACER: "native" }, /^validationTracer must be one of in-process, js, got "native"$/],
   ])("rejects %o with one line naming the setting", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

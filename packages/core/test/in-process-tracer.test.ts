@@ -42,4 +42,29 @@ describe("in-process re-execution on the node's prestate", () => {
     expect(Object.keys(traced.trace.codeHashes).length).toBeGreaterThanOrEqual(2);
     expect(traced.trace.codeHashes).not.toHaveProperty(entryPoint.address.toLowerCase());
   });
+
+  it("runs concurrent validations one at a time on its EVM: each result is its own eth_call's", async () => {
+    const { bundler } = await fixture.makeBundler();
+    const client = fixture.client as unknown as ChainClient;
+    const runs = await Promise.all(
+      (["0.7", "0.7", "0.7", "0.8", "0.8", "0.6"] as const).map(async (version) => {
+        const account = await fixture.makeAccount(version);
+        const op = await fixture.makeOperation(bundler, account, { to: account.address, value: 0n });
+        const entryPoint = createEntryPointRegistry().get(account.entryPoint.address);
+        const simulation = validationCall(entryPoint, op);
+        const call = { from: "0x0000000000000000000000000000000000000000" as const, to: simulation.to, data: simulation.data, gas: 30_000_000n };
+        const [expected, prestate, block] = await Promise.all([
+          ethCall(client, { ...call, stateOverride: simulation.stateOverride }),
+          fetchPrestate(client, call, simulation.stateOverride),
+          fetchBlockEnvironment(client),
+        ]);
+        return { expected, input: { request: { call, stateOverride: simulation.stateOverride, entryPoint: entryPoint.address }, prestate, block, chainId: fixture.devnet.chainId, p256Precompile: false } };
+      }),
+    );
+    const traced = await Promise.all(runs.map(({ input }) => runTracedCall(input)));
+    traced.forEach((output, i) => {
+      expect(output.missing).toEqual([]);
+      expect(output.result).toMatchObject({ reverted: runs[i]!.expected.reverted, data: runs[i]!.expected.data });
+    });
+  });
 });

@@ -104,6 +104,45 @@ describe("reputation and mempool expiry", () => {
     expect(await bundler.dumpMempool(entryPoint)).toHaveLength(4);
   });
 
+  it("drops the pooled operations of an entity once it is banned (GREP-010), naming it", async () => {
+    const { bundler, store } = await fx.makeBundler();
+    const changes: StatusChange[] = [];
+    bundler.onStatusChange((c) => changes.push(c));
+    const first = await deployingOperation(bundler);
+    const second = await deployingOperation(bundler);
+    const hashes = [await bundler.sendUserOperation(first.op, first.entryPoint), await bundler.sendUserOperation(second.op, second.entryPoint)];
+    await bundler.setReputation(first.entryPoint, [{ address: factory, opsSeen: 1000, opsIncluded: 0 }]);
+
+    expect(await bundler.sendBundleNow()).toEqual([]);
+    const reason = `GREP-010: factory ${factory} is banned`;
+    for (const hash of hashes) {
+      expect(await store.get(hash)).toMatchObject({ status: "dropped", failureReason: reason });
+      expect(changes).toContainEqual({ userOpHash: hash, status: "dropped", reason });
+    }
+  });
+
+  it("puts at most 4 operations of a throttled entity in one bundle (GREP-020)", async () => {
+    const { bundler } = await fx.makeBundler({ relayerKeys: fx.devnet.relayerKeys.slice(0, 1) });
+    const ops = [];
+    for (let i = 0; i < 6; i++) ops.push(await deployingOperation(bundler));
+    const entryPoint = ops[0]!.entryPoint;
+    const hashes: `0x${string}`[] = [];
+    for (const { op } of ops) hashes.push(await bundler.sendUserOperation(op, entryPoint));
+    // Throttled after they were admitted: maxSeen 20 is above 0 + throttlingSlack, not above banSlack.
+    await bundler.setReputation(entryPoint, [{ address: factory, opsSeen: 200, opsIncluded: 0 }]);
+
+    const bundles = await bundler.sendBundleNow();
+    const perBundle = new Map<string, number>();
+    for (const hash of hashes) {
+      const receipt = await bundler.getUserOperationReceipt(hash);
+      const transaction = (receipt?.receipt as { transactionHash: string } | undefined)?.transactionHash;
+      if (transaction) perBundle.set(transaction, (perBundle.get(transaction) ?? 0) + 1);
+    }
+    expect([...perBundle.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(4);
+    expect(Math.max(...perBundle.values())).toBe(4);
+    expect(bundles.length).toBe(perBundle.size);
+  });
+
   it("exempts whitelisted entities from bans, and reports them ok", async () => {
     const { bundler } = await fx.makeBundler({
       config: {

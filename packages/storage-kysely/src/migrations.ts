@@ -69,6 +69,12 @@ export const mempoolMigrations: Readonly<Record<string, Migration>> = {
         .execute();
     },
   },
+  "0004_validation_facts": {
+    // What safe validation learned (code hashes, storage touched), as JSON; null when unsafe.
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("user_operations").addColumn("validation", "text").execute();
+    },
+  },
 };
 
 const migrationProvider: MigrationProvider = {

@@ -3,6 +3,7 @@ import {
   type EntryPointVersion,
   type MempoolEntry,
   type NewMempoolEntry,
+  type ValidationFacts,
   serializeUserOperation,
 } from "@bundlekit/core";
 import type { Insertable, Selectable } from "kysely";
@@ -26,6 +27,7 @@ export function toRow(entry: NewMempoolEntry): Insertable<UserOperationsTable> {
     status: "pending",
     received_at: entry.receivedAt,
     updated_at: entry.receivedAt,
+    ...(entry.validation ? { validation: JSON.stringify(entry.validation) } : {}),
   };
 }
 
@@ -50,5 +52,6 @@ export function toEntry(row: Selectable<UserOperationsTable>): MempoolEntry {
     };
   }
   if (row.failure_reason !== null) entry.failureReason = row.failure_reason;
+  if (row.validation) entry.validation = JSON.parse(row.validation) as ValidationFacts;
   return entry;
 }

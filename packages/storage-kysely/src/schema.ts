@@ -37,6 +37,8 @@ export type UserOperationsTable = {
   block_hash: string | null;
   block_number: NullableInt64;
   failure_reason: string | null;
+  /** JSON of the entry's `ValidationFacts`, when validated in safe mode. */
+  validation: ColumnType<string | null, string | null | undefined, string | null>;
 };
 
 /** The tables the mempool store owns, as Kysely sees them (a type alias, so `withTables` takes it). */

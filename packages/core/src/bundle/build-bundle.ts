@@ -30,6 +30,11 @@ export interface RejectedEntry {
   reason: string;
   /** `reason` parsed: its `AAxx` code and the entity it blames. */
   failure: FailureReason;
+  /**
+   * Where it was refused: `revalidation`, the checks before bundling (the second validation), or
+   * `simulation`, the `handleOps` simulation after them (GREP-040 blames the entity at fault).
+   */
+  stage: "revalidation" | "simulation";
 }
 
 export interface BuildBundleOptions {
@@ -93,7 +98,7 @@ export async function buildBundle(
 }
 
 function rejectedEntry(entry: MempoolEntry, reason: string): RejectedEntry {
-  return { entry, reason, failure: parseFailureReason(reason) };
+  return { entry, reason, failure: parseFailureReason(reason), stage: "simulation" };
 }
 
 /**

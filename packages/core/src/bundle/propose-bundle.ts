@@ -7,7 +7,10 @@ import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import { type Bundle, type BuildBundleOptions, buildBundle, type RejectedEntry } from "./build-bundle.ts";
 import { type BundleFees, bundleFees } from "./bundle-fees.ts";
+import { entitiesOf } from "../reputation/entities.ts";
+import { type Reputation, throttledEntityBundleCount } from "../reputation/reputation.ts";
 import { bundleGasOf } from "./bundle-gas.ts";
+import { revalidateBundle } from "./revalidate-bundle.ts";
 
 /** Rough least gas of one operation in a bundle: how many candidates a gas budget may need. */
 const leastOperationGas = 40_000n;
@@ -24,6 +27,8 @@ export interface ProposeBundleContext {
   now: () => number;
   getGasPrice: () => Promise<GasPrice>;
   buildOptions: BuildBundleOptions;
+  /** Throttled entities get at most `throttledEntityBundleCount` operations per bundle (GREP-020). */
+  reputation?: Pick<Reputation, "throttled"> | undefined;
 }
 
 export interface ProposeBundleParameters {
@@ -64,10 +69,20 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
   // An operation that cannot pay this block's base fee waits in the pool until it can.
   const payable = candidates.filter((c) => c.userOperation.maxFeePerGas >= head.baseFeePerGas);
   const limits = { gasBudget, maxOperations, gasOf: (e: MempoolEntry) => bundleGasOf(e.userOperation), block: head };
-  const chosen = withinLimits(payable, policy.select(payable, limits), limits);
-  const unselected = candidates.filter((c) => !chosen.includes(c)).map((c) => c.userOpHash);
+  const selected = withinLimits(payable, policy.select(payable, limits), limits);
+  // The second validation's cheap checks: code unchanged (COD-010), no storage of another bundled sender (STO-041).
+  const inFlight = selected.some((e) => e.validation)
+    ? (await Promise.all((["bundling", "submitted"] as const).map((status) => store.list(status, { entryPoint: entryPoint.address })))).flat()
+    : [];
+  const { keep: valid, rejected: invalid } = await revalidateBundle(context.client, selected, inFlight).catch(async (error) => {
+    await store.requeue(candidates.map((c) => c.userOpHash), context.now());
+    throw error;
+  });
+  const chosen = context.reputation ? await withinThrottle(context.reputation, entryPoint.address, valid) : valid;
+  // The unselected, the deferred (STO-041) and those over a throttled entity's share wait in the pool for another bundle.
+  const unselected = candidates.filter((c) => !chosen.includes(c) && !invalid.some((r) => r.entry === c)).map((c) => c.userOpHash);
   if (unselected.length > 0) await store.requeue(unselected, context.now());
-  if (chosen.length === 0) return { bundle: undefined, rejected: [] };
+  if (chosen.length === 0) return { bundle: undefined, rejected: invalid };
 
   try {
     const { bundle, rejected } = await buildBundle(
@@ -78,9 +93,9 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
       parameters.beneficiary,
       context.buildOptions,
     );
-    if (!bundle) return { bundle: undefined, rejected };
+    if (!bundle) return { bundle: undefined, rejected: [...invalid, ...rejected] };
     const fees = bundleFees(await context.getGasPrice(), bundle.entries.map((e) => e.userOperation));
-    return { bundle: { ...bundle, fees }, rejected };
+    return { bundle: { ...bundle, fees }, rejected: [...invalid, ...rejected] };
   } catch (error) {
     // The node failed us, not the operations: they go back to the pool for the next attempt.
     await store.requeue(chosen.map((c) => c.userOpHash), context.now());
@@ -109,4 +124,18 @@ function withinLimits(
     picked.push(candidate);
   }
   return picked;
+}
+
+/** GREP-020: at most `throttledEntityBundleCount` operations of each throttled entity, in order. */
+async function withinThrottle(reputation: Pick<Reputation, "throttled">, entryPoint: Address, entries: readonly MempoolEntry[]): Promise<MempoolEntry[]> {
+  const addresses = [...new Set(entries.flatMap((e) => entitiesOf(e.userOperation).map((x) => x.address)))];
+  const throttled = await reputation.throttled(entryPoint, addresses);
+  if (throttled.size === 0) return [...entries];
+  const counts = new Map<string, number>();
+  return entries.filter((entry) => {
+    const mine = entitiesOf(entry.userOperation).map((e) => e.address.toLowerCase()).filter((a) => throttled.has(a));
+    if (mine.some((a) => (counts.get(a) ?? 0) >= throttledEntityBundleCount)) return false;
+    for (const a of mine) counts.set(a, (counts.get(a) ?? 0) + 1);
+    return true;
+  });
 }

@@ -1,7 +1,7 @@
 import type { Address, Hash } from "viem";
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
 import type { EntryPointRegistry } from "../entrypoint/registry.ts";
-import { DuplicateUserOperationError, InvalidParamsError, MempoolRejectionError } from "../errors/errors.ts";
+import { DuplicateUserOperationError, InvalidParamsError, MempoolRejectionError, RuleViolationError } from "../errors/errors.ts";
 import { enforceGasPrice } from "../gas/enforce-gas-price.ts";
 import type { FeeOracle } from "../gas/fee-oracle.ts";
 import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
@@ -12,6 +12,7 @@ import type { Simulator } from "../ports/simulator.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { Reputation } from "../reputation/reputation.ts";
+import { entitiesOf } from "../reputation/entities.ts";
 import { isStaked } from "../reputation/stake.ts";
 import type { StatusListener } from "../status/status-change.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
@@ -19,6 +20,7 @@ import type { UserOperation } from "../userop/types.ts";
 import { checkAuthorization } from "../validation/check-authorization.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
 import { withQueuedNonce } from "../validation/queued-nonce.ts";
+import { validationFacts } from "../validation/trace/validation-facts.ts";
 import { validateUserOperation } from "../validation/validate-user-operation.ts";
 import type { BundlerConfig } from "./config.ts";
 
@@ -75,7 +77,15 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   if (op.maxFeePerGas < gasPrice.baseFeePerGas) {
     throw new InvalidParamsError("maxFeePerGas", `${op.maxFeePerGas} is below the current base fee ${gasPrice.baseFeePerGas}`);
   }
-  const entry = { userOpHash, entryPoint: entryPoint.address, entryPointVersion: entryPoint.version, userOperation: op, receivedAt: clock.now() };
+  if (validation.trace) await refuseSenderAsEntity(store, entryPoint.address, op);
+  const entry = {
+    userOpHash,
+    entryPoint: entryPoint.address,
+    entryPointVersion: entryPoint.version,
+    userOperation: op,
+    receivedAt: clock.now(),
+    ...(validation.trace ? { validation: validationFacts(validation.trace) } : {}),
+  };
   const senderStaked = isStaked(validation.sender, config);
   const { replaces } = context.policy.admit({ entry, senderOperations, senderStaked });
   if (replaces) {
@@ -90,4 +100,14 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   context.emit({ userOpHash, status: "pending" });
   context.logger.debug("operation accepted", { userOpHash, sender: op.sender, entryPoint: entryPoint.address });
   return userOpHash;
+}
+
+/** STO-040: a factory or paymaster may not be the sender of another operation in the pool (-32502). */
+async function refuseSenderAsEntity(store: Pick<MempoolStore, "listBySender">, entryPoint: Address, op: UserOperation) {
+  for (const entity of entitiesOf(op)) {
+    if (entity.role === "account") continue;
+    if ((await store.listBySender(entryPoint, entity.address)).length > 0) {
+      throw new RuleViolationError([{ rule: "STO-040", entity: entity.role, address: entity.address, subject: "is the sender of another operation in the mempool" }]);
+    }
+  }
 }

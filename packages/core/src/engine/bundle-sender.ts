@@ -1,4 +1,7 @@
-import type { Hash } from "viem";
+import type { Address, Hash } from "viem";
+import type { FailureReason } from "../entrypoint/failure-reason.ts";
+import { entitiesOf } from "../reputation/entities.ts";
+import type { UserOperation } from "../userop/types.ts";
 import type { RejectedEntry } from "../bundle/build-bundle.ts";
 import { type ProposeBundleContext, type ProposedBundle, proposeBundle } from "../bundle/propose-bundle.ts";
 import type { EntryPoint, EntryPointRegistry } from "../entrypoint/registry.ts";
@@ -62,7 +65,7 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
 
   /** Operations the simulation refused leave the pool, unless the chain shows them included already. */
   async function settleRejected(entryPoint: EntryPoint, rejected: readonly RejectedEntry[]) {
-    for (const { entry, reason, failure } of rejected) {
+    for (const { entry, reason, failure, stage } of rejected) {
       const now = context.propose.now();
       // AA25 (nonce) may mean it is on chain already: sent before a crash, say.
       const event = failure.code === 25 ? await findUserOperationEvent({ ...context, client: context.send.client }, entry.userOpHash) : undefined;
@@ -74,6 +77,8 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
       }
       await store.drop([entry.userOpHash], reason, now);
       await context.reputation.rejected(entryPoint.address, entry.userOperation, failure);
+      const blamed = stage === "simulation" && entry.validation ? bundleFailureCulprit(entry.userOperation, failure) : undefined;
+      if (blamed) await context.reputation.penalize(entryPoint.address, blamed);
       context.emit({ userOpHash: entry.userOpHash, status: "dropped", reason });
       logger.warn("operation dropped from bundle", { userOpHash: entry.userOpHash, reason });
     }
@@ -163,4 +168,15 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
     inProgress: () => Promise.all(runs.values()),
     settleRejected,
   };
+}
+
+/**
+ * GREP-040: the factory or paymaster whose failure (AA1x, AA3x) made the `handleOps` simulation
+ * refuse an operation that had passed its second validation. Not for a nonce already used (AA25,
+ * another bundler's inclusion) or a paymaster deposit spent by other operations (AA31, a matter of
+ * deposit accounting); accounts are limited by their mempool count instead.
+ */
+function bundleFailureCulprit(op: UserOperation, failure: FailureReason): Address | undefined {
+  if (failure.code === 25 || failure.code === 31 || !failure.entity || failure.entity === "account") return undefined;
+  return entitiesOf(op).find((e) => e.role === failure.entity)?.address;
 }

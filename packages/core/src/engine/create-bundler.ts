@@ -26,6 +26,7 @@ import {
   type UserOperationLookup,
   type UserOperationReceipt,
 } from "../receipt/lookup.ts";
+import { evictBanned } from "../reputation/evict-banned.ts";
 import { createReputation, type ReputationReport } from "../reputation/reputation.ts";
 import { getStakeStatus, type StakeStatus } from "../reputation/stake.ts";
 import { createStatusHub, type StatusListener } from "../status/status-change.ts";
@@ -196,6 +197,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     now,
     getGasPrice: () => feeOracle.getGasPrice(),
     buildOptions: { skipValidation: config.skipBundleValidation, accessList: config.eip2930 },
+    reputation,
   };
   const relayers = createRelayerPool({ client, signer, logger, minSignerBalance: config.minSignerBalance, multicall: config.multicall });
   const bundleSender = createBundleSender({
@@ -274,6 +276,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       }
     }
     await evictOverCapacity(time);
+    for (const { address } of entryPoints.all) await evictBanned({ store, reputation, emit: status.emit, now: time }, address);
     if (time >= nextDecayAt) {
       nextDecayAt = time + 60_000; // the store decays once per hour; asking each minute is plenty
       await reputationStore.decay(time);

@@ -1,4 +1,4 @@
-import type { Address, Hash } from "viem";
+import type { Address, Hash, Hex } from "viem";
 import type { EntryPointVersion } from "../entrypoint/version.ts";
 import type { UserOperation } from "../userop/types.ts";
 
@@ -40,6 +40,14 @@ export interface Inclusion {
   blockNumber: bigint;
 }
 
+/** What safe validation learned about an operation, kept for the checks before it is bundled. */
+export interface ValidationFacts {
+  /** keccak256 of the code of every contract the validation used, by lower-case address (COD-010). */
+  codeHashes: Record<Address, Hex>;
+  /** Contracts whose storage or transient storage the validation touched, lower case (STO-041). */
+  storageContracts: Address[];
+}
+
 /** What the engine hands the store when it accepts an operation. */
 export interface NewMempoolEntry {
   userOpHash: Hash;
@@ -48,6 +56,8 @@ export interface NewMempoolEntry {
   userOperation: UserOperation;
   /** Milliseconds since the epoch (from the engine's `Clock`). */
   receivedAt: number;
+  /** Set when validated in safe mode; kept as given. */
+  validation?: ValidationFacts | undefined;
 }
 
 /** An operation as the store keeps it. */

@@ -9,6 +9,10 @@ import { type ReputationStatus, reputationStatus } from "./reputation-status.ts"
 
 /** ERC-7562 THROTTLED_ENTITY_MEMPOOL_COUNT: a throttled entity may have this many operations in the mempool. */
 export const throttledEntityMempoolCount = 4;
+/** ERC-7562 THROTTLED_ENTITY_BUNDLE_COUNT: a throttled entity may have this many operations in one bundle. */
+export const throttledEntityBundleCount = 4;
+/** ERC-7562 BAN_OPS_SEEN_PENALTY: the `opsSeen` GREP-040 gives an entity that failed a bundle after its second validation. */
+export const banOpsSeenPenalty = 10_000;
 
 /** Addresses exempt from reputation and stake rules, per entity kind. */
 export interface WhitelistedEntities {
@@ -65,6 +69,15 @@ export interface Reputation {
   rejected(entryPoint: Address, op: UserOperation, failure: FailureReason): Promise<void>;
   /** Every tracked entity on `entryPoint` with its status. */
   dump(entryPoint: Address): Promise<ReputationReport[]>;
+  /** Of `addresses`, those throttled on `entryPoint` (not whitelisted), lower case. */
+  throttled(entryPoint: Address, addresses: readonly Address[]): Promise<Set<string>>;
+  /** Banned entities on `entryPoint` (not whitelisted). */
+  banned(entryPoint: Address): Promise<Address[]>;
+  /**
+   * GREP-040: `address` made a bundle fail after passing its second validation: `opsSeen` becomes
+   * `banOpsSeenPenalty` and `opsIncluded` 0, so it is banned.
+   */
+  penalize(entryPoint: Address, address: Address): Promise<void>;
 }
 
 const inPool: UserOperationStatus[] = ["pending", "bundling", "submitted"];
@@ -127,6 +140,20 @@ export function createReputation(
         entryPoint,
         addresses(entitiesOf(op).filter((e) => e.role !== blamed)),
       );
+    },
+
+    async throttled(entryPoint, addresses) {
+      const entries = await store.get(entryPoint, addresses);
+      return new Set(entries.filter((e) => statusOf(e) === "throttled").map((e) => e.address.toLowerCase()));
+    },
+
+    async banned(entryPoint) {
+      return (await store.list(getAddress(entryPoint))).filter((e) => statusOf(e) === "banned").map((e) => e.address);
+    },
+
+    async penalize(entryPoint, address) {
+      if (anyWhitelisted(address)) return;
+      await store.set(entryPoint, [{ address, opsSeen: banOpsSeenPenalty, opsIncluded: 0 }]);
     },
 
     async dump(entryPoint) {

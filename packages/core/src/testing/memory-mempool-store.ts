@@ -308,7 +308,7 @@ function toEntry(stored: Stored): MempoolEntry {
     claimedUntil: _claimedUntil,
     ...entry
   } = structuredClone(stored);
-  for (const key of ["transactionHash", "inclusion", "failureReason"] as const) {
+  for (const key of ["transactionHash", "inclusion", "failureReason", "validation"] as const) {
     if (entry[key] === undefined) delete entry[key];
   }
   return entry;

@@ -109,6 +109,20 @@ export function mempoolStoreContract(
         await expectRoundTrip({ version: "0.8", eip7702: true, nonce: 7n });
       });
 
+      it("keeps what safe validation learned about an operation (code hashes, storage touched) exactly", async () => {
+        const entry = {
+          ...(await fixtureEntry({ version: "0.7", sponsored: true })),
+          validation: {
+            codeHashes: { "0x91e60e0613810449d098b0b5ec8b51a0fe8c8985": `0x${"ab".repeat(32)}` as Hash },
+            storageContracts: ["0x0000000000325602a77416a16136fdafd04b299f" as const],
+          },
+        };
+        await store.add(entry);
+        expect((await store.get(entry.userOpHash))?.validation).toStrictEqual(entry.validation);
+        const [plain] = await added({ version: "0.7", sender: 3 });
+        expect(await store.get(plain!.userOpHash)).not.toHaveProperty("validation");
+      });
+
       it("returns undefined for an unknown hash", async () => {
         const entry = await fixtureEntry();
         expect(await store.get(entry.userOpHash)).toBeUndefined();

@@ -2,16 +2,17 @@ import { BundlerConfigError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Simulator } from "../ports/simulator.ts";
 import { createInProcessTracer } from "./tracers/in-process/in-process-tracer.ts";
+import { createJsTracer } from "./tracers/js/js-tracer.ts";
 import { createUnsafeSimulator, createTracingSimulator } from "./simulators.ts";
 
 export const validationModes = ["safe", "unsafe"] as const;
-export const validationTracers = ["in-process"] as const;
+export const validationTracers = ["in-process", "js"] as const;
 
 /** How validation runs (see docs/configuration.md). */
 export interface ValidationConfig {
   /** `safe` traces every validation and enforces ERC-7562; `unsafe` only simulates (nodes without tracing). Default `safe`. */
   validationMode: "safe" | "unsafe";
-  /** In safe mode, how the trace is collected: `in-process` (prestate + local EVM). Default `in-process`. */
+  /** In safe mode, how the trace is collected: `in-process` (prestate + local EVM) or `js` (the node's JavaScript tracer). Default `in-process`. */
   validationTracer: (typeof validationTracers)[number];
   /** Worker threads of the in-process tracer; 0 runs it on the main thread. Default 2. */
   tracerWorkers: number;
@@ -26,5 +27,6 @@ export function createSimulator(client: ChainClient, chainId: number, config: Va
   if (config.validationTracer === "in-process") {
     return createTracingSimulator(createInProcessTracer({ client, chainId, workers: config.tracerWorkers, p256Precompile: config.p256Precompile }));
   }
+  if (config.validationTracer === "js") return createTracingSimulator(createJsTracer({ client }));
   throw new BundlerConfigError(`validationTracer must be one of ${validationTracers.join(", ")}, got "${String(config.validationTracer)}"`);
 }

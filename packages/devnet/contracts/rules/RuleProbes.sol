@@ -14,6 +14,10 @@ contract RuleTarget {
         return 1;
     }
 
+    function setShared(uint256 value) external {
+        shared = value;
+    }
+
     function touch(address who) external returns (uint256) {
         balances[who] += 1;
         return balances[who];
@@ -27,6 +31,8 @@ abstract contract RuleRunner {
     address public immutable entryPoint;
     RuleTarget public immutable target;
     uint256 private ownSlot;
+    /// A mapping keyed by address, so another operation's validation can read a slot associated with its sender.
+    mapping(address => uint256) public credits;
 
     constructor(address entryPoint_, RuleTarget target_) {
         entryPoint = entryPoint_;
@@ -41,6 +47,15 @@ abstract contract RuleRunner {
     function run(string memory rule, address sender) internal {
         bytes32 r = keccak256(bytes(rule));
         uint256 v;
+        bytes memory raw = bytes(rule);
+        if (raw.length == 25 && bytes5(raw) == "READ:") {
+            // READ:<20-byte address>: read this contract's entry in that contract's `credits`.
+            address peer;
+            assembly { peer := shr(96, mload(add(raw, 37))) }
+            v = RuleRunner(peer).credits(address(this));
+            assembly { mstore(0, v) }
+            return;
+        }
         if (r == keccak256("") || r == keccak256("OK")) return;
         if (r == keccak256("TIMESTAMP")) v = block.timestamp;
         else if (r == keccak256("NUMBER")) v = block.number;
@@ -59,6 +74,7 @@ abstract contract RuleRunner {
         else if (r == keccak256("ASSOCIATED_STORAGE")) v = target.touch(sender);
         else if (r == keccak256("OWN_ASSOCIATED_STORAGE")) v = target.touch(address(this));
         else if (r == keccak256("OTHER_STORAGE_READ")) v = target.shared();
+        else if (r == keccak256("REVERT_IF_SHARED")) require(target.shared() == 0, "shared is set");
         else if (r == keccak256("EXTCODESIZE_NO_CODE")) v = address(0xdeaDDeADDEaDdeaDdEAddEADDEAdDeadDEADDEaD).code.length;
         else if (r == keccak256("CALL_NO_CODE")) v = callLength(address(0xdeaDDeADDEaDdeaDdEAddEADDEAdDeadDEADDEaD), 0, "");
         else if (r == keccak256("CALL_VALUE")) v = callLength(address(target), 1, "");

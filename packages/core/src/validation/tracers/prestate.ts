@@ -3,6 +3,7 @@ import { InfrastructureError } from "../../errors/errors.ts";
 import type { ChainClient } from "../../ports/chain-client.ts";
 import type { StateOverride } from "../state-override.ts";
 import type { TraceCallRequest } from "../../ports/validation-tracer.ts";
+import { cachedCode } from "./in-process/code-cache.ts";
 
 /** One account as `prestateTracer` reports it; absent fields are zero or empty. */
 export interface PrestateAccount {
@@ -34,11 +35,17 @@ export function rpcCall(call: TraceCallRequest["call"]) {
  * The state `call` reads, from one `debug_traceCall` with the node's `prestateTracer`, under the
  * same state override (`stateOverrides`, the spelling nodes honour) the call runs with.
  */
-export async function fetchPrestate(client: ChainClient, call: TraceCallRequest["call"], stateOverride: StateOverride | undefined): Promise<Prestate> {
+export async function fetchPrestate(
+  client: ChainClient,
+  call: TraceCallRequest["call"],
+  stateOverride: StateOverride | undefined,
+  tracerConfig?: { disableStorage: boolean },
+): Promise<Prestate> {
   try {
+    const config = { tracer: "prestateTracer", ...(tracerConfig ? { tracerConfig } : {}), ...(stateOverride ? { stateOverrides: stateOverride } : {}) };
     const result = (await client.request({
       method: "debug_traceCall",
-      params: [rpcCall(call), "latest", { tracer: "prestateTracer", ...(stateOverride ? { stateOverrides: stateOverride } : {}) }],
+      params: [rpcCall(call), "latest", config],
     } as never)) as Record<string, PrestateAccount>;
     const prestate: Prestate = {};
     for (const [address, account] of Object.entries(result)) prestate[address.toLowerCase() as Address] = account;
@@ -59,4 +66,18 @@ export async function fetchBlockEnvironment(client: ChainClient): Promise<BlockE
     baseFeePerGas: block.baseFeePerGas ?? 0n,
     prevRandao: block.mixHash ?? `0x${"00".repeat(32)}`,
   };
+}
+
+/**
+ * Code hashes of the contracts a validation touched, from its prestate, for COD-010; not of the
+ * EntryPoint or of accounts whose code the simulation's own state override put there.
+ */
+export function codeHashesOf(prestate: Prestate, request: TraceCallRequest): Record<Address, Hex> {
+  const overridden = new Set(Object.entries(request.stateOverride ?? {}).flatMap(([a, o]) => (o.code ? [a.toLowerCase()] : [])));
+  const hashes: Record<Address, Hex> = {};
+  for (const [address, account] of Object.entries(prestate) as [Address, PrestateAccount][]) {
+    if (!account.code || account.code === "0x" || overridden.has(address) || address === request.entryPoint.toLowerCase()) continue;
+    hashes[address] = cachedCode(account.code).hash;
+  }
+  return hashes;
 }

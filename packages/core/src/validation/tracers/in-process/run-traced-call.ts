@@ -1,10 +1,9 @@
 import { type Common, createCustomCommon, Hardfork, Mainnet } from "@ethereumjs/common";
 import { createEVM, type EVM, getActivePrecompiles, paramsEVM } from "@ethereumjs/evm";
 import { createAddressFromString, hexToBytes, bytesToHex } from "@ethereumjs/util";
-import type { Address, Hex } from "viem";
 import type { TraceCallRequest, TracedValidation } from "../../../ports/validation-tracer.ts";
-import type { BlockEnvironment, Prestate } from "../prestate.ts";
-import { cachedCode } from "./code-cache.ts";
+import type { Hex } from "viem";
+import { type BlockEnvironment, codeHashesOf, type Prestate } from "../prestate.ts";
 import { Erc7562Collector } from "./erc7562-collector.ts";
 import { StrictStateManager } from "./strict-state-manager.ts";
 
@@ -27,6 +26,8 @@ interface Engine {
   evm: EVM;
   collector: Erc7562Collector;
   common: Common;
+  /** The run in progress: one EVM runs one call at a time (its state and collector are swapped per run). */
+  busy: Promise<unknown>;
 }
 
 const engines = new Map<string, Promise<Engine>>();
@@ -42,7 +43,7 @@ function engineFor(input: TracedCallInput): Promise<Engine> {
       const collector = new Erc7562Collector(input.request.entryPoint);
       const evm = await createEVM({ common, customOpcodes: collector.customOpcodes(common) });
       collector.attach(evm);
-      return { evm, collector, common };
+      return { evm, collector, common, busy: Promise.resolve() };
     })();
     engines.set(key, engine);
   }
@@ -55,7 +56,13 @@ function engineFor(input: TracedCallInput): Promise<Engine> {
  * the caller, target, coinbase and precompiles start warm, and the block is the node's latest.
  */
 export async function runTracedCall(input: TracedCallInput): Promise<TracedCallOutput> {
-  const { evm, collector, common } = await engineFor(input);
+  const engine = await engineFor(input);
+  const run = engine.busy.then(() => runOn(engine, input));
+  engine.busy = run.catch(() => {});
+  return run;
+}
+
+async function runOn({ evm, collector, common }: Engine, input: TracedCallInput): Promise<TracedCallOutput> {
   const { call } = input.request;
   const state = await StrictStateManager.fromPrestate(input.prestate);
   evm.stateManager = state;
@@ -94,7 +101,7 @@ export async function runTracedCall(input: TracedCallInput): Promise<TracedCallO
     trace: {
       phases: [...collector.phases],
       keccakInputs: [...collector.keccakInputs],
-      codeHashes: codeHashes(input.prestate, input.request),
+      codeHashes: codeHashesOf(input.prestate, input.request),
     },
     missing: [...state.missing],
   };
@@ -105,18 +112,4 @@ function intrinsicGas(data: Uint8Array): bigint {
   let gas = 21_000n;
   for (const byte of data) gas += byte === 0 ? 4n : 16n;
   return gas;
-}
-
-/**
- * Code hashes of the contracts the validation touched, from the prestate, for COD-010; not of the
- * EntryPoint or of accounts whose code the simulation's own state override put there.
- */
-function codeHashes(prestate: Prestate, request: TraceCallRequest): Record<Address, Hex> {
-  const overridden = new Set(Object.entries(request.stateOverride ?? {}).flatMap(([a, o]) => (o.code ? [a.toLowerCase()] : [])));
-  const hashes: Record<Address, Hex> = {};
-  for (const [address, account] of Object.entries(prestate) as [Address, Prestate[Address]][]) {
-    if (!account.code || account.code === "0x" || overridden.has(address) || address === request.entryPoint.toLowerCase()) continue;
-    hashes[address] = cachedCode(account.code).hash;
-  }
-  return hashes;
 }

@@ -1,0 +1,57 @@
+import { parseEther } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEntryPointRegistry } from "../src/entrypoint/registry.ts";
+import type { ChainClient } from "../src/ports/chain-client.ts";
+import type { TraceCallRequest, TracedValidation, ValidationTracer } from "../src/ports/validation-tracer.ts";
+import { defaultBundlerConfig } from "../src/engine/config.ts";
+import { validationCall, decodeValidationResult } from "../src/validation/simulate.ts";
+import { createInProcessTracer } from "../src/validation/tracers/in-process/in-process-tracer.ts";
+import { createJsTracer } from "../src/validation/tracers/js/js-tracer.ts";
+import { ruleViolations } from "../src/validation/validate-user-operation.ts";
+import { ruleCases, ruleProbesFixture } from "./rule-probes-fixture.ts";
+
+/**
+ * The two ValidationTracers on every rule probe: the in-process one (prestate + local EVM) and the
+ * node's JavaScript tracer must give the same normalised trace and the same verdict.
+ */
+let setup: Awaited<ReturnType<typeof ruleProbesFixture>>;
+let inProcess: ValidationTracer;
+let js: ValidationTracer;
+
+beforeAll(async () => {
+  setup = await ruleProbesFixture();
+  const client = setup.fixture.client as unknown as ChainClient;
+  inProcess = createInProcessTracer({ client, chainId: setup.fixture.devnet.chainId, workers: 0 });
+  js = createJsTracer({ client });
+}, 60_000);
+afterAll(async () => {
+  await inProcess?.close?.();
+  await setup?.fixture.devnet.stop();
+});
+
+const rules = { ...defaultBundlerConfig, minStake: parseEther("1"), minUnstakeDelay: 10 };
+
+describe.each(["0.6", "0.7", "0.8"] as const)("in-process and JavaScript tracers on EntryPoint v%s", (version) => {
+  it.each(ruleCases)("$name: same trace, same verdict", async ({ name: _, broken, ...rule }) => {
+    const { op, set } = await setup.ruleOp(version, rule);
+    const entryPoint = createEntryPointRegistry().get(set.entryPoint);
+    const simulation = validationCall(entryPoint, op);
+    const request: TraceCallRequest = {
+      call: { from: "0x0000000000000000000000000000000000000000", to: simulation.to, data: simulation.data, gas: 30_000_000n },
+      stateOverride: simulation.stateOverride,
+      entryPoint: entryPoint.address,
+    };
+    const [local, node] = await Promise.all([inProcess.trace(request), js.trace(request)]);
+    expect(canonical(node)).toEqual(canonical(local));
+    const verdict = (traced: TracedValidation) =>
+      ruleViolations(rules, entryPoint, op, decodeValidationResult(entryPoint, op, traced.result), traced.trace).map((v) => v.rule);
+    const verdicts = [verdict(local), verdict(node)];
+    expect(verdicts[1]).toEqual(verdicts[0]);
+    expect(verdicts[0]![0]).toBe(broken?.rule);
+  });
+});
+
+/** The trace and call result as comparable data (the revert message wording is the node's own). */
+function canonical({ result, trace }: TracedValidation) {
+  return { reverted: result.reverted, data: result.data, trace };
+}

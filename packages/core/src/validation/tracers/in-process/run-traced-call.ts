@@ -5,6 +5,7 @@ import type { TraceCallRequest, TracedValidation } from "../../../ports/validati
 import type { Hex } from "viem";
 import { type BlockEnvironment, codeHashesOf, type Prestate } from "../prestate.ts";
 import { Erc7562Collector } from "./erc7562-collector.ts";
+import { nativeEcrecover } from "./native-ecrecover.ts";
 import { StrictStateManager } from "./strict-state-manager.ts";
 
 /** Everything a run needs; plain data, so it crosses to a worker thread. */
@@ -38,7 +39,11 @@ function engineFor(input: TracedCallInput): Promise<Engine> {
   let engine = engines.get(key);
   if (!engine) {
     engine = (async () => {
-      const common = createCustomCommon({ chainId: input.chainId }, Mainnet, { hardfork: Hardfork.Prague, eips: input.p256Precompile ? [7951] : [] });
+      const common = createCustomCommon({ chainId: input.chainId }, Mainnet, {
+        hardfork: Hardfork.Prague,
+        eips: input.p256Precompile ? [7951] : [],
+        customCrypto: { ecrecover: nativeEcrecover },
+      });
       common.updateParams(paramsEVM);
       const collector = new Erc7562Collector(input.request.entryPoint);
       const evm = await createEVM({ common, customOpcodes: collector.customOpcodes(common) });

@@ -149,7 +149,12 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const clock = parameters.clock ?? systemClock;
   const logger = parameters.logger ?? silentLogger;
   const entryPoints = createEntryPointRegistry(parameters.entryPoints);
-  const feeOracle = parameters.feeOracle ?? createChainFeeOracle(client, { markupPercent: config.gasPriceMarkup });
+  const feeOracle = parameters.feeOracle ?? createChainFeeOracle(client, {
+      markupPercent: config.gasPriceMarkup,
+      // No older than the engine's own view of the chain: the block source polls as often.
+      maxAgeMs: config.blockPollingInterval,
+      clock,
+    });
   const submitter = parameters.submitter ?? createConfiguredSubmitter(client, config);
   config.relayingMode = submitter.name;
   const claimant = parameters.instanceId ?? randomUUID();

@@ -16,8 +16,15 @@ interface TracedAccount {
  * creates it in its constructor, as the first contract it deploys (CREATE nonce 1).
  */
 export function senderCreatorOf(entryPoint: EntryPoint): Address {
-  return getContractAddress({ from: entryPoint.address, nonce: 1n });
+  let senderCreator = senderCreators.get(entryPoint.address);
+  if (!senderCreator) {
+    senderCreator = getContractAddress({ from: entryPoint.address, nonce: 1n });
+    senderCreators.set(entryPoint.address, senderCreator);
+  }
+  return senderCreator;
 }
+
+const senderCreators = new Map<Address, Address>();
 
 /**
  * The state `deploying`'s factory leaves its sender in (code and storage), as a state override:

@@ -136,6 +136,34 @@ describe("transaction tracker", () => {
     expect((await change(hash, "included")).success).toBe(true);
   });
 
+  it("when a bundle reverts on chain, the operation not at fault is bundled again and included, and the culprit is dropped with its reason", async () => {
+    const { bundler, change } = await started({ relayerKeys: fx.devnet.relayerKeys.slice(0, 1), config: { bundlingMode: "manual" } });
+    const innocentAccount = await fx.makeAccount("0.7", parseEther("0.5"));
+    const culpritAccount = await fx.makeAccount("0.7", parseEther("0.5"));
+    const send = async (account: typeof innocentAccount) =>
+      bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: recipient(), value: 1n }), account.entryPoint.address);
+    const innocent = await send(innocentAccount);
+    const culprit = await send(culpritAccount);
+    await automine(false);
+    bundler.setBundlingMode("auto");
+    bundler.start();
+    const [first, second] = await Promise.all([change(innocent, "submitted"), change(culprit, "submitted")]);
+    expect(first.transactionHash).toBe(second.transactionHash);
+    // Before the bundle is mined, the culprit's account loses the ETH it would pay its prefund with (AA21).
+    await fx.client.request({ method: "anvil_setBalance" as never, params: [culpritAccount.address, "0x0"] as never });
+    await mine();
+    expect((await fx.client.getTransactionReceipt({ hash: first.transactionHash! })).status).toBe("reverted");
+    for (const hash of [innocent, culprit]) {
+      expect(await change(hash, "pending", 1)).toMatchObject({ reason: "its bundle transaction reverted; back in the pool" });
+    }
+    expect((await change(culprit, "dropped")).reason).toMatch(/^AA21 /);
+    await change(innocent, "submitted", 1);
+    await mine();
+    expect((await change(innocent, "included")).success).toBe(true);
+    expect((await bundler.getUserOperationReceipt(innocent))?.success).toBe(true);
+    expect(await bundler.getUserOperationReceipt(culprit)).toBeUndefined();
+  });
+
   describe("reorgs", () => {
     /** An operation included by a running engine, and the block it landed in. */
     async function includedOperation() {

@@ -166,6 +166,22 @@ describe("bundle pipeline", () => {
       expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
     });
 
+    it("releases at once, on restart, what it had claimed for a bundle and not sent, instead of waiting for its lease", async () => {
+      const store = createMemoryMempoolStore();
+      const { bundler } = await fx.makeBundler({ store, instanceId: "engine-5" });
+      const account = await fx.makeAccount("0.8");
+      const hash = await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: recipient(), value: 1n }), account.entryPoint.address);
+      // The engine claimed it for a bundle with a minute's lease, and died before sending.
+      await store.claimForBundle({ entryPoint: account.entryPoint.address, limit: 10, claimant: "engine-5", leaseMs: 60_000, now: Date.now() });
+      const { bundler: restarted } = await fx.makeBundler({ store, instanceId: "engine-5" });
+      const changes: StatusChange[] = [];
+      restarted.onStatusChange((c) => changes.push(c));
+      await restarted.sendBundleNow();
+      expect(changes[0]).toEqual({ userOpHash: hash, status: "pending", reason: "claimed for a bundle before a restart and never sent; back in the pool" });
+      expect((await restarted.getUserOperationReceipt(hash))?.success).toBe(true);
+      expect(await eventsOf(hash)).toBe(1);
+    });
+
     it("adopts another engine's sent operations only once its claims lapse", async () => {
       const store = createMemoryMempoolStore();
       const dying = dyingSubmitter({ sendFirst: true });

@@ -209,6 +209,19 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
       );
     },
 
+    async releaseClaims(claimant, now) {
+      const rows = await transactions.write((trx) =>
+        trx
+          .updateTable("user_operations")
+          .set({ status: "pending", claimed_by: null, claimed_until: null, updated_at: now })
+          .where("status", "=", "bundling")
+          .where("claimed_by", "=", claimant)
+          .returning(["hash", "received_at"])
+          .execute(),
+      );
+      return hashesByAge(rows);
+    },
+
     async renewClaims(userOpHashes, claimant, until) {
       if (userOpHashes.length === 0) return;
       await transactions.write((trx) =>

@@ -189,6 +189,11 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   /** Before the first bundle, this engine's own earlier claims (a restart); afterwards, lapsed ones (a dead peer). */
   let reconciled = false;
   async function reconcile() {
+    if (!reconciled) {
+      for (const userOpHash of await store.releaseClaims(claimant, clock.now())) {
+        status.emit({ userOpHash, status: "pending", reason: "claimed for a bundle before a restart and never sent; back in the pool" });
+      }
+    }
     await reconcileSubmitted(reconcileContext, { previousClaimant: reconciled ? undefined : claimant });
     reconciled = true;
   }

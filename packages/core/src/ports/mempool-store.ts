@@ -137,6 +137,13 @@ export interface MempoolStore {
    * inclusion is forgotten).
    */
   markSubmitted(userOpHashes: readonly Hash[], transactionHash: Hash, now: number): Promise<void>;
+  /**
+   * Operations `claimant` claimed for a bundle and never sent (`bundling`) go back to `pending`,
+   * lease or not: an engine restarting under its instance id releases what it held when it died,
+   * instead of waiting for its own claims to lapse. A sent operation is `submitted` before its
+   * transaction leaves (`markSubmitted`), so none of these can be on chain. Returns their hashes.
+   */
+  releaseClaims(claimant: string, now: number): Promise<Hash[]>;
   /** Extend to `until` the claims `claimant` holds on these operations (claimed or submitted); others are left alone. */
   renewClaims(userOpHashes: readonly Hash[], claimant: string, until: number): Promise<void>;
   /**

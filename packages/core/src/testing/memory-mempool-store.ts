@@ -258,6 +258,15 @@ export function createMemoryMempoolStore(): MempoolStore {
       return cleared;
     },
 
+    async releaseClaims(claimant, now) {
+      const held = [...byStatus.bundling.values()].filter((entry) => entry.claimedBy === claimant).sort(byAge);
+      for (const entry of held) {
+        Object.assign(entry, { status: "pending", claimedBy: undefined, claimedUntil: undefined, updatedAt: now });
+        reindex(entry, "bundling");
+      }
+      return held.map((entry) => entry.userOpHash);
+    },
+
     async requeue(userOpHashes, now) {
       transition(userOpHashes, returnable, (entry) => {
         Object.assign(entry, { status: "pending", transactionHash: undefined, inclusion: undefined, updatedAt: now });

@@ -416,6 +416,26 @@ export function mempoolStoreContract(
       });
     });
 
+    describe("releaseClaims", () => {
+      it("puts back in the pool, lease or not, what a claimant claimed and never sent; others' claims and sent operations stay", async () => {
+        const [mine, sent, theirs] = await added(
+          { sender: 1, receivedAt: t0 + 1 },
+          { sender: 2, receivedAt: t0 + 2 },
+          { sender: 3, receivedAt: t0 + 3 },
+        );
+        await claim({ limit: 2 });
+        await store.markSubmitted([sent!.userOpHash], txHash, t0 + 1_100);
+        await claim({ claimant: "engine-b" });
+        expect(await store.releaseClaims("engine-a", t0 + 2_000)).toEqual([mine!.userOpHash]);
+        expect(await store.get(mine!.userOpHash)).toMatchObject({ status: "pending", updatedAt: t0 + 2_000 });
+        expect((await store.get(sent!.userOpHash))?.status).toBe("submitted");
+        expect((await store.get(theirs!.userOpHash))?.status).toBe("bundling");
+        expect(await store.releaseClaims("engine-a", t0 + 2_000)).toEqual([]);
+        // Claimable again at once, well within the lease it was claimed with.
+        expect(hashes(await claim({ claimant: "engine-c", now: t0 + 2_001 }))).toEqual([mine!.userOpHash]);
+      });
+    });
+
     describe("transitions", () => {
       it("markSubmitted records the bundle transaction", async () => {
         const entries = await added(

@@ -8,7 +8,6 @@ import { createChainFeeOracle, type FeeOracle, type GasPrice } from "../gas/fee-
 import { type FeeHistory, getFeeHistory, type GetFeeHistoryParameters } from "../gas/get-fee-history.ts";
 import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
 import { createDefaultMempoolPolicy } from "../mempool/default-mempool-policy.ts";
-import { evictLowestValue } from "../mempool/policy-building-blocks.ts";
 import type { BlockSource } from "../ports/block-source.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import { type Clock, sleep, systemClock } from "../ports/clock.ts";
@@ -26,7 +25,6 @@ import {
   type UserOperationLookup,
   type UserOperationReceipt,
 } from "../receipt/lookup.ts";
-import { evictBanned } from "../reputation/evict-banned.ts";
 import { createReputation, type ReputationReport } from "../reputation/reputation.ts";
 import { getStakeStatus, type StakeStatus } from "../reputation/stake.ts";
 import { createStatusHub, type StatusListener } from "../status/status-change.ts";
@@ -41,6 +39,7 @@ import { mergeStateOverrides, type StateOverride } from "../validation/state-ove
 import { admitUserOperation } from "./admission.ts";
 import { type BundleProposal, createBundlePuller, type ProposeBundleRequest } from "./bundle-puller.ts";
 import { createBundleSender } from "./bundle-sender.ts";
+import { createHousekeeping } from "./housekeeping.ts";
 import { type BundlerConfig, resolveBundlerConfig } from "./config.ts";
 import { createRelayerPool } from "./relayer-pool.ts";
 import { createScheduler } from "./scheduler.ts";
@@ -261,37 +260,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     );
   }
 
-  let nextDecayAt = 0;
-
-  /** Above `maxMempoolSize` pending operations, the policy chooses who leaves (dropped, "evicted: the mempool is full"). */
-  async function evictOverCapacity(time: number) {
-    const excess = (await store.countByStatus()).pending - config.maxMempoolSize;
-    if (excess <= 0) return;
-    const pending = await store.list("pending");
-    const offered = new Set(pending);
-    const chosen = (policy.evict ?? evictLowestValue)(pending, { excess, now: time }).filter((e) => offered.delete(e)).slice(0, excess);
-    const reason = "evicted: the mempool is full";
-    await store.drop(chosen.map((e) => e.userOpHash), reason, time);
-    for (const { userOpHash } of chosen) status.emit({ userOpHash, status: "dropped", reason });
-    logger.warn("mempool full: operations evicted", { evicted: chosen.length, maxMempoolSize: config.maxMempoolSize });
-  }
-
-  /** Drop operations pending longer than `useropsTTL` (0 keeps them), and decay reputation when due. */
-  async function housekeeping() {
-    const time = clock.now();
-    if (config.useropsTTL > 0) {
-      for (const userOpHash of await store.expire(time - config.useropsTTL * 1000, time)) {
-        status.emit({ userOpHash, status: "dropped", reason: "expired" });
-        logger.info("operation expired", { userOpHash });
-      }
-    }
-    await evictOverCapacity(time);
-    for (const { address } of entryPoints.all) await evictBanned({ store, reputation, emit: status.emit, now: time }, address);
-    if (time >= nextDecayAt) {
-      nextDecayAt = time + 60_000; // the store decays once per hour; asking each minute is plenty
-      await reputationStore.decay(time);
-    }
-  }
+  const housekeeping = createHousekeeping({ store, policy, reputation, reputationStore, entryPoints, config, logger, emit: status.emit });
 
   const scheduler = createScheduler({
     clock,
@@ -304,7 +273,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
         logger.error("could not reconcile submitted operations with the chain", { error: String(error) });
         if (!reconciled) return;
       }
-      await housekeeping().catch((error) => logger.error("housekeeping failed", { error: String(error) }));
+      await housekeeping(clock.now()).catch((error) => logger.error("housekeeping failed", { error: String(error) }));
       if (config.bundlingMode === "auto") bundleAll();
     },
   });
@@ -379,7 +348,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
 
     async sendBundleNow() {
       await reconcile();
-      await housekeeping();
+      await housekeeping(clock.now());
       const runs = bundleAll();
       // Runs wait for relayers whose bundles are still unmined: drive the tracker while they go.
       let done = false;

@@ -1,0 +1,62 @@
+import type { EntryPointRegistry } from "../entrypoint/registry.ts";
+import { evictLowestValue } from "../mempool/policy-building-blocks.ts";
+import type { Logger } from "../ports/logger.ts";
+import type { MempoolPolicy } from "../ports/mempool-policy.ts";
+import type { MempoolStore } from "../ports/mempool-store.ts";
+import type { ReputationStore } from "../ports/reputation-store.ts";
+import { evictBanned } from "../reputation/evict-banned.ts";
+import type { Reputation } from "../reputation/reputation.ts";
+import type { StatusListener } from "../status/status-change.ts";
+import type { BundlerConfig } from "./config.ts";
+
+export interface HousekeepingContext {
+  store: MempoolStore;
+  policy: MempoolPolicy;
+  reputation: Reputation;
+  reputationStore: ReputationStore;
+  entryPoints: EntryPointRegistry;
+  config: Pick<BundlerConfig, "useropsTTL" | "maxMempoolSize">;
+  logger: Logger;
+  emit: StatusListener;
+}
+
+/** How often the engine asks the store to decay reputation: it decays once per hour, so each minute is plenty. */
+const decayCheckMs = 60_000;
+
+/**
+ * The pool's upkeep before each bundling tick: operations pending longer than `useropsTTL` are
+ * dropped ("expired"; 0 keeps them), the policy chooses who leaves above `maxMempoolSize`
+ * ("evicted: the mempool is full"), a banned entity's operations leave (GREP-010), and reputation
+ * decays when due.
+ */
+export function createHousekeeping(context: HousekeepingContext): (now: number) => Promise<void> {
+  const { store, policy, config, logger, emit } = context;
+  let nextDecayAt = 0;
+
+  async function evictOverCapacity(now: number) {
+    const excess = (await store.countByStatus()).pending - config.maxMempoolSize;
+    if (excess <= 0) return;
+    const pending = await store.list("pending");
+    const offered = new Set(pending);
+    const chosen = (policy.evict ?? evictLowestValue)(pending, { excess, now }).filter((e) => offered.delete(e)).slice(0, excess);
+    const reason = "evicted: the mempool is full";
+    await store.drop(chosen.map((e) => e.userOpHash), reason, now);
+    for (const { userOpHash } of chosen) emit({ userOpHash, status: "dropped", reason });
+    logger.warn("mempool full: operations evicted", { evicted: chosen.length, maxMempoolSize: config.maxMempoolSize });
+  }
+
+  return async (now) => {
+    if (config.useropsTTL > 0) {
+      for (const userOpHash of await store.expire(now - config.useropsTTL * 1000, now)) {
+        emit({ userOpHash, status: "dropped", reason: "expired" });
+        logger.info("operation expired", { userOpHash });
+      }
+    }
+    await evictOverCapacity(now);
+    for (const { address } of context.entryPoints.all) await evictBanned({ store, reputation: context.reputation, emit, now }, address);
+    if (now >= nextDecayAt) {
+      nextDecayAt = now + decayCheckMs;
+      await context.reputationStore.decay(now);
+    }
+  };
+}

@@ -43,6 +43,8 @@ const targets: Target[] = [
   { source: "packages/devnet/contracts/PostOpWorkPaymaster.sol", contract: "PostOpWorkPaymaster", remappings: entryPointRelease("v07"), artifact: "packages/devnet/src/artifacts/PostOpWorkPaymaster.v0.7.json", evmVersion: "cancun" },
   { source: "packages/devnet/contracts/PostOpWorkPaymaster.sol", contract: "PostOpWorkPaymaster", remappings: entryPointRelease("v08"), artifact: "packages/devnet/src/artifacts/PostOpWorkPaymaster.v0.8.json", evmVersion: "cancun" },
   { source: "packages/devnet/contracts/testing/GasWorkloads.sol", contract: "GasWorkloads", remappings: {}, artifact: "packages/devnet/src/artifacts/GasWorkloads.json", evmVersion: "cancun" },
+  { source: "packages/devnet/contracts/testing/L1FeeStandIns.sol", contract: "GasPriceOracleStandIn", remappings: {}, artifact: "packages/devnet/src/artifacts/GasPriceOracleStandIn.json", evmVersion: "cancun" },
+  { source: "packages/devnet/contracts/testing/L1FeeStandIns.sol", contract: "NodeInterfaceStandIn", remappings: {}, artifact: "packages/devnet/src/artifacts/NodeInterfaceStandIn.json", evmVersion: "cancun" },
 ];
 
 function compile(target: Target) {

@@ -6,6 +6,8 @@ import {
   defaultBundlerConfig,
   type EntryPointVersion,
   entryPointVersions,
+  type L1DataCostName,
+  l1DataCosts,
   type MempoolPolicyName,
   mempoolPolicyNames,
   relayingModes,
@@ -41,6 +43,8 @@ export interface ServerConfig {
   instanceId: string;
   /** Which shipped mempool policy orders and packs bundles (`mempoolPolicies`). */
   mempoolPolicy: MempoolPolicyName;
+  /** The chain's L1 data-fee model, which preVerificationGas must cover on an L2 (`l1DataCosts`); `none` on L1. */
+  l1DataCost: L1DataCostName | "none";
   maxBodyBytes: number;
   maxBatchSize: number;
   /** Most `eth_subscribe` subscriptions one WebSocket connection may hold. */
@@ -101,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
     database: database(pick("BUNDLEKIT_DATABASE", "database") ?? (rpcUrl ? "bundlekit-mempool.sqlite" : ":memory:")),
     instanceId: nonEmpty(pick("BUNDLEKIT_INSTANCE_ID", "instanceId") ?? `${hostname()}:${port}`, "instanceId"),
     mempoolPolicy: oneOf(pick("BUNDLEKIT_MEMPOOL_POLICY", "mempoolPolicy") ?? "default", "mempoolPolicy", mempoolPolicyNames),
+    l1DataCost: oneOf(pick("BUNDLEKIT_L1_DATA_COST", "l1DataCost") ?? "none", "l1DataCost", ["none", ...(Object.keys(l1DataCosts) as L1DataCostName[])]),
     maxBodyBytes: integer(pick("BUNDLEKIT_MAX_BODY_BYTES", "maxBodyBytes") ?? 1024 * 1024, "maxBodyBytes", 1024),
     maxBatchSize: integer(pick("BUNDLEKIT_MAX_BATCH_SIZE", "maxBatchSize") ?? 100, "maxBatchSize", 1),
     maxSubscriptions: integer(pick("BUNDLEKIT_MAX_SUBSCRIPTIONS", "maxSubscriptions") ?? 100, "maxSubscriptions", 0),

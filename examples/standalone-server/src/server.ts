@@ -1,6 +1,7 @@
 import {
   type Bundler,
   createBundler,
+  l1DataCosts,
   createRedirectMethods,
   defaultBundlerConfig,
   debugMethods,
@@ -70,7 +71,9 @@ export async function startBundlerService(
       logger,
       instanceId: config.instanceId,
       policy: options.policy ?? mempoolPolicies[config.mempoolPolicy](),
+      l1DataCost: config.l1DataCost === "none" ? undefined : l1DataCosts[config.l1DataCost](client),
     });
+    if (config.l1DataCost !== "none") logger.info("preVerificationGas covers the L1 data fee", { model: config.l1DataCost });
     // Off by default: when off, a debug method answers -32601 like any unknown method.
     const serveDebugMethods = config.debugMethods || bundler.config.testingMode;
     if (serveDebugMethods) logger.warn("debug_bundler_* methods are enabled: anyone can clear the mempool; use on test networks only");

@@ -193,6 +193,12 @@ describe("loadConfig: engine settings", () => {
     });
   });
 
+  it("charges no L1 data fee unless told the chain's model", () => {
+    expect(loadConfig({}).l1DataCost).toBe("none");
+    expect(loadConfig({ BUNDLEKIT_L1_DATA_COST: "op-stack" }).l1DataCost).toBe("op-stack");
+    expect(loadConfig({ BUNDLEKIT_L1_DATA_COST: "arbitrum" }).l1DataCost).toBe("arbitrum");
+  });
+
   it("leaves unset settings to the engine's defaults", () => {
     expect(Object.keys(loadConfig({}).bundler).sort()).toEqual(["bundleInterval", "bundleSize"]);
   });
@@ -211,6 +217,7 @@ describe("loadConfig: engine settings", () => {
     [{ BUNDLEKIT_ESTIMATION_GAS_MARKUP_PERCENT: "ten" }, /^estimationGasMarkupPercent must be an integer from 0 to 1000/],
     [{ BUNDLEKIT_VALIDATION_MODE: "fast" }, /^validationMode must be one of safe, unsafe, got "fast"$/],
     [{ BUNDLEKIT_VALIDATION_TRACER: "native" }, /^validationTracer must be one of in-process, js, got "native"$/],
+    [{ BUNDLEKIT_L1_DATA_COST: "optimism" }, /^l1DataCost must be one of none, op-stack, arbitrum, got "optimism"$/],
   ])("rejects %o with one line naming the setting", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -11,6 +11,7 @@ export * from "./entrypoint/version.ts";
 export * from "./errors/errors.ts";
 export * from "./gas/estimate-user-operation-gas.ts";
 export * from "./gas/fee-oracle.ts";
+export * from "./gas/l1-data-cost.ts";
 export * from "./gas/pre-verification-gas.ts";
 export * from "./mempool/default-mempool-policy.ts";
 export * from "./mempool/erc7562-admission.ts";

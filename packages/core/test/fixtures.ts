@@ -51,7 +51,7 @@ export async function engineFixture() {
   let funding: Promise<unknown> = Promise.resolve();
 
   async function makeBundler(
-    options: Pick<CreateBundlerParameters, "policy" | "submitter" | "clock" | "instanceId"> & {
+    options: Pick<CreateBundlerParameters, "policy" | "submitter" | "clock" | "instanceId" | "l1DataCost"> & {
       store?: MempoolStore;
       config?: Partial<BundlerConfig>;
       relayerKeys?: readonly Hex[];
@@ -65,6 +65,7 @@ export async function engineFixture() {
       submitter: options.submitter,
       clock: options.clock,
       instanceId: options.instanceId,
+      l1DataCost: options.l1DataCost,
       signer: testSigner(options.relayerKeys ?? devnet.relayerKeys),
       config: { bundlingMode: "manual", ...options.config },
     });

@@ -18,6 +18,7 @@ export { type DeployOptions, type DevnetDeployment, deployErc4337Contracts } fro
 export { type Devnet, type StartDevnetOptions, startDevnet } from "./devnet.ts";
 export { DEVNET_MNEMONIC, deriveDevnetKeys } from "./keys.ts";
 export { deployGasWorkloads, GAS_WORKLOADS, gasWorkloadsAbi } from "./gas-workloads.ts";
+export { type L1FeeModel, placeL1FeeStandIn } from "./l1-fee-stand-ins.ts";
 export {
   DEVNET_PAYMASTER_SIGNER_KEY,
   type DevnetPaymasters,

@@ -1,6 +1,6 @@
 import type { Address, Hash } from "viem";
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
-import type { EntryPointRegistry } from "../entrypoint/registry.ts";
+import type { EntryPoint, EntryPointRegistry } from "../entrypoint/registry.ts";
 import { DuplicateUserOperationError, InvalidParamsError, MempoolRejectionError, RuleViolationError } from "../errors/errors.ts";
 import { enforceGasPrice } from "../gas/enforce-gas-price.ts";
 import type { FeeOracle } from "../gas/fee-oracle.ts";
@@ -41,6 +41,8 @@ export interface AdmissionContext {
   /** The most operation gas one bundle holds (`maxBundleGas`, resolved). */
   maxBundleGas: bigint;
   preVerificationGas?: PreVerificationGasConfig | undefined;
+  /** preVerificationGas an L2 requires on top, for an operation's L1 data fee; none on L1. */
+  l1DataGas?: ((entryPoint: EntryPoint, op: UserOperation) => Promise<bigint>) | undefined;
 }
 
 /**
@@ -67,6 +69,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     rules: config,
     nowSeconds: BigInt(Math.floor(clock.now() / 1000)),
     preVerificationGas: context.preVerificationGas,
+    l1DataGas: context.l1DataGas && ((o: UserOperation) => context.l1DataGas!(entryPoint, o)),
   };
   const [gasPrice, validation, senderOperations] = await Promise.all([
     context.feeOracle.getGasPrice(),

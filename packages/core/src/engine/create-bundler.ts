@@ -6,6 +6,7 @@ import { createEntryPointRegistry, type EntryPoint, type EntryPointRegistry } fr
 import { estimateUserOperationGas, type GasEstimate } from "../gas/estimate-user-operation-gas.ts";
 import { createChainFeeOracle, type FeeOracle, type GasPrice } from "../gas/fee-oracle.ts";
 import { type FeeHistory, getFeeHistory, type GetFeeHistoryParameters } from "../gas/get-fee-history.ts";
+import { type L1DataCost, l1DataGas as l1DataGasOf } from "../gas/l1-data-cost.ts";
 import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
 import { createDefaultMempoolPolicy } from "../mempool/default-mempool-policy.ts";
 import type { BlockSource } from "../ports/block-source.ts";
@@ -47,6 +48,8 @@ import { createScheduler } from "./scheduler.ts";
 export interface CreateBundlerParameters {
   /** Read access to the chain. */
   client: ChainClient;
+  /** The L1 data fee an L2 charges on top of L2 gas, which operations must cover in preVerificationGas. Default: none (an L1). */
+  l1DataCost?: L1DataCost;
   /** Durable mempool state. */
   store: MempoolStore;
   /** Who enters the pool and what goes into a bundle. Default: `createDefaultMempoolPolicy()` (ERC-4337/ERC-7562). */
@@ -260,6 +263,9 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     );
   }
 
+  const l1DataCost = parameters.l1DataCost;
+  const l1DataGas =
+    l1DataCost && (async (entryPoint: EntryPoint, op: UserOperation) => l1DataGasOf(l1DataCost, op, entryPoint, await feeOracle.getGasPrice()));
   const housekeeping = createHousekeeping({ store, policy, reputation, reputationStore, entryPoints, config, logger, emit: status.emit });
 
   const scheduler = createScheduler({
@@ -315,6 +321,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
           config,
           maxBundleGas,
           preVerificationGas: parameters.preVerificationGas,
+          l1DataGas,
         },
         op,
         entryPoint,
@@ -331,6 +338,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
         staticBuffer: config.estimationStaticBuffer,
         pvgMarkupPercent: config.pvgMarkup,
         preVerificationGas: parameters.preVerificationGas,
+        l1DataGas: l1DataGas && ((op: UserOperation) => l1DataGas(entryPoint, op)),
       };
       return withQueuedNonce({ client, store }, entryPoint, op, (queued) =>
         estimateUserOperationGas({ ...context, stateOverride: mergeStateOverrides(callerOverride, queued) }, entryPoint, op),

@@ -36,6 +36,8 @@ export interface EstimateContext {
   /** Percent added to preVerificationGas (`pvgMarkup`). */
   pvgMarkupPercent: bigint;
   preVerificationGas?: PreVerificationGasConfig | undefined;
+  /** preVerificationGas an L2 requires on top, for the operation's L1 data fee (`L1DataCost`); none on L1. */
+  l1DataGas?: ((op: UserOperation) => Promise<bigint>) | undefined;
   /** Simulate on top of these overrides (e.g. a queued nonce, a caller's override). */
   stateOverride?: StateOverride | undefined;
 }
@@ -110,7 +112,7 @@ export async function estimateUserOperationGas(
     signature: probe.signature,
     preVerificationGas: op.preVerificationGas || 100_000n,
   } as UserOperation;
-  const pvg = calculatePreVerificationGas(filled, found.verificationGasUsed, context.preVerificationGas);
+  const pvg = calculatePreVerificationGas(filled, found.verificationGasUsed, context.preVerificationGas) + ((await context.l1DataGas?.(filled)) ?? 0n);
   estimate.preVerificationGas = (pvg * (100n + context.pvgMarkupPercent)) / 100n;
   return estimate;
 }

@@ -33,6 +33,8 @@ export interface ValidateContext {
   /** An operation must stay valid at least this long to be worth bundling. Default 30 s. */
   minValiditySeconds?: bigint;
   preVerificationGas?: PreVerificationGasConfig | undefined;
+  /** preVerificationGas an L2 requires on top, for the operation's L1 data fee (`L1DataCost`); none on L1. */
+  l1DataGas?: ((op: UserOperation) => Promise<bigint>) | undefined;
   /** Simulate on top of these overrides (e.g. a queued nonce). */
   stateOverride?: StateOverride | undefined;
 }
@@ -46,7 +48,10 @@ export async function validateUserOperation(
   entryPoint: EntryPoint,
   op: UserOperation,
 ): Promise<ValidatedOperation> {
-  const { validation: result, trace } = await context.simulator.simulateValidation(entryPoint, op, { stateOverride: context.stateOverride });
+  const [{ validation: result, trace }, l1Gas] = await Promise.all([
+    context.simulator.simulateValidation(entryPoint, op, { stateOverride: context.stateOverride }),
+    context.l1DataGas?.(op) ?? 0n,
+  ]);
   if (trace) {
     const violations = ruleViolations(context.rules, entryPoint, op, result, trace);
     if (violations.length > 0) throw new RuleViolationError(violations);
@@ -74,11 +79,12 @@ export async function validateUserOperation(
     }
   }
   const verificationGasUsed = result.preOpGas - op.preVerificationGas;
-  const required = calculatePreVerificationGas(op, verificationGasUsed > 0n ? verificationGasUsed : 0n, context.preVerificationGas);
+  const required = calculatePreVerificationGas(op, verificationGasUsed > 0n ? verificationGasUsed : 0n, context.preVerificationGas) + l1Gas;
   if (op.preVerificationGas < required) {
+    const l1Part = l1Gas > 0n ? ` (${l1Gas} of it for the L1 data fee)` : "";
     throw new InvalidParamsError(
       "preVerificationGas",
-      `too low: expected at least ${required}, provided only ${op.preVerificationGas}`,
+      `too low: expected at least ${required}${l1Part}, provided only ${op.preVerificationGas}`,
     );
   }
   return { ...result, trace };

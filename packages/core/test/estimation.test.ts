@@ -1,5 +1,7 @@
 import { deployGasWorkloads, type EntryPointVersion, gasWorkloadsAbi, verifyingPaymasterData } from "@bundlekit/devnet";
-import { type Address, concat, encodeAbiParameters, encodeFunctionData, type Hex, numberToHex, parseAbi, parseEther } from "viem";
+import { randomBytes } from "node:crypto";
+import { type Address, concat, encodeAbiParameters, encodeFunctionData, type Hash, type Hex, numberToHex, parseAbi, parseEther, toHex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import type { SmartAccount } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
@@ -68,6 +70,35 @@ describe("gas estimation: each limit is what the phase needs, and the operation 
     expect(estimate.callGasLimit).toBeLessThan(460_000n);
     const receipt = await include(account, op);
     expect(receipt.success).toBe(true);
+  });
+
+  /** The benchmark's workloads (bench/gas.ts): calls whose gas needs differ in kind. */
+  const workloadCalls = (): Record<string, { to: Address; value?: bigint; data?: Hex }> => {
+    const call = (functionName: string, args: unknown[]) => ({ to: workloads, data: encodeFunctionData({ abi: gasWorkloadsAbi, functionName, args }) });
+    return {
+      "a plain transfer": { to: privateKeyToAccount(fx.devnet.accountKeys[11]!).address, value: 1n },
+      "4 KiB of calldata": call("consume", [toHex(randomBytes(4096))]),
+      "16 KiB of calldata": call("consume", [toHex(randomBytes(16384))]),
+      "a loop of 10 rounds": call("loop", [10n]),
+      "a loop of 5,000 rounds": call("loop", [5000n]),
+      "a call that needs 400,000 gas forwarded": call("requireGas", [400_000n]),
+    };
+  };
+
+  it.each(versions)("v%s: each workload lands with the estimate used unchanged, deploying its account and then from it", async (version) => {
+    const calls = Object.entries(workloadCalls());
+    const accounts = await Promise.all(calls.map(() => fx.makeAccount(version)));
+    for (const round of ["deploying", "deployed"]) {
+      const hashes: Hash[] = [];
+      for (const [i, [, call]] of calls.entries()) {
+        const { op } = await estimated(accounts[i]!, call);
+        hashes.push(await bundler.sendUserOperation(await sign(accounts[i]!, op), accounts[i]!.entryPoint.address));
+      }
+      await bundler.sendBundleNow();
+      for (const [i, hash] of hashes.entries()) {
+        expect((await bundler.getUserOperationReceipt(hash))?.success, `${calls[i]![0]}, ${round}`).toBe(true);
+      }
+    }
   });
 
   it.each(versions)("v%s: verification gas covers deploying the account and paying the prefund", async (version) => {

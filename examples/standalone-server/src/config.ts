@@ -57,7 +57,19 @@ export interface ServerConfig {
    */
   debugMethods: boolean;
   logLevel: "debug" | "info" | "warn" | "error";
+  /**
+   * Serve an ERC-7677 paymaster endpoint (`pm_getPaymasterStubData`, `pm_getPaymasterData`)
+   * signing for these verifying paymasters with this key. Off unless both are set; the embedded
+   * devnet turns it on with its own paymasters.
+   */
+  paymasterEndpoint: PaymasterEndpointSettings | undefined;
   bundler: Partial<BundlerConfig>;
+}
+
+/** The paymaster endpoint's settings: which verifying paymaster per EntryPoint version, and the key they trust (a secret). */
+export interface PaymasterEndpointSettings {
+  paymasters: Partial<Record<EntryPointVersion, Address>>;
+  signerKey: Hex;
 }
 
 type Source = Record<string, unknown>;
@@ -112,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
     metrics: boolean(pick("BUNDLEKIT_METRICS", "metrics") ?? true, "metrics"),
     debugMethods: boolean(pick("BUNDLEKIT_DEBUG_METHODS", "debugMethods") ?? false, "debugMethods"),
     logLevel: oneOf(pick("BUNDLEKIT_LOG_LEVEL", "logLevel") ?? "info", "logLevel", ["debug", "info", "warn", "error"] as const),
+    paymasterEndpoint: paymasterEndpoint(pick("BUNDLEKIT_PAYMASTERS", "paymasters"), pick("BUNDLEKIT_PAYMASTER_SIGNER_KEY", "paymasterSignerKey")),
     bundler: {
       bundleInterval: integer(pick("BUNDLEKIT_BUNDLE_INTERVAL", "bundleInterval") ?? defaultBundlerConfig.bundleInterval, "bundleInterval", 10),
       bundleSize: integer(pick("BUNDLEKIT_BUNDLE_SIZE", "bundleSize") ?? defaultBundlerConfig.bundleSize, "bundleSize", 1),
@@ -251,6 +264,28 @@ function parseEntryPoints(value: unknown): ServerConfig["entryPoints"] {
     }
     return { address: entryAddress, version };
   });
+}
+
+/** `0xPAYMASTER@0.7,0xPAYMASTER@0.8` (or `{"0.7": "0x…"}`) and the key they trust: both or neither. */
+function paymasterEndpoint(paymasters: unknown, signerKey: unknown): PaymasterEndpointSettings | undefined {
+  if (paymasters === undefined && signerKey === undefined) return undefined;
+  if (paymasters === undefined || signerKey === undefined) {
+    throw new ConfigError("the paymaster endpoint needs both BUNDLEKIT_PAYMASTERS (paymasters) and BUNDLEKIT_PAYMASTER_SIGNER_KEY (paymasterSignerKey)");
+  }
+  if (typeof signerKey !== "string" || !isHex(signerKey, { strict: true }) || size(signerKey as Hex) !== 32) {
+    throw new ConfigError("paymasterSignerKey is not a 0x-prefixed 32-byte hex private key");
+  }
+  const entries =
+    typeof paymasters === "string"
+      ? paymasters.split(",").map((item) => item.trim().split("@") as [string, string | undefined])
+      : Object.entries(paymasters as Source).map(([version, paymaster]) => [String(paymaster), version] as [string, string]);
+  const byVersion: Partial<Record<EntryPointVersion, Address>> = {};
+  for (const [paymaster, version] of entries) {
+    const known = entryPointVersions.find((v) => v === version);
+    if (!known) throw new ConfigError(`paymasters: give each paymaster's EntryPoint version, as 0x…@0.7 (got "${paymaster}${version ? `@${version}` : ""}")`);
+    byVersion[known] = address(paymaster, "paymasters");
+  }
+  return { paymasters: byVersion, signerKey: signerKey as Hex };
 }
 
 function address(value: unknown, name: string): Address {

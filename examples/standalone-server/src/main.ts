@@ -60,6 +60,7 @@ async function main() {
     `  database:    ${describeDatabase(config.database)}`,
     `  instance id: ${config.instanceId}`,
     `  validation:  ${describeValidation(service.bundler.config)}`,
+    ...(devnet || config.paymasterEndpoint ? [`  paymaster:   ${service.url}  (ERC-7677 pm_getPaymasterStubData, pm_getPaymasterData)`] : []),
     ...service.bundler.entryPoints.all.map((ep) => `  EntryPoint v${ep.version}: ${ep.address}`),
     ...(devnet
       ? [

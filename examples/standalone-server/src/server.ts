@@ -35,8 +35,8 @@ export interface BundlerService {
  * `config.database`) → local relayer keys → engine →
  * JSON-RPC over HTTP and WebSocket at `/v1/<chainId>/`, `GET /health` and `GET /metrics` on the
  * same port. Checks that every EntryPoint has code before serving. `options.policy` replaces the
- * policy `config.mempoolPolicy` names (an operator's own); `options.paymaster` serves an ERC-7677
- * paymaster endpoint (`pm_*`) on the same URL.
+ * policy `config.mempoolPolicy` names (an operator's own); `options.paymaster` (else
+ * `config.paymasterEndpoint`) serves an ERC-7677 paymaster endpoint (`pm_*`) on the same URL.
  */
 export async function startBundlerService(
   config: ServerConfig & { rpcUrl: string },
@@ -55,6 +55,7 @@ export async function startBundlerService(
     const code = await client.getCode({ address });
     if (!code || code === "0x") throw new ConfigError(`EntryPoint ${address} has no code on chain ${chainId}`);
   }
+  const paymaster = options.paymaster ?? config.paymasterEndpoint;
   const signer = createLocalKeySigner(config.relayerKeys);
   const stores = await openStores(config.database, logger);
   const { store, reputation } = stores;
@@ -67,7 +68,7 @@ export async function startBundlerService(
       reputation,
       signer,
       entryPoints: config.entryPoints.map(({ version, address }) => defineEntryPoint(version, address)),
-      config: withOwnPaymastersWhitelisted(config.bundler, options.paymaster),
+      config: withOwnPaymastersWhitelisted(config.bundler, paymaster),
       logger,
       instanceId: config.instanceId,
       policy: options.policy ?? mempoolPolicies[config.mempoolPolicy](),
@@ -87,7 +88,7 @@ export async function startBundlerService(
         methods: {
           ...(bundler.config.redirectRpc ? createRedirectMethods(client) : {}),
           ...(serveDebugMethods ? debugMethods : {}),
-          ...(options.paymaster ? createPaymasterMethods(client as PublicClient, options.paymaster) : {}),
+          ...(paymaster ? createPaymasterMethods(client as PublicClient, paymaster) : {}),
         },
       },
       basePath: `/v1/${chainId}`,

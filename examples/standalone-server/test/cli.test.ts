@@ -28,6 +28,9 @@ const alive = (pid: number) => {
   }
 };
 
+/** Any address: a paymaster stub is the same for every sender. */
+const DEVNET_ADDRESS = "0x1111111111111111111111111111111111111111";
+
 describe("pnpm start (src/main.ts)", () => {
   it("starts the devnet and the bundler, serves, and stops both on SIGINT", async () => {
     const run = start({});
@@ -54,6 +57,13 @@ describe("pnpm start (src/main.ts)", () => {
 
     const answer = await fetch(bundlerUrl, { method: "POST", body: JSON.stringify({ id: 1, method: "eth_chainId" }) });
     expect(await answer.json()).toEqual({ jsonrpc: "2.0", id: 1, result: "0x7a69" });
+    // The paymaster endpoint is the bundler's URL, and answers ERC-7677 there.
+    expect(stdout).toContain(`paymaster:   ${bundlerUrl}  (ERC-7677 pm_getPaymasterStubData, pm_getPaymasterData)`);
+    const stub = await fetch(bundlerUrl, {
+      method: "POST",
+      body: JSON.stringify({ id: 2, method: "pm_getPaymasterStubData", params: [{ sender: DEVNET_ADDRESS, nonce: "0x0", callData: "0x" }, "0x0000000071727De22E5E9d8BAf0edAc6f37da032", "0x7a69", {}] }),
+    });
+    expect(((await stub.json()) as { result: { paymaster: string } }).result.paymaster.toLowerCase()).toBe(stdout.match(/VerifyingPaymaster v0\.7:\s+(\S+)/)![1]!.toLowerCase());
 
     run.child.kill("SIGINT");
     expect(await run.exited).toBe(0);

@@ -199,6 +199,22 @@ describe("loadConfig: engine settings", () => {
     expect(loadConfig({ BUNDLEKIT_L1_DATA_COST: "arbitrum" }).l1DataCost).toBe("arbitrum");
   });
 
+  it("serves a paymaster endpoint only with both its paymasters and its key, and never echoes the key", () => {
+    const paymaster = "0x1111111111111111111111111111111111111111";
+    expect(loadConfig({}).paymasterEndpoint).toBeUndefined();
+    expect(loadConfig({ BUNDLEKIT_PAYMASTERS: `${paymaster}@0.7`, BUNDLEKIT_PAYMASTER_SIGNER_KEY: key }).paymasterEndpoint).toEqual({ paymasters: { "0.7": paymaster }, signerKey: key });
+    expect(() => loadConfig({ BUNDLEKIT_PAYMASTERS: `${paymaster}@0.7` })).toThrow(/^the paymaster endpoint needs both BUNDLEKIT_PAYMASTERS/);
+    expect(() => loadConfig({ BUNDLEKIT_PAYMASTERS: paymaster, BUNDLEKIT_PAYMASTER_SIGNER_KEY: key })).toThrow(/give each paymaster's EntryPoint version/);
+    for (const bad of [key.slice(0, -2), `${key}00`]) {
+      try {
+        loadConfig({ BUNDLEKIT_PAYMASTERS: `${paymaster}@0.8`, BUNDLEKIT_PAYMASTER_SIGNER_KEY: bad });
+        expect.unreachable();
+      } catch (error) {
+        expect((error as Error).message).toBe("paymasterSignerKey is not a 0x-prefixed 32-byte hex private key");
+      }
+    }
+  });
+
   it("leaves unset settings to the engine's defaults", () => {
     expect(Object.keys(loadConfig({}).bundler).sort()).toEqual(["bundleInterval", "bundleSize"]);
   });

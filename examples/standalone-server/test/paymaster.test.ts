@@ -3,8 +3,11 @@ import { createPublicClient, http, type PublicClient, parseAbi, toHex } from "vi
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createBundlerClient, createPaymasterClient } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
 import { loadConfig } from "../src/config.ts";
 import { type BundlerService, startBundlerService } from "../src/server.ts";
+import { sponsorWithPermissionless } from "./snippets/sponsor-with-permissionless.ts";
+import { sponsorWithViem } from "./snippets/sponsor-with-viem.ts";
 
 /** The service's ERC-7677 endpoint sponsoring operations through the devnet's verifying paymasters, with viem's own clients. */
 describe("ERC-7677 paymaster endpoint", () => {
@@ -52,6 +55,25 @@ describe("ERC-7677 paymaster endpoint", () => {
     expect(receipt.success).toBe(true);
     expect(receipt.paymaster?.toLowerCase()).toBe(devnet.deployments[version].paymasters.verifying.toLowerCase());
     expect(await deposit(version)).toBe(before - receipt.actualGasCost);
+  });
+
+  it.each(ENTRY_POINT_VERSIONS)("docs/paymasters.md, v%s: viem's and permissionless's clients are sponsored with no other service", async (version) => {
+    const options = { bundlerUrl: service.url, nodeUrl: devnet.rpcUrl, chain: devnet.chain, entryPoint: { address: devnet.deployments[version].entryPoint, version }, to: privateKeyToAccount(generatePrivateKey()).address };
+    const before = await deposit(version);
+    const receipt = await sponsorWithViem(options);
+    expect(receipt.success).toBe(true);
+    expect(receipt.paymaster?.toLowerCase()).toBe(devnet.deployments[version].paymasters.verifying.toLowerCase());
+    const transactionHash = await sponsorWithPermissionless(options);
+    expect((await client.getTransactionReceipt({ hash: transactionHash })).status).toBe("success");
+    // Both were paid from the paymaster's deposit, the first by exactly its actual cost.
+    expect(await deposit(version)).toBeLessThan(before - receipt.actualGasCost);
+  });
+
+  it("docs/paymasters.md shows the code these tests run, as it is", () => {
+    const doc = readFileSync(new URL("../../../docs/paymasters.md", import.meta.url), "utf8");
+    for (const snippet of ["sponsor-with-viem.ts", "sponsor-with-permissionless.ts"]) {
+      expect(doc).toContain(readFileSync(new URL(`./snippets/${snippet}`, import.meta.url), "utf8"));
+    }
   });
 
   it("refuses to sign for another chain or an EntryPoint it does not serve (-32602)", async () => {

@@ -1,7 +1,7 @@
-import type { Address, Hash } from "viem";
+import { type Address, type Hash, isAddressEqual, parseAbi } from "viem";
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
 import type { EntryPoint, EntryPointRegistry } from "../entrypoint/registry.ts";
-import { DuplicateUserOperationError, InvalidParamsError, MempoolRejectionError, RuleViolationError } from "../errors/errors.ts";
+import { DuplicateUserOperationError, InvalidParamsError, MempoolRejectionError, PaymasterDepositError, RuleViolationError } from "../errors/errors.ts";
 import { enforceGasPrice } from "../gas/enforce-gas-price.ts";
 import type { FeeOracle } from "../gas/fee-oracle.ts";
 import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
@@ -9,14 +9,15 @@ import type { ChainClient } from "../ports/chain-client.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { Simulator } from "../ports/simulator.ts";
-import type { MempoolStore } from "../ports/mempool-store.ts";
+import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { Reputation } from "../reputation/reputation.ts";
 import { entitiesOf } from "../reputation/entities.ts";
 import { isStaked } from "../reputation/stake.ts";
 import type { StatusListener } from "../status/status-change.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
-import type { UserOperation } from "../userop/types.ts";
+import { maxCostOf } from "../userop/max-cost.ts";
+import { paymasterOf, type UserOperation } from "../userop/types.ts";
 import { checkAuthorization } from "../validation/check-authorization.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
 import { withQueuedNonce } from "../validation/queued-nonce.ts";
@@ -81,6 +82,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     throw new InvalidParamsError("maxFeePerGas", `${op.maxFeePerGas} is below the current base fee ${gasPrice.baseFeePerGas}`);
   }
   if (validation.trace) await refuseSenderAsEntity(store, entryPoint.address, op);
+  await refuseUnfundedPaymaster(context, entryPoint.address, op);
   const entry = {
     userOpHash,
     entryPoint: entryPoint.address,
@@ -103,6 +105,28 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   context.emit({ userOpHash, status: "pending" });
   context.logger.debug("operation accepted", { userOpHash, sender: op.sender, entryPoint: entryPoint.address });
   return userOpHash;
+}
+
+const depositAbi = parseAbi(["function balanceOf(address account) view returns (uint256)"]);
+
+/**
+ * A paymaster's deposit must cover the most its operations not yet on chain can cost, this one
+ * included (-32508): otherwise the last of them fails in its bundle (AA31) and costs the bundler.
+ * An operation this one replaces is not counted twice.
+ */
+async function refuseUnfundedPaymaster(context: Pick<AdmissionContext, "client" | "store">, entryPoint: Address, op: UserOperation) {
+  const paymaster = paymasterOf(op);
+  if (!paymaster) return;
+  const [deposit, ...pools] = await Promise.all([
+    context.client.readContract({ address: entryPoint, abi: depositAbi, functionName: "balanceOf", args: [paymaster] }),
+    ...(["pending", "bundling", "submitted"] as const).map((status) => context.store.list(status, { entryPoint })),
+  ]);
+  const sponsored = (pools as MempoolEntry[][])
+    .flat()
+    .filter(({ userOperation: other }) => paymasterOf(other) !== undefined && isAddressEqual(paymasterOf(other)!, paymaster))
+    .filter(({ userOperation: other }) => !(isAddressEqual(other.sender, op.sender) && other.nonce === op.nonce));
+  const required = sponsored.reduce((sum, entry) => sum + maxCostOf(entry.userOperation), maxCostOf(op));
+  if ((deposit as bigint) < required) throw new PaymasterDepositError(paymaster, deposit as bigint, required, sponsored.length);
 }
 
 /** STO-040: a factory or paymaster may not be the sender of another operation in the pool (-32502). */

@@ -20,7 +20,7 @@ describe("parseFailureReason", () => {
 describe("EntryPointRejectionError codes (ERC-7769)", () => {
   it.each([
     ["AA24 signature error", RpcErrorCode.signatureInvalid],
-    ["AA34 signature error", RpcErrorCode.signatureInvalid],
+    ["AA34 signature error", RpcErrorCode.paymasterRejected],
     ["AA22 expired or not due", RpcErrorCode.outOfTimeRange],
     ["AA32 paymaster expired or not due", RpcErrorCode.outOfTimeRange],
     ["AA31 paymaster deposit too low", RpcErrorCode.paymasterDepositTooLow],

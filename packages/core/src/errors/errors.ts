@@ -67,8 +67,8 @@ export class UnsupportedEntryPointError extends BundlerError {
 
 /**
  * The EntryPoint rejected the operation in simulation, with its `AAxx` reason. The code follows
- * ERC-7769: paymaster reasons (AA3x) are -32501, signature failures -32507, time range -32503,
- * everything else -32500.
+ * ERC-7769: the paymaster's reasons (AA3x, its signature too) are -32501, the account's signature
+ * -32507, time range -32503, an unfunded paymaster deposit -32508, everything else -32500.
  */
 export class EntryPointRejectionError extends BundlerError {
   override name = "EntryPointRejectionError";
@@ -84,7 +84,7 @@ export class EntryPointRejectionError extends BundlerError {
 }
 
 function rejectionCode({ code, entity }: FailureReason): RpcErrorCode {
-  if (code === 24 || code === 34) return RpcErrorCode.signatureInvalid;
+  if (code === 24) return RpcErrorCode.signatureInvalid;
   if (code === 22 || code === 32) return RpcErrorCode.outOfTimeRange;
   if (code === 31) return RpcErrorCode.paymasterDepositTooLow;
   if (entity === "paymaster") return RpcErrorCode.paymasterRejected;
@@ -142,6 +142,18 @@ export class SenderLimitError extends BundlerError {
       RpcErrorCode.throttledOrBanned,
       `sender ${sender} already has ${limit} operations in the mempool, the most an unstaked sender may have; wait for one to be included`,
       { sender, limit },
+    );
+  }
+}
+
+/** A paymaster's deposit cannot cover its operations in the pool and this one at their max cost (-32508). */
+export class PaymasterDepositError extends BundlerError {
+  override name = "PaymasterDepositError";
+  constructor(paymaster: string, deposit: bigint, required: bigint, pooled: number) {
+    super(
+      RpcErrorCode.paymasterDepositTooLow,
+      `paymaster ${paymaster} deposit of ${deposit} wei cannot cover its ${pooled} operations in the mempool and this one: they may cost up to ${required} wei`,
+      { paymaster, deposit: `0x${deposit.toString(16)}`, required: `0x${required.toString(16)}` },
     );
   }
 }

@@ -25,8 +25,8 @@ export function createSimulator(client: ChainClient, chainId: number, config: Va
   if (config.validationMode === "unsafe") return createUnsafeSimulator(client);
   if (config.validationMode !== "safe") throw new BundlerConfigError(`validationMode must be "safe" or "unsafe", got "${String(config.validationMode)}"`);
   if (config.validationTracer === "in-process") {
-    return createTracingSimulator(createInProcessTracer({ client, chainId, workers: config.tracerWorkers, p256Precompile: config.p256Precompile }));
+    return createTracingSimulator(createInProcessTracer({ client, chainId, workers: config.tracerWorkers, p256Precompile: config.p256Precompile }), client);
   }
-  if (config.validationTracer === "js") return createTracingSimulator(createJsTracer({ client }));
+  if (config.validationTracer === "js") return createTracingSimulator(createJsTracer({ client }), client);
   throw new BundlerConfigError(`validationTracer must be one of ${validationTracers.join(", ")}, got "${String(config.validationTracer)}"`);
 }

@@ -58,7 +58,7 @@ export async function simulateValidation(
   options: SimulateOptions = {},
 ): Promise<ValidationResult> {
   const result = await ethCall(client, validationCall(entryPoint, op, options.stateOverride));
-  return decodeValidationResult(entryPoint, op, result);
+  return attributeSignatureFailureV06(client, entryPoint, op, decodeValidationResult(entryPoint, op, result), options.stateOverride);
 }
 
 /** The `simulateValidation` call of `op`, as `eth_call` or a tracer runs it. */
@@ -102,6 +102,26 @@ export function decodeValidationResult(entryPoint: EntryPoint, op: UserOperation
     factory: decoded.factoryInfo,
     paymasterStake: decoded.paymasterInfo,
   };
+}
+
+/**
+ * v0.6's `simulateValidation` reports one `sigFailed` for the account and the paymaster together.
+ * When an operation with a paymaster has it, `handleOps` of the operation alone tells whose
+ * signature failed: it reverts with `AA24` (the account's) or `AA34` (the paymaster's).
+ */
+export async function attributeSignatureFailureV06(
+  client: ChainClient,
+  entryPoint: EntryPoint,
+  op: UserOperation,
+  result: ValidationResult,
+  stateOverride?: StateOverride,
+): Promise<ValidationResult> {
+  if (!isUserOperationV06(op) || !result.paymaster || !result.account.signatureFailed) return result;
+  const data = encodeFunctionData({ abi: entryPoint.abi, functionName: "handleOps", args: [[toEntryPointStruct(op)], zeroAddress] } as never);
+  const outcome = await ethCall(client, { to: entryPoint.address, data, stateOverride });
+  const failure = outcome.reverted ? decodeEntryPointRevert(entryPoint.abi, outcome.data) : undefined;
+  if (!failure?.reason.startsWith("AA34")) return { ...result, paymaster: { ...result.paymaster, signatureFailed: false, aggregator: zeroAddress } };
+  return { ...result, account: { ...result.account, signatureFailed: false, aggregator: zeroAddress }, paymaster: { ...result.paymaster, signatureFailed: true } };
 }
 
 /** Run `simulateHandleOp`: validation and execution of one operation, reporting what it paid. */

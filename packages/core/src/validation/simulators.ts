@@ -2,7 +2,7 @@ import type { Address } from "viem";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Simulator } from "../ports/simulator.ts";
 import type { ValidationTracer } from "../ports/validation-tracer.ts";
-import { decodeValidationResult, simulateValidation, validationCall } from "./simulate.ts";
+import { attributeSignatureFailureV06, decodeValidationResult, simulateValidation, validationCall } from "./simulate.ts";
 
 /** The caller of traced simulations, as `eth_call` without `from`. */
 const simulationCaller: Address = "0x0000000000000000000000000000000000000000";
@@ -22,7 +22,7 @@ export function createUnsafeSimulator(client: ChainClient): Simulator {
 }
 
 /** Safe mode: the validation traced through `tracer`, so the engine can check the ERC-7562 rules on it. */
-export function createTracingSimulator(tracer: ValidationTracer): Simulator {
+export function createTracingSimulator(tracer: ValidationTracer, client: ChainClient): Simulator {
   return {
     mode: "safe",
     tracer: tracer.name,
@@ -33,7 +33,8 @@ export function createTracingSimulator(tracer: ValidationTracer): Simulator {
         stateOverride: call.stateOverride,
         entryPoint: entryPoint.address,
       });
-      return { validation: decodeValidationResult(entryPoint, op, result), trace };
+      const validation = await attributeSignatureFailureV06(client, entryPoint, op, decodeValidationResult(entryPoint, op, result), options.stateOverride);
+      return { validation, trace };
     },
     close: async () => {
       await tracer.close?.();

@@ -49,7 +49,9 @@ export async function validateUserOperation(
   op: UserOperation,
 ): Promise<ValidatedOperation> {
   const [{ validation: result, trace }, l1Gas] = await Promise.all([
-    context.simulator.simulateValidation(entryPoint, op, { stateOverride: context.stateOverride }),
+    context.simulator.simulateValidation(entryPoint, op, { stateOverride: context.stateOverride }).catch((error: unknown) => {
+      throw namingPaymaster(error, op);
+    }),
     context.l1DataGas?.(op) ?? 0n,
   ]);
   if (trace) {
@@ -60,7 +62,7 @@ export async function validateUserOperation(
   for (const [entity, data] of [["account", result.account], ["paymaster", result.paymaster]] as const) {
     if (!data) continue;
     if (data.signatureFailed) {
-      throw new EntryPointRejectionError(entity === "account" ? "AA24 signature error" : "AA34 signature error");
+      throw namingPaymaster(new EntryPointRejectionError(entity === "account" ? "AA24 signature error" : "AA34 signature error"), op);
     }
     if (data.aggregator !== "0x0000000000000000000000000000000000000000" && !data.signatureFailed) {
       throw new BundlerError(RpcErrorCode.entryPointRejected, `${entity} requires aggregator ${data.aggregator}, which this bundler does not support`, {
@@ -88,6 +90,13 @@ export async function validateUserOperation(
     );
   }
   return { ...result, trace };
+}
+
+/** ERC-7769: a rejection by the paymaster (-32501) carries its address in `data`. */
+function namingPaymaster(error: unknown, op: UserOperation): unknown {
+  const paymaster = paymasterOf(op);
+  if (!(error instanceof EntryPointRejectionError) || error.code !== RpcErrorCode.paymasterRejected || !paymaster) return error;
+  return new EntryPointRejectionError(error.reason, { ...error.data, paymaster });
 }
 
 /** The ERC-7562 rules broken in `trace`, with each entity's stake (whitelisted ones count as staked). */

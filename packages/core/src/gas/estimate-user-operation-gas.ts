@@ -96,7 +96,7 @@ export async function estimateUserOperationGas(
           paymasterPostOpGasLimit: found.paymasterPostOpGas === undefined ? 0n : withMargin(found.paymasterPostOpGas),
         }
       : {};
-  await searchGasLimits({ ...search, userOperation: { ...probe, ...limits, ...paymasterLimits } as UserOperation, exact: true });
+  const confirmed = await searchGasLimits({ ...search, userOperation: { ...probe, ...limits, ...paymasterLimits } as UserOperation, exact: true });
 
   const estimate: GasEstimate = {
     preVerificationGas: 0n,
@@ -112,7 +112,10 @@ export async function estimateUserOperationGas(
     signature: probe.signature,
     preVerificationGas: op.preVerificationGas || 100_000n,
   } as UserOperation;
-  const pvg = calculatePreVerificationGas(filled, found.verificationGasUsed, context.preVerificationGas) + ((await context.l1DataGas?.(filled)) ?? 0n);
+  // Verification gas as used at the returned limits: under the EIP-7623 floor, preVerificationGas
+  // shrinks as it grows. The search's own runs can use more (the account pays a larger prefund
+  // there, where its EntryPoint deposit might cover the real one), which would leave it short.
+  const pvg = calculatePreVerificationGas(filled, confirmed.verificationGasUsed, context.preVerificationGas) + ((await context.l1DataGas?.(filled)) ?? 0n);
   estimate.preVerificationGas = (pvg * (100n + context.pvgMarkupPercent)) / 100n;
   return estimate;
 }

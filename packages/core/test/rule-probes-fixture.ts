@@ -125,3 +125,66 @@ export const ruleCases: RuleCase[] = [
   { name: "paymaster writes the account's associated storage", paymasterRule: "ASSOCIATED_STORAGE" },
 ];
 
+
+type Entity = "account" | "factory" | "paymaster";
+const entities: Entity[] = ["account", "factory", "paymaster"];
+
+/** The case of `entity` running `rule` (an account runs it deployed, without a factory; a factory deploys the account). */
+function entityCase(entity: Entity, rule: string, name: string, staked: boolean, broken?: { rule: string; subject: string }): RuleCase {
+  const rules: RuleOp = entity === "account" ? { accountRule: rule } : entity === "factory" ? { factoryRule: rule } : { paymasterRule: rule };
+  return { name: `${entity}${staked ? " (staked)" : ""}: ${name}`, ...rules, ...(staked ? { staked } : {}), ...(broken ? { broken: { ...broken, entity } } : {}) };
+}
+
+/**
+ * Every rule the probes can break, for the account, the factory and the paymaster: the violation
+ * and its allowed variant (staked, right before a call, associated storage, a precompile, …). The
+ * account is never staked here, so its staked variants are the factory's and the paymaster's.
+ */
+export const ruleMatrix: RuleCase[] = entities.flatMap((entity) => {
+  const cases: RuleCase[] = [entityCase(entity, "OK", "validates without touching anything", false)];
+  const both = (rule: string, name: string, broken: { rule: string; subject: string }) => [
+    entityCase(entity, rule, name, false, broken),
+    ...(entity === "account" ? [] : [entityCase(entity, rule, name, true)]),
+  ];
+  for (const opcode of ["TIMESTAMP", "NUMBER", "COINBASE", "ORIGIN", "GASPRICE", "GASLIMIT", "BASEFEE", "PREVRANDAO", "BLOCKHASH"]) {
+    cases.push(entityCase(entity, opcode, `reads ${opcode}`, false, { rule: "OP-011", subject: `uses banned opcode ${opcode}` }));
+  }
+  cases.push(
+    entityCase(entity, "GAS", "uses GAS not before a call", false, { rule: "OP-012", subject: "uses GAS other than right before a call" }),
+    entityCase(entity, "GAS_CALL", "uses GAS right before a call", false),
+    entityCase(entity, "OUT_OF_GAS", "runs out of gas in a nested call", false, { rule: "OP-020", subject: "runs out of gas" }),
+    entityCase(entity, "EXTCODESIZE_NO_CODE", "checks the code size of an address without code", false, { rule: "OP-041", subject: "EXTCODESIZE of 0xdeaddeaddeaddeaddeaddeaddeaddeaddeaddead" }),
+    entityCase(entity, "ENTRYPOINT_BALANCE_OF", "calls the EntryPoint's balanceOf", false, { rule: "OP-054", subject: "calls the EntryPoint" }),
+    entityCase(entity, "CALL_VALUE", "calls with value", false, { rule: "OP-061", subject: "with value 1" }),
+    entityCase(entity, "ECRECOVER", "calls the ecrecover precompile", false),
+    ...both("BALANCE", "reads another contract's balance", { rule: "OP-080", subject: "uses BALANCE" }),
+    ...both("SELFBALANCE", "reads its own balance", { rule: "OP-080", subject: "uses SELFBALANCE" }),
+    ...both("OTHER_STORAGE_READ", "reads storage not associated with it", { rule: "STO-033", subject: "reads slot" }),
+  );
+  if (entity === "account") {
+    cases.push(
+      entityCase(entity, "OWN_STORAGE", "writes its own storage", false),
+      entityCase(entity, "ASSOCIATED_STORAGE", "writes its associated storage in another contract", false),
+      entityCase(entity, "CREATE2", "uses CREATE2 without a factory", false, { rule: "OP-031", subject: "uses banned opcode CREATE2" }),
+    );
+  } else {
+    cases.push(
+      ...both("OWN_STORAGE", "writes its own storage", { rule: "STO-031", subject: "its own slot" }),
+      ...both("OWN_ASSOCIATED_STORAGE", "writes storage associated with itself in another contract", { rule: "STO-032", subject: "associated with it" }),
+    );
+  }
+  if (entity === "factory") {
+    cases.push(
+      ...both("ASSOCIATED_STORAGE", "writes the new account's associated storage", { rule: "STO-022", subject: "associated with an account not yet deployed" }),
+      ...both("CREATE2", "uses CREATE2 for another contract than the account", { rule: "OP-031", subject: "uses banned opcode CREATE2" }),
+    );
+  }
+  if (entity === "paymaster") {
+    cases.push(
+      entityCase(entity, "ASSOCIATED_STORAGE", "writes the account's associated storage", false),
+      entityCase(entity, "CREATE2", "uses CREATE2", false, { rule: "OP-031", subject: "uses banned opcode CREATE2" }),
+      entityCase(entity, "CREATE2", "uses CREATE2", true, { rule: "OP-031", subject: "uses banned opcode CREATE2" }),
+    );
+  }
+  return cases;
+});

@@ -1,0 +1,61 @@
+import { type Devnet, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
+import { BundlerService, ChainClientService, memoryStores, RelayerSignerService } from "@bundlekit/effect";
+import { createLocalKeySigner } from "@bundlekit/signer-relayer";
+import { Effect, Layer } from "effect";
+import { HttpServer } from "effect/http";
+import { createPublicClient, createWalletClient, http, parseEther, type PublicClient } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { createBundlerClient } from "viem/account-abstraction";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { backendLayer, bundlerPath } from "../src/backend.ts";
+
+/** An Effect HTTP backend with routes of its own, the bundler's endpoint mounted, and a route on the Bundler service. */
+describe("examples/effect-backend", () => {
+  let devnet: Devnet;
+  let client: PublicClient;
+  beforeAll(async () => {
+    devnet = await startDevnet();
+    client = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpcUrl), pollingInterval: 50 }) as PublicClient;
+  });
+  afterAll(() => devnet?.stop());
+
+  /** Run `test` with the backend up on a free port, given its origin; the scope closes the backend after. */
+  function withBackend<A>(test: (origin: string) => Promise<A>): Promise<A> {
+    const ports = Layer.mergeAll(
+      Layer.succeed(ChainClientService, client as never),
+      Layer.succeed(RelayerSignerService, createLocalKeySigner(devnet.relayerKeys)),
+      memoryStores,
+    );
+    const backend = backendLayer().pipe(Layer.provide(BundlerService.layer({ bundleInterval: 100 })), Layer.provide(ports));
+    const program = HttpServer.addressFormattedWith((origin) => Effect.promise(() => test(origin)));
+    return Effect.runPromise(Effect.scoped(program.pipe(Effect.provide(backend))));
+  }
+
+  it("serves its own route, the bundler's JSON-RPC endpoint, and an operation's status through the Bundler service", async () => {
+    let served = "";
+    await withBackend(async (origin) => {
+      served = origin;
+      expect(await (await fetch(`${origin}/hello`)).json()).toEqual({ hello: "world" });
+
+      // A user operation from viem's bundler client, through the mounted endpoint.
+      const account = await toSimpleAccount({ client, owner: privateKeyToAccount(generatePrivateKey()), version: "0.7" });
+      const funder = createWalletClient({ chain: devnet.chain, transport: http(devnet.rpcUrl), account: privateKeyToAccount(devnet.accountKeys.at(-1)!) });
+      await client.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: account.address, value: parseEther("1") }) });
+      const bundler = createBundlerClient({ account, client, transport: http(`${origin}${bundlerPath}`), pollingInterval: 100 });
+      const hash = await bundler.sendUserOperation({ calls: [{ to: account.address, value: 0n }] });
+      const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+      expect(receipt.success).toBe(true);
+
+      // The backend's own route, answered by the Bundler service directly.
+      const status = await fetch(`${origin}/operations/${hash}`);
+      expect(await status.json()).toEqual({ hash, status: "included", transactionHash: receipt.receipt.transactionHash });
+      expect((await fetch(`${origin}/operations/0x${"ab".repeat(32)}`)).status).toBe(404);
+      expect((await fetch(`${origin}/operations/nope`)).status).toBe(400);
+
+      const notJson = await fetch(`${origin}${bundlerPath}`, { method: "POST", body: "{" });
+      expect(((await notJson.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    });
+    // The scope closed: the server no longer accepts.
+    await expect(fetch(`${served}/hello`)).rejects.toThrow();
+  });
+});

@@ -90,6 +90,7 @@ export async function replay(workload: Workload, policy: MempoolPolicy, options:
     policy,
     signer: createLocalKeySigner(relayerKeys),
     submitter: chain.submitter,
+    simulator: chain.simulator,
     blocks: chain.blocks,
     clock,
     entryPoints: [chain.entryPoint],

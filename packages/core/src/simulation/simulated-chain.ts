@@ -17,14 +17,18 @@ import {
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
 import { decodeHandleOps } from "../entrypoint/decode-handle-ops.ts";
 import { createEntryPointRegistry, type EntryPoint } from "../entrypoint/registry.ts";
+import { EntryPointRejectionError } from "../errors/errors.ts";
 import type { BlockHead, BlockSource } from "../ports/block-source.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
+import type { Simulator } from "../ports/simulator.ts";
 import type { Submitter } from "../ports/submitter.ts";
 import { userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
 import { fromPackedUserOperation, type PackedUserOperation } from "../userop/pack.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { maxOf, minOf } from "../utils/bigint-math.ts";
+import type { ValidationResult } from "../validation/simulate.ts";
+import { parseValidationData } from "../validation/validation-data.ts";
 import type { SimulatedClock } from "./simulated-clock.ts";
 
 /** How the workload says an operation behaves on the simulated chain. */
@@ -340,6 +344,31 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     } as never);
   }
 
+  /**
+   * The same validation as a `Simulator`, with no ABI round trip: what `simulateValidation`
+   * answers, decoded, or its `FailedOp` as the engine's error.
+   */
+  const simulator: Simulator = {
+    mode: "unsafe",
+    tracer: undefined,
+    async simulateValidation(_entryPoint, op) {
+      const failure = behaviourOf(op).validationFailure;
+      if (failure) throw new EntryPointRejectionError(failure);
+      const stake = { stake: 0n, unstakeDelaySec: 0n };
+      const validation: ValidationResult = {
+        preOpGas: op.preVerificationGas + op.verificationGasLimit,
+        prefund: bundleGasOf(op) * op.maxFeePerGas,
+        account: parseValidationData(0n),
+        paymaster: undefined,
+        sender: stake,
+        factory: stake,
+        paymasterStake: stake,
+      };
+      return { validation, trace: undefined };
+    },
+    async close() {},
+  };
+
   /** `eth_estimateGas` of `handleOps`: what the operations use, or the first one's `FailedOp`. */
   function estimateHandleOps(data: Hex): Hex {
     const ops = decodeHandleOps(entryPoint, data);
@@ -429,6 +458,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     client: createPublicClient({ transport: custom({ request } as never, { retryCount: 0 }), cacheTime: 0, pollingInterval: blockTimeMs }) as ChainClient,
     blocks: blockSource,
     submitter: { name: "simulated", submit: (signed: Hex) => submit(signed) } satisfies Submitter,
+    /** Validation as the chain answers it, without going through JSON-RPC and the ABI: the same results as `client`'s `simulateValidation`, for speed. */
+    simulator,
     /** The current head. */
     head: () => toHead(head()),
     /** The blocks mined so far (genesis first), with their transactions. */

@@ -145,7 +145,7 @@ describe("sponsored operations: every paymaster path", () => {
       expect(accepted.error).toBeUndefined();
       const { error } = await rpc("eth_sendUserOperation", [formatUserOperationRequest(await sponsored(second, [{ to: second.address, value: 0n }], { gas: fees })), entryPoint()]);
       expect(error?.code).toBe(-32508);
-      expect(error?.message).toMatch(new RegExp(`^paymaster ${paymaster()} deposit of ${available} wei cannot cover its 1 operations in the mempool and this one`, "i"));
+      expect(error?.message).toMatch(new RegExp(`^paymaster ${paymaster()} deposit of ${available} wei cannot cover its 1 operation in the mempool and this one`, "i"));
       expect(error?.data?.paymaster).toBe(paymaster());
       await rpc("debug_bundler_clearMempool", []);
     });

@@ -152,7 +152,7 @@ export class PaymasterDepositError extends BundlerError {
   constructor(paymaster: string, deposit: bigint, required: bigint, pooled: number) {
     super(
       RpcErrorCode.paymasterDepositTooLow,
-      `paymaster ${paymaster} deposit of ${deposit} wei cannot cover its ${pooled} operations in the mempool and this one: they may cost up to ${required} wei`,
+      `paymaster ${paymaster} deposit of ${deposit} wei cannot cover its ${pooled} operation${pooled === 1 ? "" : "s"} in the mempool and this one: they may cost up to ${required} wei`,
       { paymaster, deposit: `0x${deposit.toString(16)}`, required: `0x${required.toString(16)}` },
     );
   }

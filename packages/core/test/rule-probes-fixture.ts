@@ -1,8 +1,11 @@
 import { deployRuleProbes, type EntryPointVersion, type RuleProbes } from "@bundlekit/devnet";
-import { type Address, concat, createWalletClient, encodeFunctionData, http, parseAbi, parseEther, parseGwei, toHex } from "viem";
+import { type Address, concat, createWalletClient, encodeFunctionData, getAddress, http, parseAbi, parseEther, parseGwei, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { expect } from "vitest";
+import type { Bundler } from "../src/engine/create-bundler.ts";
+import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { UserOperation } from "../src/userop/types.ts";
-import { engineFixture } from "./fixtures.ts";
+import { engineFixture, rejection } from "./fixtures.ts";
 
 /** Which rule each entity of an operation runs during validation. */
 export interface RuleOp {
@@ -76,7 +79,26 @@ export async function ruleProbesFixture() {
   }
 
 
-  return { fixture, deployer, probes, ruleOp };
+  /** Send the case's operation to `bundler`: admitted when allowed, else refused with -32502 naming the entity, the subject and the rule. */
+  async function expectRuleOutcome(bundler: Bundler, version: EntryPointVersion, { name: _, broken, ...rules }: RuleCase) {
+    const { op, set, sender } = await ruleOp(version, rules);
+    const sent = bundler.sendUserOperation(op, set.entryPoint);
+    if (!broken) {
+      await expect(sent).resolves.toMatch(/^0x[0-9a-f]{64}$/);
+      return;
+    }
+    const error = await rejection(sent);
+    expect(error.code, error.message).toBe(RpcErrorCode.opcodeOrStorageRule);
+    const at = getAddress({ account: sender, factory: set.factory, paymaster: set.paymaster }[broken.entity]);
+    expect(error.message).toMatch(new RegExp(`^${broken.entity} ${at}\\b.*${escapeRegExp(broken.subject)}.*\\(${broken.rule}\\)`, "i"));
+    expect(error.data).toMatchObject({ rule: broken.rule, [broken.entity]: at });
+  }
+
+  return { fixture, deployer, probes, ruleOp, expectRuleOutcome };
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 export interface RuleCase extends RuleOp {

@@ -5,9 +5,8 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
-import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { UserOperation } from "../src/userop/types.ts";
-import { type engineFixture, rejection } from "./fixtures.ts";
+import type { engineFixture } from "./fixtures.ts";
 import { ruleCases, ruleProbesFixture } from "./rule-probes-fixture.ts";
 
 /** ERC-7562 in safe mode, the default, on a real anvil: purpose-built entities run one rule each during validation. */
@@ -16,9 +15,10 @@ let fixture: Awaited<ReturnType<typeof engineFixture>>;
 let bundler: Bundler;
 let deployer: Awaited<ReturnType<typeof ruleProbesFixture>>["deployer"];
 let ruleOp: Awaited<ReturnType<typeof ruleProbesFixture>>["ruleOp"];
+let expectRuleOutcome: Awaited<ReturnType<typeof ruleProbesFixture>>["expectRuleOutcome"];
 
 beforeAll(async () => {
-  ({ fixture, deployer, ruleOp } = await ruleProbesFixture());
+  ({ fixture, deployer, ruleOp, expectRuleOutcome } = await ruleProbesFixture());
   ({ bundler } = await fixture.makeBundler({ config: { minStake: parseEther("1"), minUnstakeDelay: 10 } }));
 }, 60_000);
 afterAll(async () => {
@@ -27,24 +27,8 @@ afterAll(async () => {
 });
 
 describe.each(["0.6", "0.7", "0.8"] as const)("safe mode on EntryPoint v%s", (version) => {
-  it.each(ruleCases)("$name", async ({ name: _, broken, ...rules }) => {
-    const { op, set, sender } = await ruleOp(version, rules);
-    const sent = bundler.sendUserOperation(op, set.entryPoint);
-    if (!broken) {
-      await expect(sent).resolves.toMatch(/^0x[0-9a-f]{64}$/);
-      return;
-    }
-    const error = await rejection(sent);
-    expect(error.code).toBe(RpcErrorCode.opcodeOrStorageRule);
-    const at = getAddress({ account: sender, factory: set.factory, paymaster: set.paymaster }[broken.entity]);
-    expect(error.message).toMatch(new RegExp(`^${broken.entity} ${at}\\b.*${escapeRegExp(broken.subject)}.*\\(${broken.rule}\\)`, "i"));
-    expect(error.data).toMatchObject({ rule: broken.rule, [broken.entity]: at });
-  });
+  it.each(ruleCases)("$name", (ruleCase) => expectRuleOutcome(bundler, version, ruleCase));
 });
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
 
 describe.each(["0.6", "0.7", "0.8"] as const)("before bundling on EntryPoint v%s", (version) => {
   it("drops an operation whose account's code changed since validation (COD-010), with the reason in its record and status event", async () => {

@@ -14,6 +14,7 @@ import {
   validationModes,
   validationTracers,
 } from "@bundlekit/core";
+import { Config, ConfigProvider, Effect, Option } from "effect";
 import { type Address, getAddress, type Hex, isAddress, isHex, parseUnits, size } from "viem";
 import { isPostgresDatabase, parsePostgresUrl } from "./database-url.ts";
 
@@ -331,4 +332,41 @@ function secret(value: unknown, name: string): string {
 function oneOf<T extends string>(value: unknown, name: string, allowed: readonly T[]): T {
   if (!allowed.includes(value as T)) throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${String(value)}"`);
   return value as T;
+}
+
+/**
+ * Every environment variable the service reads (`BUNDLEKIT_*`), as `loadConfig` asks for them: an
+ * environment that records what it is asked answers once, with nothing set.
+ */
+export const settingNames: readonly string[] = (() => {
+  const asked = new Set<string>();
+  const recording = new Proxy(
+    {},
+    {
+      get(_target, name) {
+        if (typeof name === "string") asked.add(name);
+        return undefined;
+      },
+    },
+  );
+  loadConfig(recording);
+  return [...asked];
+})();
+
+/**
+ * The service's settings through Effect's `Config`: each of `settingNames` from the program's
+ * `ConfigProvider` (the environment by default), read as `loadConfig` reads them, with the same
+ * defaults and the same one-line errors (a `Config.ConfigError` whose cause's cause is the
+ * `ConfigError`).
+ */
+export function serverConfig(argv: readonly string[] = []): Config.Config<ServerConfig> {
+  const raw = Config.all(Object.fromEntries(settingNames.map((name) => [name, Config.option(Config.String(name))])));
+  return raw.pipe(
+    Config.mapEffect((values) =>
+      Effect.try({
+        try: () => loadConfig(Object.fromEntries(Object.entries(values).flatMap(([name, value]) => (Option.isSome(value) ? [[name, value.value]] : []))), argv),
+        catch: (error) => new Config.ConfigError(new ConfigProvider.SourceError({ message: (error as Error).message, cause: error })),
+      }),
+    ),
+  );
 }

@@ -1,57 +1,96 @@
-import { DEVNET_PAYMASTER_SIGNER_KEY, type Devnet, ENTRY_POINT_VERSIONS, paymasterLines, startDevnet } from "@bundlekit/devnet";
-import { ConfigError, loadConfig, redactUrl } from "./config.ts";
+import {
+  DEVNET_PAYMASTER_SIGNER_KEY,
+  type Devnet,
+  ENTRY_POINT_VERSIONS,
+  paymasterLines,
+  startDevnet,
+} from "@bundlekit/devnet";
+import { EngineLoggerService, effectLogger } from "@bundlekit/effect";
+import { NodeRuntime } from "@effect/platform-node";
+import { Cause, Config, Effect, Exit, Layer, Logger, References, Schedule } from "effect";
+import { ConfigError, redactUrl, type ServerConfig, serverConfig } from "./config.ts";
 import { describeDatabase } from "./database-url.ts";
-import { createConsoleLogger } from "./logger.ts";
+import { jsonLinesLogger } from "./logger.ts";
 import { type BundlerService, startBundlerService } from "./server.ts";
 
 /**
  * `pnpm start`: serve the chain at BUNDLEKIT_RPC_URL, or with no RPC URL start the embedded
- * devnet (anvil with the canonical EntryPoints) and serve that. Ctrl-C stops everything.
+ * devnet (anvil with the canonical EntryPoints) and serve that. An Effect program: settings
+ * through `Config`, log lines through Effect's `Logger`, the devnet and the service resources of
+ * its scope. Ctrl-C (SIGINT or SIGTERM) closes the scope: the server stops accepting, work in
+ * flight finishes or goes back to the pool, the devnet stops.
  */
-async function main() {
-  const config = loadConfig(process.env, process.argv.slice(2));
-  const logger = createConsoleLogger(config.logLevel);
-  let devnet: Devnet | undefined;
-  let service: BundlerService | undefined;
-  let stopping = false;
-  const stop = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    await service?.close().catch(() => {});
-    await devnet?.stop().catch(() => {});
-    process.exit(code);
-  };
-  process.on("SIGINT", () => void stop(0));
-  process.on("SIGTERM", () => void stop(0));
+const program = Effect.gen(function* () {
+  const config = yield* serverConfig(process.argv.slice(2));
+  return yield* serve(config).pipe(
+    // The engine's lines go through Effect's logging, which writes them with the service's logger.
+    Effect.provide(Layer.provideMerge(effectLogger, Logger.layer([jsonLinesLogger]))),
+    Effect.provideService(References.MinimumLogLevel, minimumLogLevel[config.logLevel]),
+  );
+});
 
-  try {
-    if (config.rpcUrl) {
-      service = await startBundlerService({ ...config, rpcUrl: config.rpcUrl }, logger);
-    } else {
-      devnet = await startDevnet();
-      const started = devnet;
-      service = await startBundlerService(
-        { ...config, rpcUrl: started.rpcUrl, relayerKeys: config.relayerKeys.length > 0 ? config.relayerKeys : started.relayerKeys },
-        logger,
-        {
-          // On the devnet the service sponsors through the devnet's verifying paymasters (ERC-7677).
-          paymaster: {
-            signerKey: DEVNET_PAYMASTER_SIGNER_KEY,
-            paymasters: Object.fromEntries(ENTRY_POINT_VERSIONS.map((version) => [version, started.deployments[version].paymasters.verifying])),
-          },
-        },
-      );
-    }
-  } catch (error) {
-    await devnet?.stop().catch(() => {});
-    if (error instanceof ConfigError) {
-      process.stderr.write(`bundlekit: ${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
+/** The devnet if there is no node, the service on it, the start-up lines; then serve until the scope closes. */
+const serve = (config: ServerConfig) =>
+  Effect.gen(function* () {
+    const logger = yield* EngineLoggerService;
+    const devnet = config.rpcUrl
+      ? undefined
+      : yield* Effect.acquireRelease(
+          Effect.promise(() => startDevnet()),
+          (started) => Effect.promise(() => started.stop().catch(() => {})),
+        );
+    const service = yield* Effect.acquireRelease(
+      Effect.tryPromise({ try: () => start(config, devnet, logger), catch: (error) => error }).pipe(
+        // The node may still be starting: try again for about 10 s before giving up.
+        Effect.retry({
+          schedule: Schedule.exponential("200 millis"),
+          times: 6,
+          while: unreachableNode,
+        }),
+      ),
+      (started) => Effect.promise(() => started.close().catch(() => {})),
+    );
+    process.stdout.write(`${startupLines(config, service, devnet).join("\n")}\n`);
+    return yield* Effect.never;
+  });
 
-  const lines = [
+/** The service on the configured node, or on the devnet, which it then sponsors on through the devnet's verifying paymasters (ERC-7677). */
+function start(
+  config: ServerConfig,
+  devnet: Devnet | undefined,
+  logger: EngineLoggerService["Service"],
+): Promise<BundlerService> {
+  if (!devnet) return startBundlerService({ ...config, rpcUrl: config.rpcUrl! }, logger);
+  return startBundlerService(
+    {
+      ...config,
+      rpcUrl: devnet.rpcUrl,
+      relayerKeys: config.relayerKeys.length > 0 ? config.relayerKeys : devnet.relayerKeys,
+    },
+    logger,
+    {
+      paymaster: {
+        signerKey: DEVNET_PAYMASTER_SIGNER_KEY,
+        paymasters: Object.fromEntries(
+          ENTRY_POINT_VERSIONS.map((version) => [
+            version,
+            devnet.deployments[version].paymasters.verifying,
+          ]),
+        ),
+      },
+    },
+  );
+}
+
+const unreachableNode = (error: unknown) =>
+  error instanceof ConfigError && error.message.startsWith("cannot reach the node");
+
+function startupLines(
+  config: ServerConfig,
+  service: BundlerService,
+  devnet: Devnet | undefined,
+): string[] {
+  return [
     `Bundlekit is serving chain ${service.chainId}`,
     `  bundler:     ${service.url}`,
     `  websocket:   ${service.webSocketUrl}`,
@@ -60,33 +99,57 @@ async function main() {
     `  database:    ${describeDatabase(config.database)}`,
     `  instance id: ${config.instanceId}`,
     `  validation:  ${describeValidation(service.bundler.config)}`,
-    ...(devnet || config.paymasterEndpoint ? [`  paymaster:   ${service.url}  (ERC-7677 pm_getPaymasterStubData, pm_getPaymasterData)`] : []),
+    ...(devnet || config.paymasterEndpoint
+      ? [`  paymaster:   ${service.url}  (ERC-7677 pm_getPaymasterStubData, pm_getPaymasterData)`]
+      : []),
     ...service.bundler.entryPoints.all.map((ep) => `  EntryPoint v${ep.version}: ${ep.address}`),
     ...(devnet
       ? [
           "  devnet paymasters (deposits of 10 ETH; test signer key, never use it on a real network):",
-          ...ENTRY_POINT_VERSIONS.flatMap((version) => paymasterLines(devnet!.deployments[version]).map((line) => `    ${line}`)),
+          ...ENTRY_POINT_VERSIONS.flatMap((version) =>
+            paymasterLines(devnet.deployments[version]).map((line) => `    ${line}`),
+          ),
           `    paymaster signer key: ${DEVNET_PAYMASTER_SIGNER_KEY}`,
         ]
       : []),
     `  relayers:    ${service.bundler.relayers.join(", ")}`,
     "Press Ctrl-C to stop.",
   ];
-  process.stdout.write(`${lines.join("\n")}\n`);
 }
 
-main().catch((error) => {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`bundlekit: ${error.message}\n`);
-  } else {
-    process.stderr.write(`bundlekit: failed to start: ${(error as Error).message?.split("\n")[0]}\n`);
-  }
-  process.exit(1);
+/** A failure to start, in one line: the setting at fault, or what failed. */
+function describeFailure(cause: Cause.Cause<unknown>): string {
+  const error = Cause.squash(cause);
+  const setting =
+    error instanceof Config.ConfigError ? (error.cause as { cause?: unknown }).cause : error;
+  if (setting instanceof ConfigError) return setting.message;
+  return `failed to start: ${String((setting as Error)?.message ?? setting).split("\n")[0]}`;
+}
+
+/** `logLevel` as Effect's minimum log level. */
+const minimumLogLevel = { debug: "Debug", info: "Info", warn: "Warn", error: "Error" } as const;
+
+NodeRuntime.runMain(program.pipe(Effect.scoped), {
+  disableErrorReporting: true,
+  // Stopped by a signal: a clean exit. Failed to start: one line, exit 1.
+  teardown: (exit, onExit) => {
+    if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) return onExit(0);
+    process.stderr.write(`bundlekit: ${describeFailure(exit.cause)}\n`);
+    onExit(1);
+  },
 });
 
 /** The validation mode and tracer, as the start-up lines say them. */
-function describeValidation(config: { validationMode: string; validationTracer: string; tracerWorkers: number }): string {
-  if (config.validationMode !== "safe") return "unsafe (simulation only; ERC-7562 rules not enforced)";
-  const tracer = config.validationTracer === "in-process" ? `in-process tracer, ${config.tracerWorkers} worker threads` : "the node's JavaScript tracer";
+function describeValidation(config: {
+  validationMode: string;
+  validationTracer: string;
+  tracerWorkers: number;
+}): string {
+  if (config.validationMode !== "safe")
+    return "unsafe (simulation only; ERC-7562 rules not enforced)";
+  const tracer =
+    config.validationTracer === "in-process"
+      ? `in-process tracer, ${config.tracerWorkers} worker threads`
+      : "the node's JavaScript tracer";
   return `safe (ERC-7562 enforced; ${tracer})`;
 }

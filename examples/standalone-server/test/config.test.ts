@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, redactUrl } from "../src/config.ts";
+import { ConfigProvider, Effect } from "effect";
+import { ConfigError, loadConfig, redactUrl, serverConfig, settingNames } from "../src/config.ts";
 import { describeDatabase } from "../src/database-url.ts";
 
 const key = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
@@ -256,5 +257,32 @@ describe("loadConfig: engine settings", () => {
       expect(message).not.toContain("pa55word");
       expect(message).not.toContain("KEY-9");
     }
+  });
+
+  describe("through Effect's Config", () => {
+    const read = (env: Record<string, string>, argv: string[] = []) =>
+      Effect.runPromise(Effect.result(serverConfig(argv).pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })))));
+
+    it("reads every setting from the program's ConfigProvider, with the same result as from the environment", async () => {
+      const env = { BUNDLEKIT_RPC_URL: "http://node:8545", BUNDLEKIT_RELAYER_KEYS: key, BUNDLEKIT_PORT: "5000", BUNDLEKIT_BUNDLE_INTERVAL: "250", BUNDLEKIT_L1_DATA_COST: "op-stack", BUNDLEKIT_WHITELISTED_FACTORY: "0x1111111111111111111111111111111111111111" };
+      const result = await read(env);
+      expect(result._tag).toBe("Success");
+      expect((result as { success: unknown }).success).toEqual(loadConfig(env));
+      expect(settingNames).toEqual(expect.arrayContaining(["BUNDLEKIT_CONFIG", "BUNDLEKIT_RPC_URL", "BUNDLEKIT_BUNDLE_INTERVAL", "BUNDLEKIT_L1_DATA_COST", "BUNDLEKIT_WHITELISTED_FACTORY", "BUNDLEKIT_VALIDATION_MODE"]));
+    });
+
+    it("fails with the same one-line message, the ConfigError kept as the cause", async () => {
+      const result = await read({ BUNDLEKIT_PORT: "http" });
+      expect(result._tag).toBe("Failure");
+      const failure = (result as { failure: { cause: { cause: unknown } } }).failure;
+      expect(failure.cause.cause).toBeInstanceOf(ConfigError);
+      expect((failure.cause.cause as ConfigError).message).toBe((() => {
+        try {
+          loadConfig({ BUNDLEKIT_PORT: "http" });
+        } catch (error) {
+          return (error as Error).message;
+        }
+      })());
+    });
   });
 });

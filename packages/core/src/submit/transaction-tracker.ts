@@ -195,6 +195,13 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
     for (const userOpHash of hashes) emit({ userOpHash, status: "pending", reason: "its bundle transaction left the node; back in the pool" });
   }
 
+  async function anyKnownToNode(hashes: readonly Hash[]): Promise<boolean> {
+    for (const hash of hashes) {
+      if (await client.request({ method: "eth_getTransactionByHash", params: [hash] } as never)) return true;
+    }
+    return false;
+  }
+
   async function pendingInNode(hash: Hash): Promise<boolean> {
     const transaction = (await client.request({ method: "eth_getTransactionByHash", params: [hash] } as never)) as { blockNumber: string | null } | null;
     return transaction !== null && transaction.blockNumber === null;
@@ -295,6 +302,9 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
       }
     }
     if (taken > sent.transaction.nonce) {
+      // A node may count the nonce before it serves the receipt of the transaction that took it
+      // (anvil does, while it mines): as long as it still knows one of ours, the next pass decides.
+      if (await anyKnownToNode(sent.transactionHashes)) return;
       await leaveOut(sent.bundle.entries.map((e) => e.userOpHash), "its bundle's nonce was taken by another transaction", undefined);
       logger.warn("bundle nonce taken by another transaction", { relayer: sent.relayer.address, nonce: sent.transaction.nonce });
       return settle(key, entry);

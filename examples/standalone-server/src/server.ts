@@ -1,18 +1,28 @@
 import {
   type Bundler,
-  createBundler,
-  l1DataCosts,
+  type ChainClient,
   createRedirectMethods,
-  defaultBundlerConfig,
   debugMethods,
+  defaultBundlerConfig,
   defineEntryPoint,
-  mempoolPolicies,
   type Logger,
+  l1DataCosts,
   type MempoolPolicy,
+  mempoolPolicies,
   silentLogger,
 } from "@bundlekit/core";
+import {
+  ChainClientService,
+  BundlerService as EngineService,
+  EngineLoggerService,
+  MempoolPolicyService,
+  MempoolStoreService,
+  RelayerSignerService,
+  ReputationStoreService,
+} from "@bundlekit/effect";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
-import { createJsonRpcMetrics, type JsonRpcMetrics, type JsonRpcServer, startJsonRpcServer } from "@bundlekit/transport-jsonrpc";
+import { createJsonRpcMetrics, startJsonRpcServer } from "@bundlekit/transport-jsonrpc";
+import { Cause, Context, Effect, Exit, Layer, Scope } from "effect";
 import { type Address, createPublicClient, http, type PublicClient, webSocket } from "viem";
 import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
 import { createPaymasterMethods, type PaymasterEndpointConfig } from "./paymaster-endpoint.ts";
@@ -56,68 +66,93 @@ export async function startBundlerService(
     if (!code || code === "0x") throw new ConfigError(`EntryPoint ${address} has no code on chain ${chainId}`);
   }
   const paymaster = options.paymaster ?? config.paymasterEndpoint;
-  const signer = createLocalKeySigner(config.relayerKeys);
-  const stores = await openStores(config.database, logger);
-  const { store, reputation } = stores;
-  let server: JsonRpcServer | undefined;
-  let metrics: JsonRpcMetrics | undefined;
-  try {
-    const bundler = await createBundler({
-      client,
-      store,
-      reputation,
-      signer,
-      entryPoints: config.entryPoints.map(({ version, address }) => defineEntryPoint(version, address)),
-      config: withOwnPaymastersWhitelisted(config.bundler, paymaster),
-      logger,
-      instanceId: config.instanceId,
-      policy: options.policy ?? mempoolPolicies[config.mempoolPolicy](),
-      l1DataCost: config.l1DataCost === "none" ? undefined : l1DataCosts[config.l1DataCost](client),
-    });
-    if (config.l1DataCost !== "none") logger.info("preVerificationGas covers the L1 data fee", { model: config.l1DataCost });
-    // Off by default: when off, a debug method answers -32601 like any unknown method.
-    const serveDebugMethods = config.debugMethods || bundler.config.testingMode;
-    if (serveDebugMethods) logger.warn("debug_bundler_* methods are enabled: anyone can clear the mempool; use on test networks only");
-    metrics = config.metrics ? createJsonRpcMetrics({ bundler, client, store, processMetrics: true }) : undefined;
-    server = await startJsonRpcServer({
-      bundler,
-      // With redirectRpc the node's standard methods are answered by the node itself.
-      rpc: {
-        maxBatchSize: config.maxBatchSize,
-        logger,
-        methods: {
-          ...(bundler.config.redirectRpc ? createRedirectMethods(client) : {}),
-          ...(serveDebugMethods ? debugMethods : {}),
-          ...(paymaster ? createPaymasterMethods(client as PublicClient, paymaster) : {}),
-        },
-      },
-      basePath: `/v1/${chainId}`,
-      maxBodyBytes: config.maxBodyBytes,
-      maxSubscriptions: config.maxSubscriptions,
-      metrics,
-      port: config.port,
-      host: config.host,
-    });
-    bundler.start();
-    const running = server;
-    return {
-      url: running.url,
-      webSocketUrl: running.webSocketUrl,
-      chainId,
-      bundler,
-      async close() {
-        await running.close();
-        metrics?.close();
-        await bundler.stop();
-        await stores.close();
-      },
-    };
-  } catch (error) {
-    metrics?.close();
-    await server?.close();
-    await stores.close();
-    throw error;
+  const ports = Layer.mergeAll(
+    Layer.succeed(ChainClientService, client as ChainClient),
+    Layer.succeed(RelayerSignerService, createLocalKeySigner(config.relayerKeys)),
+    Layer.succeed(MempoolPolicyService, options.policy ?? mempoolPolicies[config.mempoolPolicy]()),
+    Layer.succeed(EngineLoggerService, logger),
+    storesLayer(config.database, logger),
+  );
+  const engine = EngineService.layer(withOwnPaymastersWhitelisted(config.bundler, paymaster), {
+    instanceId: config.instanceId,
+    entryPoints: config.entryPoints.map(({ version, address }) => defineEntryPoint(version, address)),
+    l1DataCost: config.l1DataCost === "none" ? undefined : l1DataCosts[config.l1DataCost](client as ChainClient),
+  });
+  const service = transportLayer({ config, client, chainId, logger, paymaster }).pipe(Layer.provide(engine), Layer.provideMerge(ports));
+  // Built in a scope of its own, closed by `close()`: the server first, then the engine, then the stores.
+  const scope = await Effect.runPromise(Scope.make());
+  const built = await Effect.runPromiseExit(Layer.buildWithScope(service, scope));
+  if (Exit.isFailure(built)) {
+    await Effect.runPromise(Scope.close(scope, Exit.void));
+    throw Cause.squash(built.cause);
   }
+  return { ...Context.get(built.value, RunningService), close: () => Effect.runPromise(Scope.close(scope, Exit.void)) };
+}
+
+/** The running service's addresses and engine, as the transport layer provides them. */
+class RunningService extends Context.Service<RunningService, Omit<BundlerService, "close">>()("@bundlekit/standalone/RunningService") {}
+
+/** The mempool and reputation stores on the service's database, opened with its own errors (`openStores`) and closed with the scope. */
+function storesLayer(database: string, logger: Logger): Layer.Layer<MempoolStoreService | ReputationStoreService, unknown> {
+  return Layer.effectContext(
+    Effect.acquireRelease(
+      Effect.tryPromise({ try: () => openStores(database, logger), catch: (error) => error }),
+      (stores) => Effect.promise(() => stores.close()),
+    ).pipe(Effect.map((stores) => Context.make(MempoolStoreService, stores.store).pipe(Context.add(ReputationStoreService, stores.reputation)))),
+  );
+}
+
+/** JSON-RPC over HTTP and WebSocket for the engine in context, with its metrics; closed with the scope before the engine stops. */
+function transportLayer(parameters: {
+  config: ServerConfig;
+  client: PublicClient;
+  chainId: number;
+  logger: Logger;
+  paymaster: PaymasterEndpointConfig | undefined;
+}): Layer.Layer<RunningService, unknown, EngineService | MempoolStoreService> {
+  const { config, client, chainId, logger, paymaster } = parameters;
+  return Layer.effect(
+    RunningService,
+    Effect.gen(function* () {
+      const { engine: bundler } = yield* EngineService;
+      const store = yield* MempoolStoreService;
+      if (config.l1DataCost !== "none") logger.info("preVerificationGas covers the L1 data fee", { model: config.l1DataCost });
+      // Off by default: when off, a debug method answers -32601 like any unknown method.
+      const serveDebugMethods = config.debugMethods || bundler.config.testingMode;
+      if (serveDebugMethods) logger.warn("debug_bundler_* methods are enabled: anyone can clear the mempool; use on test networks only");
+      const metrics = yield* Effect.acquireRelease(
+        Effect.sync(() => (config.metrics ? createJsonRpcMetrics({ bundler, client, store, processMetrics: true }) : undefined)),
+        (opened) => Effect.sync(() => opened?.close()),
+      );
+      const server = yield* Effect.acquireRelease(
+        Effect.tryPromise({
+          try: () =>
+            startJsonRpcServer({
+              bundler,
+              // With redirectRpc the node's standard methods are answered by the node itself.
+              rpc: {
+                maxBatchSize: config.maxBatchSize,
+                logger,
+                methods: {
+                  ...(bundler.config.redirectRpc ? createRedirectMethods(client) : {}),
+                  ...(serveDebugMethods ? debugMethods : {}),
+                  ...(paymaster ? createPaymasterMethods(client, paymaster) : {}),
+                },
+              },
+              basePath: `/v1/${chainId}`,
+              maxBodyBytes: config.maxBodyBytes,
+              maxSubscriptions: config.maxSubscriptions,
+              metrics,
+              port: config.port,
+              host: config.host,
+            }),
+          catch: (error) => error,
+        }),
+        (running) => Effect.promise(() => running.close()),
+      );
+      return { url: server.url, webSocketUrl: server.webSocketUrl, chainId, bundler };
+    }),
+  );
 }
 
 /**

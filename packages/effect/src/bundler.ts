@@ -3,6 +3,7 @@ import {
   type BundleProposal,
   type BundlerConfig,
   createBundler,
+  type CreateBundlerParameters,
   type GasEstimate,
   type ProposeBundleRequest,
   type StatusChange,
@@ -53,7 +54,7 @@ const lift = <A>(run: () => Promise<A>): Effect.Effect<A, BundlekitError> => Eff
 export class BundlerService extends Context.Service<BundlerService, BundlerShape>()("@bundlekit/Bundler") {
   static layer = (
     config: Partial<BundlerConfig> = {},
-    options: { instanceId?: string } = {},
+    options: Pick<CreateBundlerParameters, "instanceId" | "entryPoints" | "l1DataCost" | "preVerificationGas"> = {},
   ): Layer.Layer<BundlerService, BundlekitError, ChainClientService | MempoolStoreService | RelayerSignerService> =>
     Layer.effect(
       BundlerService,
@@ -70,7 +71,7 @@ export class BundlerService extends Context.Service<BundlerService, BundlerShape
           logger: yield* optional(EngineLoggerService),
           clock: yield* optional(EngineClockService),
           config,
-          instanceId: options.instanceId,
+          ...options,
         };
         const engine = yield* Effect.acquireRelease(
           lift(async () => {

@@ -1,3 +1,4 @@
+import { createDefaultMempoolPolicy, createPollingBlockSource, silentLogger, systemClock } from "@bundlekit/core";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { Effect, Fiber, Layer, Stream } from "effect";
 import { TestClock } from "effect/testing";
@@ -7,7 +8,7 @@ import { engineFixture } from "../../core/test/fixtures.ts";
 import { BundlerService } from "../src/bundler.ts";
 import { effectClock } from "../src/clock.ts";
 import { effectLogger } from "../src/logger.ts";
-import { ChainClientService, MempoolStoreService, RelayerSignerService } from "../src/ports.ts";
+import { BlockSourceService, ChainClientService, MempoolPolicyService, MempoolStoreService, RelayerSignerService, SubmitterService } from "../src/ports.ts";
 import { memoryStores, sqliteStores } from "../src/stores.ts";
 
 /** The engine as an Effect service on a real anvil, its timers on Effect's clock. */
@@ -83,6 +84,48 @@ describe("@bundlekit/effect", () => {
       [hash, "submitted"],
       [hash, "included"],
     ]);
+  });
+
+  it("uses the adapters provided as services: a mempool policy, a submitter and a block source of the program's own", async () => {
+    const account = await fx.makeAccount("0.7");
+    const seen = { admitted: 0, submitted: 0, heads: 0 };
+    const policy = createDefaultMempoolPolicy();
+    const blocks = createPollingBlockSource({ client: fx.client as never, clock: systemClock, logger: silentLogger, intervalMs: 50 });
+    const adapters = Layer.mergeAll(
+      Layer.succeed(MempoolPolicyService, {
+        ...policy,
+        admit(context) {
+          seen.admitted++;
+          return policy.admit(context);
+        },
+      }),
+      Layer.succeed(SubmitterService, {
+        name: "recording",
+        submit: async (signed) => {
+          seen.submitted++;
+          return fx.client.sendRawTransaction({ serializedTransaction: signed });
+        },
+      }),
+      Layer.succeed(BlockSourceService, {
+        ...blocks,
+        latest() {
+          seen.heads++;
+          return blocks.latest();
+        },
+      }),
+    );
+    const program = Effect.gen(function* () {
+      const bundler = yield* BundlerService;
+      const op = yield* Effect.promise(() => fx.makeOperation(bundler.engine, account, { to: account.address, value: 1n }));
+      const hash = yield* bundler.sendUserOperation(op, account.entryPoint.address);
+      yield* bundler.sendBundleNow();
+      return (yield* bundler.getUserOperationReceipt(hash))?.success;
+    });
+    const layer = BundlerService.layer({ bundlingMode: "manual" }).pipe(Layer.provide(adapters), Layer.provideMerge(ports()));
+    expect(await Effect.runPromise(program.pipe(Effect.provide(layer)))).toBe(true);
+    expect(seen.admitted).toBe(1);
+    expect(seen.submitted).toBe(1);
+    expect(seen.heads).toBeGreaterThan(0);
   });
 
   it("opens the SQLite stores with the scope and closes them on release", async () => {

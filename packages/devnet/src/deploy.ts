@@ -180,13 +180,12 @@ export async function deployErc4337Contracts(
       address: account.address,
       blockTag: "pending",
     });
-    // Explicit consecutive nonces let us send in parallel; anvil orders them by nonce.
-    const hashes = await Promise.all(
-      transactions.map(
-        (t, i): Promise<Hash> =>
-          wallet.sendTransaction({ to: t.to, data: t.data, value: t.value ?? 0n, nonce: firstNonce + i }),
-      ),
-    );
+    // One after another, in nonce order: sent in parallel, a transaction could reach anvil before
+    // the one whose nonce precedes it and wait in its pool unmined, with the deployment waiting on it.
+    const hashes: Hash[] = [];
+    for (const [i, t] of transactions.entries()) {
+      hashes.push(await wallet.sendTransaction({ to: t.to, data: t.data, value: t.value ?? 0n, nonce: firstNonce + i }));
+    }
     if (options.mineBlocks) await testClient.mine({ blocks: 1 });
     const receipts = await Promise.all(
       hashes.map((hash) => publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 })),

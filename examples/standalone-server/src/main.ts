@@ -41,7 +41,7 @@ const serve = (config: ServerConfig) =>
         );
     const service = yield* Effect.acquireRelease(
       Effect.tryPromise({ try: () => start(config, devnet, logger), catch: (error) => error }).pipe(
-        // The node may still be starting: try again for about 10 s before giving up.
+        // The node may still be starting: try again for about 12 s before giving up.
         Effect.retry({
           schedule: Schedule.exponential("200 millis"),
           times: 6,

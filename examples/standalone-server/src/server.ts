@@ -44,9 +44,10 @@ export interface BundlerService {
  * The service for one chain, composed from the `@bundlekit/effect` layers: viem client, mempool
  * and reputation (SQLite or PostgreSQL, `config.database`), local relayer keys and policy as port
  * services → `BundlerService` → JSON-RPC over HTTP and WebSocket at `/v1/<chainId>/`,
- * `GET /health` and `GET /metrics` on the same port. Checks that every EntryPoint has code before serving. `options.policy` replaces the
- * policy `config.mempoolPolicy` names (an operator's own); `options.paymaster` (else
- * `config.paymasterEndpoint`) serves an ERC-7677 paymaster endpoint (`pm_*`) on the same URL.
+ * `GET /health` and `GET /metrics` on the same port. Checks that every EntryPoint has code
+ * before serving. `options.policy` replaces the policy `config.mempoolPolicy` names (an
+ * operator's own); `options.paymaster` (else `config.paymasterEndpoint`) serves an ERC-7677
+ * paymaster endpoint (`pm_*`) on the same URL.
  */
 export async function startBundlerService(
   config: ServerConfig & { rpcUrl: string },

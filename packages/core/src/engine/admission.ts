@@ -3,13 +3,14 @@ import { bundleGasOf } from "../bundle/bundle-gas.ts";
 import type { EntryPoint, EntryPointRegistry } from "../entrypoint/registry.ts";
 import { DuplicateUserOperationError, InvalidParamsError, MempoolRejectionError, PaymasterDepositError, RuleViolationError } from "../errors/errors.ts";
 import { enforceGasPrice } from "../gas/enforce-gas-price.ts";
+import { listInPool } from "../mempool/list-in-pool.ts";
 import type { FeeOracle } from "../gas/fee-oracle.ts";
 import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { Simulator } from "../ports/simulator.ts";
-import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
+import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { Reputation } from "../reputation/reputation.ts";
 import { entitiesOf } from "../reputation/entities.ts";
@@ -117,16 +118,15 @@ const depositAbi = parseAbi(["function balanceOf(address account) view returns (
 async function refuseUnfundedPaymaster(context: Pick<AdmissionContext, "client" | "store">, entryPoint: Address, op: UserOperation) {
   const paymaster = paymasterOf(op);
   if (!paymaster) return;
-  const [deposit, ...pools] = await Promise.all([
+  const [deposit, pooled] = await Promise.all([
     context.client.readContract({ address: entryPoint, abi: depositAbi, functionName: "balanceOf", args: [paymaster] }),
-    ...(["pending", "bundling", "submitted"] as const).map((status) => context.store.list(status, { entryPoint })),
+    listInPool(context.store, entryPoint),
   ]);
-  const sponsored = (pools as MempoolEntry[][])
-    .flat()
+  const sponsored = pooled
     .filter(({ userOperation: other }) => paymasterOf(other) !== undefined && isAddressEqual(paymasterOf(other)!, paymaster))
     .filter(({ userOperation: other }) => !(isAddressEqual(other.sender, op.sender) && other.nonce === op.nonce));
   const required = sponsored.reduce((sum, entry) => sum + maxCostOf(entry.userOperation), maxCostOf(op));
-  if ((deposit as bigint) < required) throw new PaymasterDepositError(paymaster, deposit as bigint, required, sponsored.length);
+  if (deposit < required) throw new PaymasterDepositError(paymaster, deposit, required, sponsored.length);
 }
 
 /** STO-040: a factory or paymaster may not be the sender of another operation in the pool (-32502). */

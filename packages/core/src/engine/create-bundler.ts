@@ -9,6 +9,7 @@ import { type FeeHistory, getFeeHistory, type GetFeeHistoryParameters } from "..
 import { type L1DataCost, l1DataGas as l1DataGasOf } from "../gas/l1-data-cost.ts";
 import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
 import { createDefaultMempoolPolicy } from "../mempool/default-mempool-policy.ts";
+import { listInPool } from "../mempool/list-in-pool.ts";
 import type { BlockSource } from "../ports/block-source.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import { type Clock, sleep, systemClock } from "../ports/clock.ts";
@@ -151,7 +152,9 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const clock = parameters.clock ?? systemClock;
   const logger = parameters.logger ?? silentLogger;
   const entryPoints = createEntryPointRegistry(parameters.entryPoints);
-  const feeOracle = parameters.feeOracle ?? createChainFeeOracle(client, {
+  const feeOracle =
+    parameters.feeOracle ??
+    createChainFeeOracle(client, {
       markupPercent: config.gasPriceMarkup,
       // No older than the engine's own view of the chain: the block source polls as often.
       maxAgeMs: config.blockPollingInterval,
@@ -389,8 +392,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
 
     async dumpMempool(entryPointAddress) {
       const { address } = entryPoints.get(entryPointAddress);
-      const lists = await Promise.all((["pending", "bundling", "submitted"] as const).map((s) => store.list(s, { entryPoint: address })));
-      return lists.flat().sort((a, b) => a.receivedAt - b.receivedAt || (a.userOpHash < b.userOpHash ? -1 : 1));
+      return (await listInPool(store, address)).sort((a, b) => a.receivedAt - b.receivedAt || (a.userOpHash < b.userOpHash ? -1 : 1));
     },
 
     async clearMempool() {

@@ -31,10 +31,7 @@ export interface ChainFeeOracleOptions {
  * Fees from the node: the priority fee from `eth_maxPriorityFeePerGas`, and a max fee that
  * survives two full blocks of base-fee growth (2 × base fee + priority fee).
  */
-export function createChainFeeOracle(
-  client: ChainClient,
-  options: ChainFeeOracleOptions = {},
-): FeeOracle {
+export function createChainFeeOracle(client: ChainClient, options: ChainFeeOracleOptions = {}): FeeOracle {
   const markup = BigInt(100 + (options.markupPercent ?? 0));
   const oracle: FeeOracle = {
     async getGasPrice() {
@@ -51,9 +48,7 @@ export function createChainFeeOracle(
       };
     },
   };
-  return options.maxAgeMs
-    ? reusedFor(oracle, options.maxAgeMs, options.clock ?? systemClock)
-    : oracle;
+  return options.maxAgeMs ? reusedFor(oracle, options.maxAgeMs, options.clock ?? systemClock) : oracle;
 }
 
 /** `oracle`, with each suggestion reused for `maxAgeMs`; a failed request is not kept. */

@@ -1,7 +1,8 @@
 import { type Address, getAddress } from "viem";
 import { ReputationError } from "../errors/errors.ts";
 import type { FailureReason } from "../entrypoint/failure-reason.ts";
-import type { MempoolStore, UserOperationStatus } from "../ports/mempool-store.ts";
+import { listInPool } from "../mempool/list-in-pool.ts";
+import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { ReputationEntry, ReputationStore } from "../ports/reputation-store.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { type Entity, type EntityRole, entitiesOf } from "./entities.ts";
@@ -80,8 +81,6 @@ export interface Reputation {
   penalize(entryPoint: Address, address: Address): Promise<void>;
 }
 
-const inPool: UserOperationStatus[] = ["pending", "bundling", "submitted"];
-
 /** Reputation for an engine: `store` holds the counters, `mempool` tells how many operations an entity has in the pool. */
 export function createReputation(
   store: ReputationStore,
@@ -100,9 +99,7 @@ export function createReputation(
     entitiesOf(op).filter((e) => e.role !== "account" || senderStaked);
 
   async function inPoolWith(entryPoint: Address, address: Address): Promise<number> {
-    const lists = await Promise.all(inPool.map((status) => mempool.list(status, { entryPoint })));
-    return lists
-      .flat()
+    return (await listInPool(mempool, entryPoint))
       .filter((e) => entitiesOf(e.userOperation).some((x) => x.address === address)).length;
   }
 

@@ -330,18 +330,32 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     const op = fromPackedUserOperation(args![0] as PackedUserOperation);
     const failure = behaviourOf(op).validationFailure;
     if (failure) throw new NodeError(3, "execution reverted", encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [0n, failure] }));
-    const stake = { stake: 0n, unstakeDelaySec: 0n };
+    const { preOpGas, prefund, sender: stake } = validationOf(op);
     return encodeFunctionResult({
       abi: simulationsAbi,
       functionName: "simulateValidation",
       result: {
-        returnInfo: { preOpGas: op.preVerificationGas + op.verificationGasLimit, prefund: bundleGasOf(op) * op.maxFeePerGas, accountValidationData: 0n, paymasterValidationData: 0n, paymasterContext: "0x" },
+        returnInfo: { preOpGas, prefund, accountValidationData: 0n, paymasterValidationData: 0n, paymasterContext: "0x" },
         senderInfo: stake,
         factoryInfo: stake,
         paymasterInfo: stake,
         aggregatorInfo: { aggregator: zeroAddress, stakeInfo: stake },
       },
     } as never);
+  }
+
+  /** What validation of a passing operation reports: no entity staked, no time range, all its verification gas used. */
+  function validationOf(op: UserOperation): ValidationResult {
+    const stake = { stake: 0n, unstakeDelaySec: 0n };
+    return {
+      preOpGas: op.preVerificationGas + op.verificationGasLimit,
+      prefund: bundleGasOf(op) * op.maxFeePerGas,
+      account: parseValidationData(0n),
+      paymaster: undefined,
+      sender: stake,
+      factory: stake,
+      paymasterStake: stake,
+    };
   }
 
   /**
@@ -354,17 +368,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     async simulateValidation(_entryPoint, op) {
       const failure = behaviourOf(op).validationFailure;
       if (failure) throw new EntryPointRejectionError(failure);
-      const stake = { stake: 0n, unstakeDelaySec: 0n };
-      const validation: ValidationResult = {
-        preOpGas: op.preVerificationGas + op.verificationGasLimit,
-        prefund: bundleGasOf(op) * op.maxFeePerGas,
-        account: parseValidationData(0n),
-        paymaster: undefined,
-        sender: stake,
-        factory: stake,
-        paymasterStake: stake,
-      };
-      return { validation, trace: undefined };
+      return { validation: validationOf(op), trace: undefined };
     },
     async close() {},
   };

@@ -4,6 +4,7 @@ import type { ChainClient } from "../ports/chain-client.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
+import { type NodeTransaction, transactionInNode } from "../chain/transaction-in-node.ts";
 import { findUserOperationEvent } from "../receipt/lookup.ts";
 import { decodeUserOperationEvent } from "../receipt/user-operation-event.ts";
 import type { StatusListener } from "../status/status-change.ts";
@@ -64,7 +65,7 @@ export async function reconcileSubmitted(
       })
     ).filter((e) => !seen.has(e.userOpHash) && !context.follows(e.userOpHash));
     if (adopted.length === 0) break;
-    const transactions = new Map<Hash, Promise<{ blockNumber: string | null } | null>>();
+    const transactions = new Map<Hash, Promise<NodeTransaction>>();
     const stillPending = new Map<Hash, MempoolEntry[]>();
     for (const entry of adopted) {
       seen.add(entry.userOpHash);
@@ -79,7 +80,7 @@ export async function reconcileSubmitted(
       }
       const hash = entry.transactionHash;
       if (hash && !transactions.has(hash)) {
-        transactions.set(hash, client.request({ method: "eth_getTransactionByHash", params: [hash] } as never) as Promise<{ blockNumber: string | null } | null>);
+        transactions.set(hash, transactionInNode(client, hash));
       }
       const transaction = hash ? await transactions.get(hash)! : null;
       if (hash && transaction && transaction.blockNumber === null) {

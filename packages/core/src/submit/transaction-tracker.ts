@@ -1,5 +1,6 @@
 import type { Address, Hash, Hex } from "viem";
 import { bumpedFees, repaidFeeCap } from "../bundle/bundle-fees.ts";
+import { transactionInNode } from "../chain/transaction-in-node.ts";
 import type { FeeOracle } from "../gas/fee-oracle.ts";
 import type { BlockHead } from "../ports/block-source.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
@@ -196,14 +197,12 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
   }
 
   async function anyKnownToNode(hashes: readonly Hash[]): Promise<boolean> {
-    for (const hash of hashes) {
-      if (await client.request({ method: "eth_getTransactionByHash", params: [hash] } as never)) return true;
-    }
+    for (const hash of hashes) if (await transactionInNode(client, hash)) return true;
     return false;
   }
 
   async function pendingInNode(hash: Hash): Promise<boolean> {
-    const transaction = (await client.request({ method: "eth_getTransactionByHash", params: [hash] } as never)) as { blockNumber: string | null } | null;
+    const transaction = await transactionInNode(client, hash);
     return transaction !== null && transaction.blockNumber === null;
   }
 

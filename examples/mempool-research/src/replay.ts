@@ -2,7 +2,7 @@ import { BundlerError, createBundler, type MempoolPolicy, type StatusChange, typ
 import { createSimulatedChain, createSimulatedClock } from "@bundlekit/core/simulation";
 import { createMemoryMempoolStore } from "@bundlekit/core/testing";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
-import { type Hash, keccak256, toHex } from "viem";
+import { type Address, type Hash, keccak256, toHex } from "viem";
 import { senderAddress, type Workload, type WorkloadOperation } from "./workload.ts";
 
 /** Percentiles of a sample. */
@@ -45,9 +45,9 @@ export interface ReplayOptions {
 const relayerKeys = [1, 2].map((i) => keccak256(toHex(`bundlekit research relayer ${i}`)));
 
 /** Operation `op` of the workload, as its sender would sign it (the simulated chain checks no signature). */
-function toUserOperation(op: WorkloadOperation): UserOperationV07 {
+function toUserOperation(op: WorkloadOperation, sender: Address): UserOperationV07 {
   return {
-    sender: senderAddress(op.sender),
+    sender,
     nonce: BigInt(op.nonce),
     callData: "0x",
     callGasLimit: BigInt(op.callGasLimit),
@@ -69,24 +69,38 @@ export async function replay(workload: Workload, policy: MempoolPolicy, options:
   const blockTimeMs = options.blockTimeMs ?? 1_000;
   const clock = createSimulatedClock(1_750_000_000_000);
   const t0 = clock.now();
-  const byKey = new Map(workload.operations.map((op) => [`${senderAddress(op.sender).toLowerCase()}/${op.nonce}`, op]));
-  const admittedKeys = new Set<string>();
-  const keyOf = (op: { sender: string; nonce: bigint }) => `${op.sender.toLowerCase()}/${op.nonce}`;
+  // Compact bookkeeping, for workloads of millions: per sender, the workload index of each nonce.
+  const addresses: Address[] = [];
+  const senderOf = new Map<string, number>();
+  const planOf: number[][] = [];
+  workload.operations.forEach((op, index) => {
+    if (!addresses[op.sender]) {
+      addresses[op.sender] = senderAddress(op.sender);
+      senderOf.set(addresses[op.sender]!.toLowerCase(), op.sender);
+      planOf[op.sender] = [];
+    }
+    planOf[op.sender]![op.nonce] = index;
+  });
+  const indexOf = (op: { sender: string; nonce: bigint }) => planOf[senderOf.get(op.sender.toLowerCase()) ?? -1]?.[Number(op.nonce)];
+  const wasAdmitted = new Uint8Array(workload.operations.length);
   const chain = createSimulatedChain({
     clock,
     blockTimeMs,
+    // Receipts are read within a few blocks of inclusion; older ones need not stay in memory.
+    retainBlocks: 256,
     behaviour: (op) => {
-      const planned = byKey.get(keyOf(op));
+      const index = indexOf(op);
+      const planned = index === undefined ? undefined : workload.operations[index];
       return {
         // Valid when admitted; invalid by the time it is bundled, when the workload says so.
-        validationFailure: planned?.failsAtBundling && admittedKeys.has(keyOf(op)) ? planned.failsAtBundling : undefined,
+        validationFailure: planned?.failsAtBundling && wasAdmitted[index!] ? planned.failsAtBundling : undefined,
         executes: !planned?.reverts,
       };
     },
   });
   const bundler = await createBundler({
     client: chain.client,
-    store: createMemoryMempoolStore(),
+    store: createMemoryMempoolStore({ keepFinal: 10_000 }),
     policy,
     signer: createLocalKeySigner(relayerKeys),
     submitter: chain.submitter,
@@ -98,7 +112,16 @@ export async function replay(workload: Workload, policy: MempoolPolicy, options:
     config: { validationMode: "unsafe", minSignerBalance: 0n, bundleInterval: blockTimeMs, blockPollingInterval: blockTimeMs, maxMempoolSize: 100_000 },
   });
 
+  /** Admitted operations not yet included or dropped. */
   const admittedAt = new Map<Hash, { time: number; block: bigint; sender: number }>();
+  let admitted = 0;
+  let gasPaid = 0n;
+  chain.blocks.subscribe((head) => {
+    for (const hash of chain.transactionsOf(head.number)) {
+      const receipt = chain.receipt(hash)!;
+      gasPaid += receipt.gasUsed * receipt.effectiveGasPrice;
+    }
+  });
   const refused: Record<string, number> = {};
   const dropped: Record<string, number> = {};
   const latencies: { sender: number; blocks: number; seconds: number }[] = [];
@@ -107,6 +130,7 @@ export async function replay(workload: Workload, policy: MempoolPolicy, options:
   bundler.onStatusChange((change: StatusChange) => {
     const admitted = admittedAt.get(change.userOpHash);
     if (!admitted) return;
+    if (change.status === "included" || change.status === "dropped" || change.status === "failed") admittedAt.delete(change.userOpHash);
     if (change.status === "included") {
       const receipt = chain.receipt(change.transactionHash!)!;
       const log = receipt.logs.find((l) => l.userOpHash === change.userOpHash)!;
@@ -120,24 +144,27 @@ export async function replay(workload: Workload, policy: MempoolPolicy, options:
     }
   });
 
+  // Each arrival schedules the next, so the clock holds one pending arrival, not the whole workload.
   let sent = 0;
-  for (const op of workload.operations) {
-    clock.setTimeout(() => {
-      const userOperation = toUserOperation(op);
-      bundler.sendUserOperation(userOperation, chain.entryPoint.address).then(
-        (hash) => {
-          admittedKeys.add(keyOf(userOperation));
-          admittedAt.set(hash, { time: clock.now(), block: chain.head().number, sender: op.sender });
-        },
-        (error: unknown) => {
-          const message = error instanceof BundlerError ? `${error.code} ${error.message}` : String(error);
-          const reason = message.replace(/0x[0-9a-f]{40}/gi, "<sender>");
-          refused[reason] = (refused[reason] ?? 0) + 1;
-        },
-      );
-      sent++;
-    }, op.at);
-  }
+  const arrive = () => {
+    const index = sent++;
+    const op = workload.operations[index]!;
+    const next = workload.operations[sent];
+    if (next) clock.setTimeout(arrive, next.at - op.at);
+    bundler.sendUserOperation(toUserOperation(op, addresses[op.sender]!), chain.entryPoint.address).then(
+      (hash) => {
+        wasAdmitted[index] = 1;
+        admitted++;
+        admittedAt.set(hash, { time: clock.now(), block: chain.head().number, sender: op.sender });
+      },
+      (error: unknown) => {
+        const message = error instanceof BundlerError ? `${error.code} ${error.message}` : String(error);
+        const reason = message.replace(/0x[0-9a-f]{40}/gi, "<sender>");
+        refused[reason] = (refused[reason] ?? 0) + 1;
+      },
+    );
+  };
+  if (workload.operations.length > 0) clock.setTimeout(arrive, workload.operations[0]!.at);
 
   bundler.start();
   const end = t0 + (workload.operations.at(-1)?.at ?? 0);
@@ -146,20 +173,15 @@ export async function replay(workload: Workload, policy: MempoolPolicy, options:
     await clock.advanceBy(step);
     options.onProgress?.(sent / Math.max(1, workload.operations.length));
   }
-  const settled = () => latencies.length + Object.values(dropped).reduce((a, b) => a + b, 0) >= admittedAt.size;
+  const settled = () => admittedAt.size === 0;
   for (let waited = 0; !settled() && waited < 60_000; waited += blockTimeMs) await clock.advanceBy(blockTimeMs);
   await bundler.stop();
   chain.stop();
 
-  let gasPaid = 0n;
-  for (const block of chain.history()) for (const hash of block.transactions) {
-    const receipt = chain.receipt(hash)!;
-    gasPaid += receipt.gasUsed * receipt.effectiveGasPrice;
-  }
   return {
     policy: policy.name,
     offered: workload.operations.length,
-    admitted: admittedAt.size,
+    admitted,
     refused,
     included: latencies.length,
     reverted,
@@ -180,9 +202,12 @@ function spread(values: number[]): Spread {
 
 /** Jain's fairness index of the senders' mean latencies (seconds): (Σx)² / (n·Σx²). */
 function jain(latencies: { sender: number; seconds: number }[]): number {
-  const bySender = new Map<number, number[]>();
-  for (const { sender, seconds } of latencies) bySender.set(sender, [...(bySender.get(sender) ?? []), seconds]);
-  const means = [...bySender.values()].map((xs) => xs.reduce((a, b) => a + b, 0) / xs.length);
+  const bySender = new Map<number, { sum: number; count: number }>();
+  for (const { sender, seconds } of latencies) {
+    const total = bySender.get(sender) ?? { sum: 0, count: 0 };
+    bySender.set(sender, { sum: total.sum + seconds, count: total.count + 1 });
+  }
+  const means = [...bySender.values()].map(({ sum, count }) => sum / count);
   const sum = means.reduce((a, b) => a + b, 0);
   const squares = means.reduce((a, b) => a + b * b, 0);
   return squares === 0 ? 1 : Math.round(((sum * sum) / (means.length * squares)) * 1000) / 1000;

@@ -26,9 +26,15 @@ function syntheticOperation(n: number, nonce = 0n): UserOperationV07 {
 }
 
 /** The real engine on a simulated chain and clock: no anvil, no network, no real timers. */
-async function simulated(options: { behaviour?: (op: UserOperationV07) => SimulatedBehaviour; delivery?: (tx: { hash: Hash; sentAtBlock: bigint }) => SimulatedDelivery } = {}) {
+async function simulated(
+  options: {
+    behaviour?: (op: UserOperationV07) => SimulatedBehaviour;
+    delivery?: (tx: { hash: Hash; sentAtBlock: bigint }) => SimulatedDelivery;
+    retainBlocks?: number;
+  } = {},
+) {
   const clock = createSimulatedClock(1_750_000_000_000);
-  const chain = createSimulatedChain({ clock, behaviour: options.behaviour as never, delivery: options.delivery });
+  const chain = createSimulatedChain({ clock, behaviour: options.behaviour as never, delivery: options.delivery, retainBlocks: options.retainBlocks });
   const bundler = await createBundler({
     client: chain.client,
     store: createMemoryMempoolStore(),
@@ -98,6 +104,23 @@ describe("the engine on a simulated chain and clock", () => {
     expect(after?.receipt.blockHash).not.toBe(before!.receipt.blockHash);
     expect((await bundler.getUserOperationByHash(hash))?.blockHash).toBe(after!.receipt.blockHash);
     expect(statuses(hash)).toEqual(["pending", "submitted", "included"]);
+    await bundler.stop();
+  });
+
+  it("keeps only the last retainBlocks blocks' transactions and receipts, as a pruned node does", async () => {
+    const { clock, chain, bundler, send, changes } = await simulated({ retainBlocks: 3 });
+    const hash = await send(syntheticOperation(1));
+    bundler.start();
+    await clock.advanceBy(3_000);
+    const included = changes.find((c) => c.userOpHash === hash && c.status === "included")!;
+    const block = chain.head().number - 1n;
+    expect(chain.transactionsOf(block)).toEqual([included.transactionHash]);
+    expect(chain.receipt(included.transactionHash!)?.logs[0]?.userOpHash).toBe(hash);
+
+    await clock.advanceBy(3_000);
+    expect(chain.transactionsOf(block)).toEqual([]);
+    expect(chain.receipt(included.transactionHash!)).toBeUndefined();
+    expect(() => createSimulatedChain({ clock, retainBlocks: 0 })).toThrow(/retainBlocks must be a positive whole number/);
     await bundler.stop();
   });
 });

@@ -63,6 +63,11 @@ export interface CreateSimulatedChainParameters {
   /** Share of an operation's gas limits it uses when executed. Default 0.6. */
   gasUsedShare?: number;
   behaviour?: (op: UserOperation) => SimulatedBehaviour;
+  /**
+   * Keep the transactions, receipts and logs of only the last this many blocks, as a pruned node
+   * does, so that a long replay holds what is recent rather than everything. Default: all.
+   */
+  retainBlocks?: number;
   delivery?: (transaction: { hash: Hash; sentAtBlock: bigint }) => SimulatedDelivery;
 }
 
@@ -121,6 +126,9 @@ class NodeError extends Error {
  */
 export function createSimulatedChain(parameters: CreateSimulatedChainParameters) {
   const { clock } = parameters;
+  if (parameters.retainBlocks !== undefined && !(Number.isInteger(parameters.retainBlocks) && parameters.retainBlocks > 0)) {
+    throw new RangeError(`retainBlocks must be a positive whole number of blocks, not ${parameters.retainBlocks}`);
+  }
   const chainId = parameters.chainId ?? 31337;
   const blockTimeMs = parameters.blockTimeMs ?? 1000;
   const gasLimit = parameters.blockGasLimit ?? 30_000_000n;
@@ -224,7 +232,20 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
       }
     }
     blocks.push(block);
+    if (parameters.retainBlocks !== undefined) forgetBlock(block.number - BigInt(parameters.retainBlocks));
     for (const listener of listeners) listener(toHead(block));
+  }
+
+  /** Forget block `number`'s transactions, receipts and logs (the block itself stays). */
+  function forgetBlock(number: bigint) {
+    const block = number > 0n ? blocks[Number(number)] : undefined;
+    if (!block) return;
+    for (const hash of block.transactions) {
+      for (const log of receipts.get(hash)?.logs ?? []) events.delete(log.userOpHash);
+      receipts.delete(hash);
+      known.delete(hash);
+    }
+    block.transactions = [];
   }
 
   let producing = true;
@@ -468,6 +489,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     head: () => toHead(head()),
     /** The blocks mined so far (genesis first), with their transactions. */
     history: () => blocks.map((block) => ({ ...toHead(block), gasUsed: block.gasUsed, transactions: [...block.transactions] })),
+    /** The transactions of block `number`, in order (none once it is older than `retainBlocks`). */
+    transactionsOf: (number: bigint) => [...(blocks[Number(number)]?.transactions ?? [])],
     /** The receipt of a transaction: its operations' events. */
     receipt: (hash: Hash) => receipts.get(hash),
     /**

@@ -15,11 +15,25 @@ interface Stored extends MempoolEntry {
   claimedUntil?: number | undefined;
 }
 
+/** Statuses of operations still in the pool. */
+const inPool: readonly UserOperationStatus[] = ["pending", "bundling", "submitted"];
+
+/** Options of `createMemoryMempoolStore`. */
+export interface MemoryMempoolStoreOptions {
+  /**
+   * How many operations in a final status (included, failed, dropped) to remember, the oldest
+   * forgotten first, so that a long-running pool's memory follows what it holds now. Lookups of
+   * an included operation still find it on chain by its event. Default 100,000.
+   */
+  keepFinal?: number;
+}
+
 /**
  * A `MempoolStore` in process memory: the reference implementation of the port's rules, for tests,
- * single-process experiments and simulation (it indexes operations by status, so a pool that has
- * seen millions costs what it holds now). Nothing survives a restart. Every method runs synchronously to
- * completion, so each is atomic, and entries are copied in and out so callers cannot alter them.
+ * single-process experiments and simulation. It indexes operations by status and remembers only
+ * the last `keepFinal` final ones, so a pool that has seen millions costs what it holds now.
+ * Nothing survives a restart. Every method runs synchronously to completion, so each is atomic,
+ * and entries are copied in and out so callers cannot alter them.
  *
  * How the rules read (the SQL stores in `@bundlekit/storage-kysely` follow the same reading):
  * - hashes and addresses match regardless of letter case; addresses are kept checksummed;
@@ -29,28 +43,43 @@ interface Stored extends MempoolEntry {
  * - `failed` and `dropped` are final; `markIncluded` applies in any status (the chain has the
  *   last word).
  */
-/** Statuses of operations still in the pool. */
-const inPool: readonly UserOperationStatus[] = ["pending", "bundling", "submitted"];
-
-export function createMemoryMempoolStore(): MempoolStore {
+export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}): MempoolStore {
+  const keepFinal = options.keepFinal ?? 100_000;
+  if (!(Number.isInteger(keepFinal) && keepFinal >= 0)) throw new RangeError(`keepFinal must be a whole number of operations, not ${keepFinal}`);
   const entries = new Map<Hash, Stored>();
-  /** `senderKey` → hashes of the sender's operations on an EntryPoint, in any status. */
+  /** `senderKey` → hashes of the sender's operations on an EntryPoint that are still in the pool. */
   const bySender = new Map<string, Set<Hash>>();
-  /**
-   * The operations in each status. Every method but `get` and `listBySender` reads the statuses
-   * it concerns, never every operation ever held, so a pool that has seen millions of operations
-   * costs what it holds now.
-   */
+  /** The operations in each status: every method but `get` reads only the statuses it concerns. */
   const byStatus = Object.fromEntries(userOperationStatuses.map((status) => [status, new Map<Hash, Stored>()])) as Record<
     UserOperationStatus,
     Map<Hash, Stored>
   >;
 
-  /** Keep `byStatus` true after `entry` changed from status `from`. */
+  /** Operations in a final status, oldest first: the first to forget beyond `keepFinal`. */
+  const finals = new Set<Hash>();
+
+  /** Keep `byStatus`, `bySender` and `finals` true after `entry` changed from status `from`. */
   function reindex(entry: Stored, from: UserOperationStatus | undefined) {
     if (from === entry.status) return;
     if (from) byStatus[from].delete(entry.userOpHash);
     byStatus[entry.status].set(entry.userOpHash, entry);
+    const wasInPool = from !== undefined && inPool.includes(from);
+    const isInPool = inPool.includes(entry.status);
+    finals.delete(entry.userOpHash);
+    if (!isInPool) finals.add(entry.userOpHash);
+    for (const oldest of finals) {
+      if (finals.size <= keepFinal) break;
+      finals.delete(oldest);
+      byStatus[entries.get(oldest)!.status].delete(oldest);
+      entries.delete(oldest);
+    }
+    if (wasInPool === isInPool) return;
+    const key = `${entry.entryPoint}/${entry.sender}`; // both kept checksummed, as senderKey makes them
+    const hashes = bySender.get(key) ?? new Set<Hash>();
+    if (wasInPool) hashes.delete(entry.userOpHash);
+    else hashes.add(entry.userOpHash);
+    if (hashes.size === 0) bySender.delete(key);
+    else bySender.set(key, hashes);
   }
 
   /** The operations in any of `statuses`. */
@@ -67,8 +96,6 @@ export function createMemoryMempoolStore(): MempoolStore {
     };
     entries.set(stored.userOpHash, stored);
     reindex(stored, undefined);
-    const key = senderKey(stored.entryPoint, stored.sender);
-    bySender.set(key, (bySender.get(key) ?? new Set()).add(stored.userOpHash));
   }
 
   /** Apply `change` to each known operation among `hashes` whose status is in `from`. */
@@ -127,7 +154,6 @@ export function createMemoryMempoolStore(): MempoolStore {
       const hashes = bySender.get(senderKey(entryPoint, sender)) ?? [];
       return [...hashes]
         .map((hash) => entries.get(hash)!)
-        .filter((entry) => inPool.includes(entry.status))
         .sort((a, b) => (a.userOperation.nonce === b.userOperation.nonce ? byAge(a, b) : a.userOperation.nonce < b.userOperation.nonce ? -1 : 1))
         .map(toEntry);
     },

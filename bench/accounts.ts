@@ -42,7 +42,7 @@ export interface SignedOperation {
 }
 
 const ACCOUNT_FUNDS = parseEther("1");
-/** Accounts deployed at once during setup, well under the factory's ERC-7562 throttling threshold. */
+/** The most accounts deployed at once during setup, well under the factory's ERC-7562 throttling threshold. */
 const DEPLOYMENT_WAVE = 50;
 
 /** A viem bundler client talking to the service. */
@@ -101,11 +101,12 @@ export async function setUpAccounts(
       throw new Error(`funding transaction ${hash} reverted`);
   }
 
-  // In waves: ERC-7562 throttles a factory whose operations are seen far faster than included.
+  // In waves: ERC-7562 throttles a factory whose operations are seen far faster than included,
+  // and lets an unstaked one have 10 in the pool plus one per inclusion (UREP-020).
   const gas = await estimateOnce(bundler, accounts[0]!, 0n, options.version);
-  for (let start = 0; start < accounts.length; start += DEPLOYMENT_WAVE) {
+  for (let start = 0, wave = 10; start < accounts.length; start += wave, wave = Math.min(DEPLOYMENT_WAVE, 10 + start)) {
     const deployments = await Promise.all(
-      accounts.slice(start, start + DEPLOYMENT_WAVE).map(async (account) => {
+      accounts.slice(start, start + wave).map(async (account) => {
         const { op } = await signedOperation(account, 0n, gas, devnet.chainId, options.version);
         return bundler.request({
           method: "eth_sendUserOperation",

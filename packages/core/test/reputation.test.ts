@@ -6,26 +6,28 @@ import { RpcErrorCode } from "../src/errors/errors.ts";
 import { engineFixture, rejection } from "./fixtures.ts";
 
 /** ERC-7562 reputation and the mempool TTL in the engine, on a real anvil. */
-describe("reputation and mempool expiry", () => {
-  let fx: Awaited<ReturnType<typeof engineFixture>>;
+let fx: Awaited<ReturnType<typeof engineFixture>>;
+const recipient: Address = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+beforeAll(async () => {
+  fx = await engineFixture();
+});
+afterAll(() => fx?.devnet.stop());
+
+type TestBundler = Awaited<ReturnType<typeof fx.makeBundler>>["bundler"];
+
+/** A counterfactual account's first operation on `version` (so it names the factory), ready to send. */
+async function deployingOperationOn(bundler: TestBundler, version: "0.6" | "0.7" | "0.8") {
+  const account = await fx.makeAccount(version);
+  const op = await fx.makeOperation(bundler, account, { to: recipient, value: 1n });
+  return { account, op, entryPoint: account.entryPoint.address };
+}
+
+describe.each(["0.6", "0.7", "0.8"] as const)("ERC-7562 reputation on EntryPoint v%s", (version) => {
   let factory: Address;
-  let recipient: Address;
-  beforeAll(async () => {
-    fx = await engineFixture();
-    factory = fx.devnet.deployments["0.7"].simpleAccountFactory;
-    recipient = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+  beforeAll(() => {
+    factory = fx.devnet.deployments[version].simpleAccountFactory;
   });
-  afterAll(() => fx?.devnet.stop());
-
-
-  /** A counterfactual account's first operation (so it names the factory), ready to send. */
-  async function deployingOperation(
-    bundler: Awaited<ReturnType<typeof fx.makeBundler>>["bundler"],
-  ) {
-    const account = await fx.makeAccount("0.7");
-    const op = await fx.makeOperation(bundler, account, { to: recipient, value: 1n });
-    return { account, op, entryPoint: account.entryPoint.address };
-  }
+  const deployingOperation = (bundler: TestBundler) => deployingOperationOn(bundler, version);
 
   it("counts the factory's operation as seen on admission and as included once mined", async () => {
     const { bundler } = await fx.makeBundler();
@@ -162,6 +164,42 @@ describe("reputation and mempool expiry", () => {
     await bundler.sendBundleNow();
     expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
   });
+
+  it("drops a throttled entity's operation once it has waited 10 blocks in the pool (GREP-020); an ok entity's waits on", async () => {
+    const mine = (blocks: number) => fx.client.request({ method: "anvil_mine", params: [`0x${blocks.toString(16)}`] } as never);
+    const setNextBaseFee = (fee: bigint) => fx.client.request({ method: "anvil_setNextBlockBaseFeePerGas", params: [`0x${fee.toString(16)}`] } as never);
+    for (const throttled of [true, false]) {
+      const { bundler, store } = await fx.makeBundler();
+      const { op, entryPoint } = await deployingOperation(bundler);
+      const hash = await bundler.sendUserOperation(op, entryPoint);
+      if (throttled) await bundler.setReputation(entryPoint, [{ address: factory, opsSeen: 200, opsIncluded: 0 }]);
+      // The base fee jumps far above what the operation offers: it waits in the pool, block after block.
+      const baseFee = (await fx.client.getBlock()).baseFeePerGas!;
+      await setNextBaseFee(op.maxFeePerGas * 100n);
+      await mine(1);
+      try {
+        expect(await bundler.sendBundleNow()).toEqual([]);
+        await mine(9);
+        expect(await bundler.sendBundleNow()).toEqual([]);
+        expect(await store.get(hash)).toMatchObject({ status: "pending" });
+        await mine(1);
+        expect(await bundler.sendBundleNow()).toEqual([]);
+        expect(await store.get(hash)).toMatchObject(
+          throttled
+            ? { status: "dropped", failureReason: `GREP-020: factory ${factory} is throttled, and its operations may stay 10 blocks in the mempool` }
+            : { status: "pending" },
+        );
+      } finally {
+        await setNextBaseFee(baseFee);
+        await mine(1);
+        await bundler.stop();
+      }
+    }
+  });
+});
+
+describe("mempool expiry", () => {
+  const deployingOperation = (bundler: TestBundler) => deployingOperationOn(bundler, "0.7");
 
   it("drops an operation pending longer than useropsTTL with a dropped 'expired' event, on the engine's timer", async () => {
     const { bundler, store } = await fx.makeBundler({

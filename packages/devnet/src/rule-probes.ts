@@ -34,7 +34,7 @@ export interface RuleProbes {
   factoryData(salt: bigint, rule: string): Hex;
   /** Deploy and fund the account for `salt` (validation then runs as an existing account's). */
   deployAccount(salt: bigint, fund?: bigint): Promise<Address>;
-  /** Stake `entity` (the factory or the paymaster) with 1 ETH and `unstakeDelaySec`. */
+  /** Stake `entity` (the factory, the paymaster or a deployed account) with 1 ETH and `unstakeDelaySec`. */
   stake(entity: Address, unstakeDelaySec: number): Promise<void>;
 }
 

@@ -124,6 +124,20 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
       return rows.map(toEntry);
     },
 
+    async listByEntity(entryPoint, address) {
+      const entity = addressKey(address);
+      const rows = await db
+        .selectFrom("user_operations")
+        .selectAll()
+        .where("entry_point", "=", addressKey(entryPoint))
+        .where((eb) => eb.or([eb("factory", "=", entity), eb("paymaster", "=", entity)]))
+        .where("status", "in", ["pending", "bundling", "submitted"])
+        .orderBy("received_at")
+        .orderBy("hash")
+        .execute();
+      return rows.map(toEntry);
+    },
+
     async list(status, { entryPoint, limit } = {}) {
       let query = db.selectFrom("user_operations").selectAll().where("status", "=", status);
       if (entryPoint) query = query.where("entry_point", "=", addressKey(entryPoint));

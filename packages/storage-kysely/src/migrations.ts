@@ -1,5 +1,7 @@
+import { deserializeUserOperation, type EntryPointVersion } from "@bundlekit/core";
 import { type Kysely, PostgresAdapter, sql } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
+import { entityColumns } from "./rows.ts";
 
 /**
  * The schema's history, in order. Each migration is a value in code (no migration folder to
@@ -73,6 +75,24 @@ export const mempoolMigrations: Readonly<Record<string, Migration>> = {
     // What safe validation learned (code hashes, storage touched), as JSON; null when unsafe.
     async up(db: Kysely<unknown>) {
       await db.schema.alterTable("user_operations").addColumn("validation", "text").execute();
+    },
+  },
+  "0005_entities": {
+    // The factory and paymaster an operation names (checksummed; null when none), so per-entity
+    // rules count an entity's operations without listing the pool. Filled for the rows a query
+    // can still list: those in the pool, and included ones a reorg may return to it.
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("user_operations").addColumn("factory", "text").execute();
+      await db.schema.alterTable("user_operations").addColumn("paymaster", "text").execute();
+      await db.schema.createIndex("user_operations_factory_idx").on("user_operations").columns(["entry_point", "factory"]).execute();
+      await db.schema.createIndex("user_operations_paymaster_idx").on("user_operations").columns(["entry_point", "paymaster"]).execute();
+      const rows = await sql<{ hash: string; entry_point_version: string; user_operation: string }>`
+        select hash, entry_point_version, user_operation from user_operations
+        where status in ('pending', 'bundling', 'submitted', 'included')`.execute(db);
+      for (const row of rows.rows) {
+        const { factory, paymaster } = entityColumns(deserializeUserOperation(row.user_operation, row.entry_point_version as EntryPointVersion));
+        await sql`update user_operations set factory = ${factory}, paymaster = ${paymaster} where hash = ${row.hash}`.execute(db);
+      }
     },
   },
 };

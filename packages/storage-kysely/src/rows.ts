@@ -1,10 +1,12 @@
 import {
   deserializeUserOperation,
+  entitiesOf,
   type EntryPointVersion,
   type MempoolEntry,
   type NewMempoolEntry,
   type ValidationFacts,
   serializeUserOperation,
+  type UserOperation,
 } from "@bundlekit/core";
 import type { Insertable, Selectable } from "kysely";
 import { type Address, getAddress, type Hash } from "viem";
@@ -24,10 +26,20 @@ export function toRow(entry: NewMempoolEntry): Insertable<UserOperationsTable> {
     sender: addressKey(entry.userOperation.sender),
     nonce: nonceKey(entry.userOperation.nonce),
     user_operation: serializeUserOperation(entry.userOperation),
+    ...entityColumns(entry.userOperation),
     status: "pending",
     received_at: entry.receivedAt,
     updated_at: entry.receivedAt,
     ...(entry.validation ? { validation: JSON.stringify(entry.validation) } : {}),
+  };
+}
+
+/** The `factory` and `paymaster` columns of an operation: the entities it names besides its sender. */
+export function entityColumns(op: UserOperation): { factory: string | null; paymaster: string | null } {
+  const entities = entitiesOf(op);
+  return {
+    factory: entities.find((e) => e.role === "factory")?.address ?? null,
+    paymaster: entities.find((e) => e.role === "paymaster")?.address ?? null,
   };
 }
 

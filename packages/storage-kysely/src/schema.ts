@@ -39,6 +39,10 @@ export type UserOperationsTable = {
   failure_reason: string | null;
   /** JSON of the entry's `ValidationFacts`, when validated in safe mode. */
   validation: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The factory the operation names, checksummed; null when none. */
+  factory: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The paymaster the operation names, checksummed; null when none. */
+  paymaster: ColumnType<string | null, string | null | undefined, string | null>;
 };
 
 /** The tables the mempool store owns, as Kysely sees them (a type alias, so `withTables` takes it). */

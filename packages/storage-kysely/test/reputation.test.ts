@@ -1,5 +1,6 @@
 
-import { fixtureEntry, reputationStoreContract } from "@bundlekit/core/testing";
+import type { NewMempoolEntry } from "@bundlekit/core";
+import { fixtureEntry, fixtureFactory, fixturePaymaster, reputationStoreContract } from "@bundlekit/core/testing";
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
 import { Migrator } from "kysely/migration";
@@ -29,12 +30,7 @@ describe("migration 0002_dropped_status", () => {
       dialect: new SqliteDialect({ database: new Database(":memory:") }),
     });
     try {
-      const migrator = new Migrator({
-        db,
-        provider: { getMigrations: async () => ({ ...mempoolMigrations }) },
-        migrationTableName: "bundlekit_mempool_migration",
-        migrationLockTableName: "bundlekit_mempool_migration_lock",
-      });
+      const migrator = mempoolMigrator(db);
       expect((await migrator.migrateTo("0001_mempool")).error).toBeUndefined();
       const [replaced, reverted] = await Promise.all([
         fixtureEntry({ sender: 1 }),
@@ -43,8 +39,8 @@ describe("migration 0002_dropped_status", () => {
       await db
         .insertInto("user_operations")
         .values([
-          { ...toRow(replaced), status: "failed", failure_reason: "replaced by 0xabc" },
-          { ...toRow(reverted), status: "failed", failure_reason: "bundle transaction reverted" },
+          { ...rowBeforeEntities(replaced), status: "failed", failure_reason: "replaced by 0xabc" },
+          { ...rowBeforeEntities(reverted), status: "failed", failure_reason: "bundle transaction reverted" },
         ])
         .execute();
       await migrateToLatest(db);
@@ -54,6 +50,41 @@ describe("migration 0002_dropped_status", () => {
         failureReason: "replaced by 0xabc",
       });
       expect(await store.get(reverted.userOpHash)).toMatchObject({ status: "failed" });
+    } finally {
+      await db.destroy();
+    }
+  });
+});
+
+/** A migrator of the mempool schema on `db`, to bring it to an older version first. */
+function mempoolMigrator(db: Kysely<MempoolDatabase>) {
+  return new Migrator({
+    db,
+    provider: { getMigrations: async () => ({ ...mempoolMigrations }) },
+    migrationTableName: "bundlekit_mempool_migration",
+    migrationLockTableName: "bundlekit_mempool_migration_lock",
+  });
+}
+
+/** The row of `entry` as the schema before migration 0005 had it: no entity columns. */
+function rowBeforeEntities(entry: NewMempoolEntry) {
+  const { factory: _factory, paymaster: _paymaster, ...row } = toRow(entry);
+  return row;
+}
+
+describe("migration 0005_entities", () => {
+  it("fills the factory and paymaster of operations stored before it, so listByEntity finds them", async () => {
+    const db = new Kysely<MempoolDatabase>({ dialect: new SqliteDialect({ database: new Database(":memory:") }) });
+    try {
+      const migrator = mempoolMigrator(db);
+      expect((await migrator.migrateTo("0004_validation_facts")).error).toBeUndefined();
+      const [sponsored, plain] = await Promise.all([fixtureEntry({ sender: 1, sponsored: true }), fixtureEntry({ sender: 2 })]);
+      await db.insertInto("user_operations").values([rowBeforeEntities(sponsored), rowBeforeEntities(plain)]).execute();
+      await migrateToLatest(db);
+      const store = await createKyselyMempoolStore({ db, migrate: false });
+      for (const entity of [fixturePaymaster, fixtureFactory]) {
+        expect((await store.listByEntity(sponsored.entryPoint, entity)).map((e) => e.userOpHash)).toEqual([sponsored.userOpHash]);
+      }
     } finally {
       await db.destroy();
     }

@@ -3,7 +3,6 @@ import { bundleGasOf } from "../bundle/bundle-gas.ts";
 import type { EntryPoint, EntryPointRegistry } from "../entrypoint/registry.ts";
 import { DuplicateUserOperationError, InvalidParamsError, MempoolRejectionError, PaymasterDepositError, RuleViolationError } from "../errors/errors.ts";
 import { enforceGasPrice } from "../gas/enforce-gas-price.ts";
-import { listInPool } from "../mempool/list-in-pool.ts";
 import type { FeeOracle } from "../gas/fee-oracle.ts";
 import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
@@ -82,7 +81,13 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   if (op.maxFeePerGas < gasPrice.baseFeePerGas) {
     throw new InvalidParamsError("maxFeePerGas", `${op.maxFeePerGas} is below the current base fee ${gasPrice.baseFeePerGas}`);
   }
-  if (validation.trace) await refuseSenderAsEntity(store, entryPoint.address, op);
+  if (validation.trace) await refuseMultipleRoles(store, entryPoint.address, op);
+  const senderStaked = isStaked(validation.sender, config);
+  const staked = { factory: isStaked(validation.factory, config), paymaster: isStaked(validation.paymasterStake, config) };
+  await context.reputation.checkUnstakedAllowance(entryPoint.address, op, staked);
+  const stakedEntities = entitiesOf(op)
+    .map((e) => e.role)
+    .filter((role) => (role === "account" ? senderStaked : role === "factory" ? staked.factory : role === "paymaster" && staked.paymaster)) as ("account" | "factory" | "paymaster")[];
   await refuseUnfundedPaymaster(context, entryPoint.address, op);
   const entry = {
     userOpHash,
@@ -90,9 +95,8 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     entryPointVersion: entryPoint.version,
     userOperation: op,
     receivedAt: clock.now(),
-    ...(validation.trace ? { validation: validationFacts(validation.trace) } : {}),
+    ...(validation.trace ? { validation: validationFacts(validation.trace, stakedEntities) } : {}),
   };
-  const senderStaked = isStaked(validation.sender, config);
   const { replaces } = context.policy.admit({ entry, senderOperations, senderStaked });
   if (replaces) {
     if (!(await store.replace(replaces.userOpHash, entry))) {
@@ -120,7 +124,7 @@ async function refuseUnfundedPaymaster(context: Pick<AdmissionContext, "client" 
   if (!paymaster) return;
   const [deposit, pooled] = await Promise.all([
     context.client.readContract({ address: entryPoint, abi: depositAbi, functionName: "balanceOf", args: [paymaster] }),
-    listInPool(context.store, entryPoint),
+    context.store.listByEntity(entryPoint, paymaster),
   ]);
   const sponsored = pooled
     .filter(({ userOperation: other }) => paymasterOf(other) !== undefined && isAddressEqual(paymasterOf(other)!, paymaster))
@@ -129,11 +133,19 @@ async function refuseUnfundedPaymaster(context: Pick<AdmissionContext, "client" 
   if (deposit < required) throw new PaymasterDepositError(paymaster, deposit, required, sponsored.length);
 }
 
-/** STO-040: a factory or paymaster may not be the sender of another operation in the pool (-32502). */
-async function refuseSenderAsEntity(store: Pick<MempoolStore, "listBySender">, entryPoint: Address, op: UserOperation) {
+/**
+ * STO-040, both ways (-32502): a factory or paymaster may not be the sender of another operation
+ * in the pool, and a sender may not be the factory or paymaster of another.
+ */
+async function refuseMultipleRoles(store: Pick<MempoolStore, "listBySender" | "listByEntity">, entryPoint: Address, op: UserOperation) {
   for (const entity of entitiesOf(op)) {
-    if (entity.role === "account") continue;
-    if ((await store.listBySender(entryPoint, entity.address)).length > 0) {
+    if (entity.role === "account") {
+      const other = (await store.listByEntity(entryPoint, entity.address)).find((e) => !isAddressEqual(e.userOperation.sender, entity.address));
+      if (other) {
+        const role = entitiesOf(other.userOperation).find((e) => e.role !== "account" && e.address === entity.address)!.role;
+        throw new RuleViolationError([{ rule: "STO-040", entity: "account", address: entity.address, subject: `is the ${role} of another operation in the mempool` }]);
+      }
+    } else if ((await store.listBySender(entryPoint, entity.address)).length > 0) {
       throw new RuleViolationError([{ rule: "STO-040", entity: entity.role, address: entity.address, subject: "is the sender of another operation in the mempool" }]);
     }
   }

@@ -1,6 +1,6 @@
 import type { Address, Hash } from "viem";
 import type { FailureReason } from "../entrypoint/failure-reason.ts";
-import { entitiesOf } from "../reputation/entities.ts";
+import type { EntityRole } from "../reputation/entities.ts";
 import type { UserOperation } from "../userop/types.ts";
 import type { RejectedEntry } from "../bundle/build-bundle.ts";
 import { type ProposeBundleContext, type ProposedBundle, proposeBundle } from "../bundle/propose-bundle.ts";
@@ -11,7 +11,7 @@ import type { Logger } from "../ports/logger.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
 import { decodeUserOperationEvent } from "../receipt/user-operation-event.ts";
 import { findUserOperationEvent } from "../receipt/lookup.ts";
-import type { Reputation } from "../reputation/reputation.ts";
+import { accountableEntity, type Reputation } from "../reputation/reputation.ts";
 import type { StatusListener } from "../status/status-change.ts";
 import { type SendBundleContext, sendBundle } from "../submit/send-bundle.ts";
 import { SendBundleError } from "../submit/send-error.ts";
@@ -76,8 +76,9 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
         continue;
       }
       await store.drop([entry.userOpHash], reason, now);
-      await context.reputation.rejected(entryPoint.address, entry.userOperation, failure);
-      const blamed = stage === "simulation" && entry.validation ? bundleFailureCulprit(entry.userOperation, failure) : undefined;
+      const staked = entry.validation?.staked ?? [];
+      await context.reputation.rejected(entryPoint.address, entry.userOperation, failure, staked);
+      const blamed = stage === "simulation" && entry.validation ? bundleFailureCulprit(entry.userOperation, failure, staked) : undefined;
       if (blamed) await context.reputation.penalize(entryPoint.address, blamed);
       context.emit({ userOpHash: entry.userOpHash, status: "dropped", reason });
       logger.warn("operation dropped from bundle", { userOpHash: entry.userOpHash, reason });
@@ -171,12 +172,14 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
 }
 
 /**
- * GREP-040: the factory or paymaster whose failure (AA1x, AA3x) made the `handleOps` simulation
- * refuse an operation that had passed its second validation. Not for a nonce already used (AA25,
- * another bundler's inclusion) or a paymaster deposit spent by other operations (AA31, a matter of
- * deposit accounting); accounts are limited by their mempool count instead.
+ * GREP-040: the entity accountable (`accountableEntity`) for the failure that made the `handleOps`
+ * simulation refuse an operation that had passed its second validation. Not for a nonce already
+ * used (AA25, another bundler's inclusion) or a paymaster deposit spent by other operations (AA31,
+ * a matter of deposit accounting); unstaked accounts are limited by their mempool count instead.
  */
-function bundleFailureCulprit(op: UserOperation, failure: FailureReason): Address | undefined {
-  if (failure.code === 25 || failure.code === 31 || !failure.entity || failure.entity === "account") return undefined;
-  return entitiesOf(op).find((e) => e.role === failure.entity)?.address;
+function bundleFailureCulprit(op: UserOperation, failure: FailureReason, staked: readonly EntityRole[]): Address | undefined {
+  if (failure.code === 25 || failure.code === 31) return undefined;
+  const accountable = accountableEntity(op, failure, staked);
+  // An unstaked account is limited by count, not reputation: there is nothing to ban.
+  return accountable?.role === "account" && !staked.includes("account") ? undefined : accountable?.address;
 }

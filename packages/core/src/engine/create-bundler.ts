@@ -269,7 +269,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const l1DataCost = parameters.l1DataCost;
   const l1DataGas =
     l1DataCost && (async (entryPoint: EntryPoint, op: UserOperation) => l1DataGasOf(l1DataCost, op, entryPoint, await feeOracle.getGasPrice()));
-  const housekeeping = createHousekeeping({ store, policy, reputation, reputationStore, entryPoints, config, logger, emit: status.emit });
+  const housekeeping = createHousekeeping({ store, client, policy, reputation, reputationStore, entryPoints, config, logger, emit: status.emit });
 
   const scheduler = createScheduler({
     clock,

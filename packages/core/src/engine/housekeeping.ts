@@ -1,16 +1,19 @@
 import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import { evictLowestValue } from "../mempool/policy-building-blocks.ts";
+import type { ChainClient } from "../ports/chain-client.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { ReputationStore } from "../ports/reputation-store.ts";
 import { evictBanned } from "../reputation/evict-banned.ts";
+import { createThrottledResidency } from "../reputation/evict-throttled.ts";
 import type { Reputation } from "../reputation/reputation.ts";
 import type { StatusListener } from "../status/status-change.ts";
 import type { BundlerConfig } from "./config.ts";
 
 export interface HousekeepingContext {
   store: MempoolStore;
+  client: ChainClient;
   policy: MempoolPolicy;
   reputation: Reputation;
   reputationStore: ReputationStore;
@@ -26,12 +29,13 @@ const decayCheckMs = 60_000;
 /**
  * The pool's upkeep before each bundling tick: operations pending longer than `useropsTTL` are
  * dropped ("expired"; 0 keeps them), the policy chooses who leaves above `maxMempoolSize`
- * ("evicted: the mempool is full"), a banned entity's operations leave (GREP-010), and reputation
- * decays when due.
+ * ("evicted: the mempool is full"), a banned entity's operations leave (GREP-010), so do a
+ * throttled entity's after 10 blocks in the pool (GREP-020), and reputation decays when due.
  */
 export function createHousekeeping(context: HousekeepingContext): (now: number) => Promise<void> {
   const { store, policy, config, logger, emit } = context;
   let nextDecayAt = 0;
+  const evictThrottledResidents = createThrottledResidency({ store, reputation: context.reputation, client: context.client, emit });
 
   async function evictOverCapacity(now: number) {
     const excess = (await store.countByStatus()).pending - config.maxMempoolSize;
@@ -53,7 +57,10 @@ export function createHousekeeping(context: HousekeepingContext): (now: number) 
       }
     }
     await evictOverCapacity(now);
-    for (const { address } of context.entryPoints.all) await evictBanned({ store, reputation: context.reputation, emit, now }, address);
+    for (const { address } of context.entryPoints.all) {
+      await evictBanned({ store, reputation: context.reputation, emit, now }, address);
+      await evictThrottledResidents(address, now);
+    }
     if (now >= nextDecayAt) {
       nextDecayAt = now + decayCheckMs;
       await context.reputationStore.decay(now);

@@ -146,6 +146,21 @@ export class SenderLimitError extends BundlerError {
   }
 }
 
+/**
+ * An unstaked factory or paymaster already has as many operations in the pool as its inclusion
+ * record allows (ERC-7562 UREP-020) (-32504).
+ */
+export class EntityLimitError extends BundlerError {
+  override name = "EntityLimitError";
+  constructor(role: string, address: Address, limit: number) {
+    super(
+      RpcErrorCode.throttledOrBanned,
+      `unstaked ${role} ${address} already has ${limit} operations in the mempool, the most its inclusion record allows (UREP-020); wait for some to be included, or stake it`,
+      { [role]: address, limit, rule: "UREP-020" },
+    );
+  }
+}
+
 /** A paymaster's deposit cannot cover its operations in the pool and this one at their max cost (-32508). */
 export class PaymasterDepositError extends BundlerError {
   override name = "PaymasterDepositError";

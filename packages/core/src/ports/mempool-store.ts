@@ -46,6 +46,8 @@ export interface ValidationFacts {
   codeHashes: Record<Address, Hex>;
   /** Contracts whose storage or transient storage the validation touched, lower case (STO-041). */
   storageContracts: Address[];
+  /** The entities that were staked, which answer for others' failures (EREP-020, EREP-030). Absent: none. */
+  staked?: ("account" | "factory" | "paymaster")[];
 }
 
 /** What the engine hands the store when it accepts an operation. */
@@ -115,6 +117,12 @@ export interface MempoolStore {
    * limits are decided on.
    */
   listBySender(entryPoint: Address, sender: Address): Promise<MempoolEntry[]>;
+  /**
+   * The operations on `entryPoint` still in the pool that name `address` as their factory or
+   * paymaster, oldest first: what the per-entity rules count (ERC-7562 STO-040, UREP-020, GREP-020,
+   * a paymaster's deposit) without listing the whole pool.
+   */
+  listByEntity(entryPoint: Address, address: Address): Promise<MempoolEntry[]>;
   /** Operations in `status`, oldest first. */
   list(
     status: UserOperationStatus,

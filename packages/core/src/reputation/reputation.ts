@@ -1,7 +1,6 @@
-import { type Address, getAddress } from "viem";
-import { ReputationError } from "../errors/errors.ts";
+import { type Address, getAddress, isAddressEqual } from "viem";
+import { EntityLimitError, ReputationError } from "../errors/errors.ts";
 import type { FailureReason } from "../entrypoint/failure-reason.ts";
-import { listInPool } from "../mempool/list-in-pool.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { ReputationEntry, ReputationStore } from "../ports/reputation-store.ts";
 import type { UserOperation } from "../userop/types.ts";
@@ -12,6 +11,10 @@ import { type ReputationStatus, reputationStatus } from "./reputation-status.ts"
 export const throttledEntityMempoolCount = 4;
 /** ERC-7562 THROTTLED_ENTITY_BUNDLE_COUNT: a throttled entity may have this many operations in one bundle. */
 export const throttledEntityBundleCount = 4;
+/** ERC-7562 SAME_UNSTAKED_ENTITY_MEMPOOL_COUNT: what a new unstaked factory or paymaster may have in the mempool (UREP-020). */
+export const sameUnstakedEntityMempoolCount = 10;
+/** ERC-7562 MAX_OPS_ALLOWED_UNSTAKED_ENTITY: the most inclusions UREP-020 credits an unstaked entity for. */
+export const maxOpsAllowedUnstakedEntity = 10_000;
 /** ERC-7562 BAN_OPS_SEEN_PENALTY: the `opsSeen` GREP-040 gives an entity that failed a bundle after its second validation. */
 export const banOpsSeenPenalty = 10_000;
 
@@ -60,14 +63,21 @@ export interface Reputation {
     op: UserOperation,
     options: { senderStaked: boolean; replaced?: UserOperation },
   ): Promise<void>;
+  /**
+   * UREP-020, after validation told who is staked: an unstaked factory or paymaster may have
+   * `sameUnstakedEntityMempoolCount + inclusionRate × min(opsIncluded, maxOpsAllowedUnstakedEntity)`
+   * operations in the mempool; `op` would be one too many: `EntityLimitError` (-32504). The
+   * operation `op` replaces (same sender and nonce) is not counted. Whitelisted entities are exempt.
+   */
+  checkUnstakedAllowance(entryPoint: Address, op: UserOperation, staked: { factory: boolean; paymaster: boolean }): Promise<void>;
   /** `op` was included on chain: count it for its tracked entities. */
   included(entryPoint: Address, op: UserOperation): Promise<void>;
   /**
    * `op` was rejected when re-validated for a bundle, for the EntryPoint's `reason`: the entities
-   * not to blame get their seen count back (EREP-015), so a paymaster does not pay for an
-   * account's failure. AA1x blames the factory, AA2x the account, AA3x the paymaster.
+   * not accountable (`accountableEntity`) get their seen count back (EREP-015), so a paymaster does
+   * not pay for an account's failure. `staked` names the entities staked at admission.
    */
-  rejected(entryPoint: Address, op: UserOperation, failure: FailureReason): Promise<void>;
+  rejected(entryPoint: Address, op: UserOperation, failure: FailureReason, staked?: readonly EntityRole[]): Promise<void>;
   /** Every tracked entity on `entryPoint` with its status. */
   dump(entryPoint: Address): Promise<ReputationReport[]>;
   /** Of `addresses`, those throttled on `entryPoint` (not whitelisted), lower case. */
@@ -98,9 +108,10 @@ export function createReputation(
   const counted = (op: UserOperation, senderStaked: boolean) =>
     entitiesOf(op).filter((e) => e.role !== "account" || senderStaked);
 
+  /** How many operations in the pool name `address`, in any role. */
   async function inPoolWith(entryPoint: Address, address: Address): Promise<number> {
-    return (await listInPool(mempool, entryPoint))
-      .filter((e) => entitiesOf(e.userOperation).some((x) => x.address === address)).length;
+    const [asSender, asEntity] = await Promise.all([mempool.listBySender(entryPoint, address), mempool.listByEntity(entryPoint, address)]);
+    return new Set([...asSender, ...asEntity].map((e) => e.userOpHash)).size;
   }
 
   return {
@@ -121,6 +132,20 @@ export function createReputation(
       }
     },
 
+    async checkUnstakedAllowance(entryPoint, op, staked) {
+      const unstaked = entitiesOf(op).filter((e) => (e.role === "factory" || e.role === "paymaster") && !staked[e.role] && !whitelisted(e.role, e.address));
+      if (unstaked.length === 0) return;
+      const entries = await store.get(entryPoint, addresses(unstaked));
+      for (const entity of unstaked) {
+        const entry = entries.find((e) => e.address === entity.address);
+        const allowed = unstakedAllowance(entry);
+        const pooled = (await mempool.listByEntity(entryPoint, entity.address)).filter(
+          ({ userOperation: other }) => !(isAddressEqual(other.sender, op.sender) && other.nonce === op.nonce),
+        );
+        if (pooled.length >= allowed) throw new EntityLimitError(entity.role, entity.address, allowed);
+      }
+    },
+
     async admitted(entryPoint, op, { senderStaked, replaced }) {
       if (replaced) await store.retractSeen(entryPoint, addresses(counted(replaced, senderStaked)));
       await store.recordSeen(entryPoint, addresses(counted(op, senderStaked)));
@@ -130,12 +155,12 @@ export function createReputation(
       await store.recordIncluded(entryPoint, addresses(entitiesOf(op)));
     },
 
-    async rejected(entryPoint, op, failure) {
-      const blamed = failure.entity;
+    async rejected(entryPoint, op, failure, staked = []) {
+      const blamed = accountableEntity(op, failure, staked);
       if (!blamed) return;
       await store.retractSeen(
         entryPoint,
-        addresses(entitiesOf(op).filter((e) => e.role !== blamed)),
+        addresses(entitiesOf(op).filter((e) => e.address !== blamed.address)),
       );
     },
 
@@ -158,4 +183,29 @@ export function createReputation(
       return entries.map((entry) => ({ ...entry, status: statusOf(entry) }));
     },
   };
+}
+
+/**
+ * The entity that answers for `failure` of `op`: the one the EntryPoint's code names (AA1x the
+ * factory, AA2x the account, AA3x the paymaster), except that a staked factory answers for the
+ * account it deploys (EREP-020) and a staked account for its paymaster (EREP-030). `staked` names
+ * the entities staked when the operation was validated.
+ */
+export function accountableEntity(op: UserOperation, failure: FailureReason, staked: readonly EntityRole[]): Entity | undefined {
+  const entities = entitiesOf(op);
+  const named = (role: EntityRole) => entities.find((e) => e.role === role);
+  if (failure.entity === "account" && staked.includes("factory") && named("factory")) return named("factory");
+  if (failure.entity === "paymaster" && staked.includes("account")) return named("account");
+  return failure.entity && named(failure.entity);
+}
+
+/**
+ * UREP-020's allowance of an unstaked factory or paymaster, as ERC-7562 writes it:
+ * `SAME_UNSTAKED_ENTITY_MEMPOOL_COUNT + inclusionRate × min(opsIncluded, MAX_OPS_ALLOWED_UNSTAKED_ENTITY)`,
+ * with `inclusionRate = opsIncluded / opsSeen` (0 for an entity never seen), rounded down.
+ */
+export function unstakedAllowance(entry: Pick<ReputationEntry, "opsSeen" | "opsIncluded"> | undefined): number {
+  if (!entry || entry.opsSeen === 0) return sameUnstakedEntityMempoolCount;
+  const credited = Math.min(entry.opsIncluded, maxOpsAllowedUnstakedEntity);
+  return sameUnstakedEntityMempoolCount + Math.floor((entry.opsIncluded * credited) / entry.opsSeen);
 }

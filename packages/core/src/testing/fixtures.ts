@@ -35,8 +35,11 @@ export function fixtureAccount(index: number): PrivateKeyAccount {
   return account;
 }
 
-const factory: Address = "0x91E60e0613810449d098b0b5Ec8b51A0FE8c8985";
-const paymaster: Address = "0x0000000000325602a77416A16136FDafd04b299f";
+/** The factory and the paymaster that fixture operations name (v0.6 always, later versions when `sponsored`). */
+export const fixtureFactory: Address = "0x91E60e0613810449d098b0b5Ec8b51A0FE8c8985";
+export const fixturePaymaster: Address = "0x0000000000325602a77416A16136FDafd04b299f";
+const factory = fixtureFactory;
+const paymaster = fixturePaymaster;
 const delegation: Address = "0xe6Cae83BdE06E4c305530e199D7217f42808555B";
 const recipient: Address = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const abi = parseAbi([

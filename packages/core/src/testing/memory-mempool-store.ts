@@ -1,5 +1,6 @@
 import { type Address, getAddress, type Hash } from "viem";
 import { DuplicateUserOperationError } from "../errors/errors.ts";
+import { entitiesOf } from "../reputation/entities.ts";
 import {
   type MempoolEntry,
   type MempoolStore,
@@ -49,6 +50,8 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
   const entries = new Map<Hash, Stored>();
   /** `senderKey` → hashes of the sender's operations on an EntryPoint that are still in the pool. */
   const bySender = new Map<string, Set<Hash>>();
+  /** `senderKey` of a factory or paymaster → hashes of the operations in the pool that name it. */
+  const byEntity = new Map<string, Set<Hash>>();
   /** The operations in each status: every method but `get` reads only the statuses it concerns. */
   const byStatus = Object.fromEntries(userOperationStatuses.map((status) => [status, new Map<Hash, Stored>()])) as Record<
     UserOperationStatus,
@@ -74,12 +77,15 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
       entries.delete(oldest);
     }
     if (wasInPool === isInPool) return;
-    const key = `${entry.entryPoint}/${entry.sender}`; // both kept checksummed, as senderKey makes them
-    const hashes = bySender.get(key) ?? new Set<Hash>();
-    if (wasInPool) hashes.delete(entry.userOpHash);
-    else hashes.add(entry.userOpHash);
-    if (hashes.size === 0) bySender.delete(key);
-    else bySender.set(key, hashes);
+    for (const entity of entitiesOf(entry.userOperation)) {
+      const index = entity.role === "account" ? bySender : byEntity;
+      const key = `${entry.entryPoint}/${entity.address}`; // both checksummed, as senderKey makes them
+      const hashes = index.get(key) ?? new Set<Hash>();
+      if (wasInPool) hashes.delete(entry.userOpHash);
+      else hashes.add(entry.userOpHash);
+      if (hashes.size === 0) index.delete(key);
+      else index.set(key, hashes);
+    }
   }
 
   /** The operations in any of `statuses`. */
@@ -156,6 +162,11 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
         .map((hash) => entries.get(hash)!)
         .sort((a, b) => (a.userOperation.nonce === b.userOperation.nonce ? byAge(a, b) : a.userOperation.nonce < b.userOperation.nonce ? -1 : 1))
         .map(toEntry);
+    },
+
+    async listByEntity(entryPoint, address) {
+      const hashes = byEntity.get(senderKey(entryPoint, address)) ?? [];
+      return [...hashes].map((hash) => entries.get(hash)!).sort(byAge).map(toEntry);
     },
 
     async list(status, options = {}) {

@@ -8,7 +8,7 @@ import type {
   MempoolStore,
   NewMempoolEntry,
 } from "../ports/mempool-store.ts";
-import { type FixtureEntryOptions, fixtureAccount, fixtureEntry } from "./fixtures.ts";
+import { type FixtureEntryOptions, fixtureAccount, fixtureEntry, fixtureFactory, fixturePaymaster } from "./fixtures.ts";
 
 /** A store for one contract test, with what the contract needs to know about its backend. */
 export interface MempoolStoreUnderTest {
@@ -187,6 +187,32 @@ export function mempoolStoreContract(
         expect(await ofSender(1)).toEqual([on07!.userOpHash]);
         expect(await ofSender(1, ep08)).toEqual([on08!.userOpHash]);
         expect(await ofSender(3)).toEqual([]);
+      });
+    });
+
+    describe("listByEntity", () => {
+      const naming = async (address: Address, entryPoint: Address = ep07) => hashes(await store.listByEntity(entryPoint, address));
+
+      it("lists the operations in the pool that name the address as factory or paymaster, oldest first, on one EntryPoint", async () => {
+        const [late, early, , onV06] = await added(
+          { sender: 1, sponsored: true, receivedAt: t0 + 1 },
+          { sender: 2, sponsored: true, receivedAt: t0 },
+          { sender: 3 },
+          { sender: 4, version: "0.6" },
+        );
+        expect(await naming(fixturePaymaster)).toEqual(hashes([early!, late!]));
+        expect(await naming(fixtureFactory.toLowerCase() as Address)).toEqual(hashes([early!, late!]));
+        expect(await naming(fixturePaymaster, ep06)).toEqual([onV06!.userOpHash]);
+        expect(await naming(fixtureAccount(3).address)).toEqual([]);
+      });
+
+      it("lets go of operations once included, failed or dropped, and takes back those a reorg returns", async () => {
+        const [first, second] = await added({ sender: 1, sponsored: true }, { sender: 2, sponsored: true, receivedAt: t0 + 1 });
+        await store.markIncluded(first!.userOpHash, { transactionHash: txHash, blockHash, blockNumber: 1n }, t0 + 3_000);
+        await store.drop([second!.userOpHash], "AA33 reverted", t0 + 3_000);
+        expect(await naming(fixturePaymaster)).toEqual([]);
+        await store.requeue([first!.userOpHash], t0 + 4_000);
+        expect(await naming(fixturePaymaster)).toEqual([first!.userOpHash]);
       });
     });
 

@@ -124,7 +124,7 @@ struct PackedUserOperation {
     bytes signature;
 }
 
-/// An account (EntryPoint v0.6 and v0.7/v0.8 entry points) whose validation runs the rule in its signature.
+/// An account (EntryPoint v0.6 and v0.7/v0.8 entry points) whose validation runs the rule in its signature; also a paymaster.
 contract RuleAccount is RuleRunner {
     constructor(address entryPoint_, RuleTarget target_) RuleRunner(entryPoint_, target_) {}
 
@@ -147,6 +147,21 @@ contract RuleAccount is RuleRunner {
     }
 
     function execute() external {}
+
+    /// Staked accounts answer for their paymaster's failures (EREP-030).
+    function addStake(uint32 unstakeDelaySec) external payable {
+        (bool ok,) = entryPoint.call{value: msg.value}(abi.encodeWithSignature("addStake(uint32)", unstakeDelaySec));
+        require(ok, "addStake failed");
+    }
+
+    /// Also a paymaster that sponsors anything, so that one address can play two roles (STO-040).
+    function validatePaymasterUserOp(UserOperationV06 calldata, bytes32, uint256) external pure returns (bytes memory context, uint256) {
+        return ("", 0);
+    }
+
+    function validatePaymasterUserOp(PackedUserOperation calldata, bytes32, uint256) external pure returns (bytes memory context, uint256) {
+        return ("", 0);
+    }
 
     receive() external payable {}
 }

@@ -1,16 +1,18 @@
 import { type EntryPointVersion, ruleProbeAbis } from "@bundlekit/devnet";
-import { type Address, getAddress, parseAbi, parseEther } from "viem";
+import { type Address, concat, getAddress, type Hex, parseAbi, parseEther, sliceHex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { UserOperation } from "../src/userop/types.ts";
 import type { engineFixture } from "./fixtures.ts";
-import { rejection } from "./fixtures.ts";
+import { eip7702Operation, rejection } from "./fixtures.ts";
 import { ruleProbesFixture } from "./rule-probes-fixture.ts";
 
 /**
  * ERC-7562's rules on entities beyond their own validation, on a real anvil: one address in two
- * roles (STO-040, both ways), the allowance of an unstaked factory or paymaster (UREP-020), and
- * who answers for another entity's failure (EREP-020, EREP-030).
+ * roles (STO-040, both ways), the allowance of an unstaked factory or paymaster (UREP-020), who
+ * answers for another entity's failure (EREP-020, EREP-030), and EIP-7702 accounts in other roles
+ * than the sender (AUTH-020, AUTH-040).
  */
 let fixture: Awaited<ReturnType<typeof engineFixture>>;
 let probes: Awaited<ReturnType<typeof ruleProbesFixture>>;
@@ -166,4 +168,61 @@ describe.each(["0.6", "0.7", "0.8"] as const)("who answers for another entity's 
       }
     });
   }
+});
+
+describe.each(["0.6", "0.7", "0.8"] as const)("EIP-7702 accounts as other entities (AUTH-020) on EntryPoint v%s", (version) => {
+  /** A fresh address whose code delegates to `implementation` (EIP-7702), as an EOA's does once it signed an authorization. */
+  async function delegatedTo(implementation: Address) {
+    const eoa = privateKeyToAccount(generatePrivateKey()).address;
+    await fixture.client.request({ method: "anvil_setCode", params: [eoa, concat(["0xef0100", implementation])] } as never);
+    return eoa;
+  }
+
+  it("refuses an EIP-7702 account as the paymaster, and admits the contract it delegates to", async () => {
+    const bundler = await freshBundler();
+    const { op, set } = await probes.ruleOp(version, { paymasterRule: "OK" });
+    const delegated = await delegatedTo(set.paymaster);
+    const error = await expectRefused(
+      bundler.sendUserOperation(sponsoredBy(version, op, delegated), set.entryPoint),
+      RpcErrorCode.opcodeOrStorageRule,
+      new RegExp(`^paymaster ${getAddress(delegated)} is an EIP-7702 account \\(delegating to ${getAddress(set.paymaster)}\\), which may only be a sender \\(AUTH-020\\)`),
+    );
+    expect(error.data).toMatchObject({ rule: "AUTH-020", paymaster: getAddress(delegated) });
+    await expect(bundler.sendUserOperation(op, set.entryPoint)).resolves.toMatch(/^0x[0-9a-f]{64}$/);
+    await bundler.stop();
+  });
+
+  it("refuses an EIP-7702 account as the factory, and admits the contract it delegates to", async () => {
+    const bundler = await freshBundler();
+    const { op, set } = await probes.ruleOp(version, { factoryRule: "OK" });
+    const delegated = await delegatedTo(set.factory);
+    const viaDelegated: UserOperation =
+      version === "0.6" ? ({ ...op, initCode: concat([delegated, sliceHex((op as { initCode: Hex }).initCode, 20)]) } as UserOperation) : ({ ...op, factory: delegated } as UserOperation);
+    await expectRefused(
+      bundler.sendUserOperation(viaDelegated, set.entryPoint),
+      RpcErrorCode.opcodeOrStorageRule,
+      new RegExp(`^factory ${getAddress(delegated)} is an EIP-7702 account .*\\(AUTH-020\\)`),
+    );
+    await expect(bundler.sendUserOperation(op, set.entryPoint)).resolves.toMatch(/^0x[0-9a-f]{64}$/);
+    await bundler.stop();
+  });
+});
+
+describe("one delegate per sender in the pool (AUTH-040) on EntryPoint v0.8, the version that deploys EIP-7702 accounts", () => {
+  it("refuses a second operation whose authorization delegates elsewhere, and admits one that delegates to the same account code", async () => {
+    const bundler = await freshBundler();
+    const deployment = fixture.devnet.deployments["0.8"];
+    const eoa = privateKeyToAccount(generatePrivateKey());
+    await fixture.client.waitForTransactionReceipt({ hash: await probes.deployer.sendTransaction({ to: eoa.address, value: parseEther("1") }) });
+    const operation = (nonce: bigint, delegate: Address) => eip7702Operation(eoa, { nonce, delegate, entryPoint: deployment.entryPoint, chainId: fixture.devnet.chainId });
+    await bundler.sendUserOperation(await operation(0n, deployment.simple7702Account!), deployment.entryPoint);
+    const error = await expectRefused(
+      bundler.sendUserOperation(await operation(1n, deployment.simpleAccountFactory), deployment.entryPoint),
+      RpcErrorCode.opcodeOrStorageRule,
+      new RegExp(`^account ${eoa.address} has an operation in the mempool whose authorization delegates to ${getAddress(deployment.simple7702Account!)}, not ${getAddress(deployment.simpleAccountFactory)} \\(AUTH-040\\)`),
+    );
+    expect(error.data).toMatchObject({ rule: "AUTH-040", account: eoa.address });
+    await expect(bundler.sendUserOperation(await operation(1n, deployment.simple7702Account!), deployment.entryPoint)).resolves.toMatch(/^0x[0-9a-f]{64}$/);
+    await bundler.stop();
+  });
 });

@@ -1,7 +1,7 @@
 import { type Devnet, type EntryPointVersion, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
-import { type Address, createPublicClient, createWalletClient, type Hex, http, parseEther } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { SmartAccount } from "viem/account-abstraction";
+import { type Address, createPublicClient, createWalletClient, encodeFunctionData, type Hex, http, parseAbi, parseEther, parseGwei } from "viem";
+import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
+import { getUserOperationHash, type SmartAccount } from "viem/account-abstraction";
 import { expect } from "vitest";
 import { type Bundler, type CreateBundlerParameters, createBundler } from "../src/engine/create-bundler.ts";
 import { BundlerError } from "../src/errors/errors.ts";
@@ -126,4 +126,29 @@ export async function engineFixture() {
   }
 
   return { devnet, client, makeBundler, makeAccount, makeOperation, entryPoints: canonicalEntryPoints };
+}
+
+/**
+ * A v0.8 operation of the EOA `eoa` as an EIP-7702 account delegating to `delegate`: a call to
+ * itself, with the authorization (at account nonce 0) and the operation signed by the EOA.
+ */
+export async function eip7702Operation(
+  eoa: PrivateKeyAccount,
+  parameters: { nonce: bigint; delegate: Address; entryPoint: Address; chainId: number },
+): Promise<UserOperation> {
+  const authorization = await eoa.signAuthorization({ address: parameters.delegate, chainId: parameters.chainId, nonce: 0 });
+  const op: UserOperation = {
+    sender: eoa.address,
+    nonce: parameters.nonce,
+    callData: encodeFunctionData({ abi: parseAbi(["function execute(address target, uint256 value, bytes data)"]), functionName: "execute", args: [eoa.address, 0n, "0x"] }),
+    callGasLimit: 100_000n,
+    verificationGasLimit: 300_000n,
+    preVerificationGas: 150_000n,
+    maxFeePerGas: parseGwei("20"),
+    maxPriorityFeePerGas: parseGwei("1"),
+    signature: "0x",
+    authorization: { ...authorization, yParity: authorization.yParity ?? 0 },
+  };
+  const hash = getUserOperationHash({ userOperation: op as never, entryPointAddress: parameters.entryPoint, entryPointVersion: "0.8", chainId: parameters.chainId });
+  return { ...op, signature: await eoa.sign({ hash }) };
 }

@@ -1,12 +1,10 @@
 import { ruleProbeAbis } from "@bundlekit/devnet";
-import { concat, createWalletClient, encodeFunctionData, getAddress, http, parseAbi, parseEther, parseGwei, toHex } from "viem";
-import { getUserOperationHash } from "viem/account-abstraction";
+import { concat, createWalletClient, getAddress, http, parseEther, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
-import type { UserOperation } from "../src/userop/types.ts";
-import type { engineFixture } from "./fixtures.ts";
+import { type engineFixture, eip7702Operation } from "./fixtures.ts";
 import { ruleCases, ruleProbesFixture } from "./rule-probes-fixture.ts";
 
 /** ERC-7562 in safe mode, the default, on a real anvil: purpose-built entities run one rule each during validation. */
@@ -86,21 +84,7 @@ describe("well-behaved accounts in safe mode", () => {
     const funder = createWalletClient({ chain: fixture.devnet.chain, transport: http(fixture.devnet.rpcUrl), account: privateKeyToAccount(fixture.devnet.accountKeys.at(-3)!) });
     await fixture.client.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: eoa.address, value: parseEther("1") }) });
     const deployment = fixture.devnet.deployments["0.8"];
-    const authorization = await eoa.signAuthorization({ address: deployment.simple7702Account!, chainId: fixture.devnet.chainId, nonce: 0 });
-    const op: UserOperation = {
-      sender: eoa.address,
-      nonce: 0n,
-      callData: encodeFunctionData({ abi: parseAbi(["function execute(address target, uint256 value, bytes data)"]), functionName: "execute", args: [eoa.address, 0n, "0x"] }),
-      callGasLimit: 100_000n,
-      verificationGasLimit: 300_000n,
-      preVerificationGas: 150_000n,
-      maxFeePerGas: parseGwei("20"),
-      maxPriorityFeePerGas: parseGwei("1"),
-      signature: "0x",
-      authorization: { ...authorization, yParity: authorization.yParity ?? 0 },
-    };
-    const userOpHash = getUserOperationHash({ userOperation: { ...op, signature: "0x" } as never, entryPointAddress: deployment.entryPoint, entryPointVersion: "0.8", chainId: fixture.devnet.chainId });
-    op.signature = await eoa.sign({ hash: userOpHash });
+    const op = await eip7702Operation(eoa, { nonce: 0n, delegate: deployment.simple7702Account!, entryPoint: deployment.entryPoint, chainId: fixture.devnet.chainId });
     const hash = await fresh.sendUserOperation(op, deployment.entryPoint);
     await fresh.sendBundleNow();
     expect(await fresh.getUserOperationReceipt(hash)).toMatchObject({ success: true });

@@ -20,6 +20,7 @@ import { maxCostOf } from "../userop/max-cost.ts";
 import { paymasterOf, type UserOperation } from "../userop/types.ts";
 import { checkAuthorization } from "../validation/check-authorization.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
+import { refuseDelegatedEntities, refuseSecondDelegate } from "../validation/rules/delegation-rules.ts";
 import { withQueuedNonce } from "../validation/queued-nonce.ts";
 import { validationFacts } from "../validation/trace/validation-facts.ts";
 import { validateUserOperation } from "../validation/validate-user-operation.ts";
@@ -64,7 +65,13 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   }
   const userOpHash = getUserOperationHash(op, entryPoint, context.chainId);
   if (await store.get(userOpHash)) throw new DuplicateUserOperationError(userOpHash);
-  await Promise.all([context.reputation.check(entryPoint.address, op), checkAuthorization(context.client, context.chainId, op)]);
+  const safe = context.simulator.mode === "safe";
+  await Promise.all([
+    context.reputation.check(entryPoint.address, op),
+    checkAuthorization(context.client, context.chainId, op),
+    safe && refuseDelegatedEntities(context.client, op),
+    safe && store.listBySender(entryPoint.address, op.sender).then((pooled) => refuseSecondDelegate(pooled, op)),
+  ]);
   const simulation = {
     simulator: context.simulator,
     rules: config,

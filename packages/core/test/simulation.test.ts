@@ -31,10 +31,13 @@ async function simulated(
     behaviour?: (op: UserOperationV07) => SimulatedBehaviour;
     delivery?: (tx: { hash: Hash; sentAtBlock: bigint }) => SimulatedDelivery;
     retainBlocks?: number;
+    /** Milliseconds between blocks and between bundling ticks. Default 1000. */
+    blockTimeMs?: number;
   } = {},
 ) {
+  const blockTimeMs = options.blockTimeMs ?? 1_000;
   const clock = createSimulatedClock(1_750_000_000_000);
-  const chain = createSimulatedChain({ clock, behaviour: options.behaviour as never, delivery: options.delivery, retainBlocks: options.retainBlocks });
+  const chain = createSimulatedChain({ clock, blockTimeMs, behaviour: options.behaviour as never, delivery: options.delivery, retainBlocks: options.retainBlocks });
   const bundler = await createBundler({
     client: chain.client,
     store: createMemoryMempoolStore(),
@@ -44,7 +47,7 @@ async function simulated(
     clock,
     entryPoints: [chain.entryPoint],
     // The simulated chain runs no EVM to trace: validation is simulation only, by explicit choice.
-    config: { validationMode: "unsafe", minSignerBalance: 0n, bundleInterval: 1_000, blockPollingInterval: 1_000 },
+    config: { validationMode: "unsafe", minSignerBalance: 0n, bundleInterval: blockTimeMs, blockPollingInterval: blockTimeMs },
   });
   const changes: StatusChange[] = [];
   bundler.onStatusChange((c) => changes.push(c));
@@ -121,6 +124,28 @@ describe("the engine on a simulated chain and clock", () => {
     expect(chain.transactionsOf(block)).toEqual([]);
     expect(chain.receipt(included.transactionHash!)).toBeUndefined();
     expect(() => createSimulatedChain({ clock, retainBlocks: 0 })).toThrow(/retainBlocks must be a positive whole number/);
+    await bundler.stop();
+  });
+
+  it("decays reputation hour by hour on the engine's clock, so a throttled entity recovers", async () => {
+    const { clock, chain, bundler } = await simulated({ blockTimeMs: 60_000 });
+    const paymaster = keccak256(toHex("a paymaster")).slice(0, 42) as Address;
+    const standing = async () => (await bundler.dumpReputation(chain.entryPoint.address))[0]!;
+    // maxSeen = 240 / 10 = 24: above 0 + throttlingSlack (10), not above 0 + banSlack (50).
+    await bundler.setReputation(chain.entryPoint.address, [{ address: paymaster, opsSeen: 240, opsIncluded: 0 }]);
+    expect(await standing()).toMatchObject({ opsSeen: 240, status: "throttled" });
+    bundler.start();
+
+    await clock.advanceBy(10 * 3_600_000);
+    const after10Hours = await standing();
+    // Each full hour takes opsSeen to floor(opsSeen × 23 / 24): 240 → 230 → 220 → … after 9 or 10 hours.
+    expect(after10Hours.opsSeen).toBeLessThan(240);
+    expect(after10Hours.opsSeen).toBeGreaterThan(150);
+    expect(after10Hours.status).toBe("throttled");
+
+    await clock.advanceBy(10 * 3_600_000);
+    expect(await standing()).toMatchObject({ status: "ok" });
+    expect((await standing()).opsSeen).toBeLessThan(110);
     await bundler.stop();
   });
 });

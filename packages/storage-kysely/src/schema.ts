@@ -39,6 +39,8 @@ export type UserOperationsTable = {
   failure_reason: string | null;
   /** JSON of the entry's `ValidationFacts`, when validated in safe mode. */
   validation: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Bytes of the paymaster's validation context, when it returned one (LIM-050). */
+  paymaster_context_size: ColumnType<number | null, number | null | undefined, number | null>;
 };
 
 /** The tables the mempool store owns, as Kysely sees them (a type alias, so `withTables` takes it). */

@@ -93,6 +93,8 @@ async function main() {
     BUNDLEKIT_DATABASE: ":memory:",
     BUNDLEKIT_BUNDLE_INTERVAL: "50",
     BUNDLEKIT_LOG_LEVEL: "warn",
+    // The 16 KiB calldata workload is above ERC-7562's 8192-byte operation limit (LIM-010).
+    BUNDLEKIT_MAX_USER_OPERATION_SIZE: "32768",
   });
   const service = await startBundlerService({ ...config, rpcUrl: devnet.rpcUrl });
   onCleanUp(() => service.close());

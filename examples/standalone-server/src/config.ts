@@ -180,6 +180,10 @@ const engineParsers: { [K in keyof BundlerConfig]?: Parse<BundlerConfig[K]> } = 
   validationTracer: (v, n) => oneOf(v, n, validationTracers),
   tracerWorkers: (v, n) => integer(v, n, 0, 64),
   p256Precompile: boolean,
+  maxUserOperationSize: (v, n) => integer(v, n, 1),
+  maxPaymasterContextSize: (v, n) => integer(v, n, 1),
+  maxBundleCalldataSize: (v, n) => integer(v, n, 1),
+  maxBundleContextSize: (v, n) => integer(v, n, 1),
 };
 
 /** The engine settings present in the file or the environment, parsed; absent ones keep the engine's defaults. */

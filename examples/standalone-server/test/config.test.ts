@@ -177,8 +177,16 @@ describe("loadConfig: engine settings", () => {
       BUNDLEKIT_VALIDATION_MODE: "unsafe",
       BUNDLEKIT_TRACER_WORKERS: "0",
       BUNDLEKIT_P256_PRECOMPILE: "true",
+      BUNDLEKIT_MAX_USER_OPERATION_SIZE: "16384",
+      BUNDLEKIT_MAX_PAYMASTER_CONTEXT_SIZE: "4096",
+      BUNDLEKIT_MAX_BUNDLE_CALLDATA_SIZE: "524288",
+      BUNDLEKIT_MAX_BUNDLE_CONTEXT_SIZE: "131072",
     });
     expect(bundler).toMatchObject({
+      maxUserOperationSize: 16_384,
+      maxPaymasterContextSize: 4096,
+      maxBundleCalldataSize: 524_288,
+      maxBundleContextSize: 131_072,
       validationMode: "unsafe",
       tracerWorkers: 0,
       p256Precompile: true,

@@ -162,4 +162,17 @@ describe("resolveBundlerConfig", () => {
     expect(error?.message).toMatch(/rpcEndpointSubmit must be an http\(s\) or ws\(s\) URL/);
     expect(error?.message).not.toContain("KEY-123");
   });
+
+  it("defaults the ERC-7562 size limits to the ERC's constants and refuses limits no operation could be bundled within", () => {
+    expect(resolveBundlerConfig()).toMatchObject({
+      maxUserOperationSize: 8192,
+      maxPaymasterContextSize: 2048,
+      maxBundleCalldataSize: 262_144,
+      maxBundleContextSize: 65_536,
+    });
+    expect(() => resolveBundlerConfig({ maxBundleCalldataSize: 8192 })).toThrow(/maxBundleCalldataSize \(8192\) must hold one operation of maxUserOperationSize/);
+    expect(() => resolveBundlerConfig({ maxBundleContextSize: 1024 })).toThrow(/maxBundleContextSize \(1024\) must be at least maxPaymasterContextSize \(2048\)/);
+    expect(() => resolveBundlerConfig({ maxUserOperationSize: 0 })).toThrow(BundlerConfigError);
+    expect(resolveBundlerConfig({ maxUserOperationSize: 1024, maxBundleCalldataSize: 1024 + 32 + 100 }).maxBundleCalldataSize).toBe(1156);
+  });
 });

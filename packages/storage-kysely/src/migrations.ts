@@ -95,6 +95,12 @@ export const mempoolMigrations: Readonly<Record<string, Migration>> = {
       }
     },
   },
+  "0006_paymaster_context_size": {
+    // Bytes of the paymaster's validation context (LIM-050); null without one.
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("user_operations").addColumn("paymaster_context_size", "integer").execute();
+    },
+  },
 };
 
 const migrationProvider: MigrationProvider = {

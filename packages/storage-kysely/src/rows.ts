@@ -31,6 +31,7 @@ export function toRow(entry: NewMempoolEntry): Insertable<UserOperationsTable> {
     received_at: entry.receivedAt,
     updated_at: entry.receivedAt,
     ...(entry.validation ? { validation: JSON.stringify(entry.validation) } : {}),
+    ...(entry.paymasterContextSize !== undefined ? { paymaster_context_size: entry.paymasterContextSize } : {}),
   };
 }
 
@@ -65,5 +66,6 @@ export function toEntry(row: Selectable<UserOperationsTable>): MempoolEntry {
   }
   if (row.failure_reason !== null) entry.failureReason = row.failure_reason;
   if (row.validation) entry.validation = JSON.parse(row.validation) as ValidationFacts;
+  if (row.paymaster_context_size !== null && row.paymaster_context_size !== undefined) entry.paymasterContextSize = Number(row.paymaster_context_size);
   return entry;
 }

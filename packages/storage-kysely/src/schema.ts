@@ -43,6 +43,8 @@ export type UserOperationsTable = {
   factory: ColumnType<string | null, string | null | undefined, string | null>;
   /** The paymaster the operation names, checksummed; null when none. */
   paymaster: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Bytes of the paymaster's validation context, when it returned one (LIM-050). */
+  paymaster_context_size: ColumnType<number | null, number | null | undefined, number | null>;
 };
 
 /** The tables the mempool store owns, as Kysely sees them (a type alias, so `withTables` takes it). */

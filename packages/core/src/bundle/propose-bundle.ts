@@ -10,6 +10,7 @@ import { type BundleFees, bundleFees } from "./bundle-fees.ts";
 import { entitiesOf } from "../reputation/entities.ts";
 import { type Reputation, throttledEntityBundleCount } from "../reputation/reputation.ts";
 import { bundleGasOf } from "./bundle-gas.ts";
+import { type BundleSizeLimits, bundledOperationSize, erc7562Limits, handleOpsCalldataOverhead } from "../validation/size-limits.ts";
 import { revalidateBundle } from "./revalidate-bundle.ts";
 
 /** Rough least gas of one operation in a bundle: how many candidates a gas budget may need. */
@@ -29,6 +30,8 @@ export interface ProposeBundleContext {
   buildOptions: BuildBundleOptions;
   /** Throttled entities get at most `throttledEntityBundleCount` operations per bundle (GREP-020). */
   reputation?: Pick<Reputation, "throttled"> | undefined;
+  /** Most calldata and paymaster context per bundle (LIM-040, LIM-050); the ERC-7562 values when absent. */
+  sizeLimits?: BundleSizeLimits | undefined;
 }
 
 export interface ProposeBundleParameters {
@@ -69,7 +72,8 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
   // An operation that cannot pay this block's base fee waits in the pool until it can.
   const payable = candidates.filter((c) => c.userOperation.maxFeePerGas >= head.baseFeePerGas);
   const limits = { gasBudget, maxOperations, gasOf: (e: MempoolEntry) => bundleGasOf(e.userOperation), block: head };
-  const selected = withinLimits(payable, policy.select(payable, limits), limits);
+  const sizeLimits = context.sizeLimits ?? erc7562Limits;
+  const selected = withinLimits(payable, policy.select(payable, limits), { ...limits, ...sizeLimits });
   // The second validation's cheap checks: code unchanged (COD-010), no storage of another bundled sender (STO-041).
   const inFlight = selected.some((e) => e.validation)
     ? (await Promise.all((["bundling", "submitted"] as const).map((status) => store.list(status, { entryPoint: entryPoint.address })))).flat()
@@ -105,22 +109,32 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
 
 /**
  * What the policy chose, in its order, kept to real candidates, each once, within the limits:
- * a policy cannot make the engine send a bundle the block cannot hold.
+ * a policy cannot make the engine send a bundle the block cannot hold, nor one above ERC-7562's
+ * calldata (LIM-040) and paymaster context (LIM-050) sizes. An operation that does not fit is
+ * passed over for the ones after it, and waits in the pool for another bundle.
  */
 function withinLimits(
   candidates: readonly MempoolEntry[],
   chosen: readonly MempoolEntry[],
-  limits: { gasBudget: bigint; maxOperations: number; gasOf: (e: MempoolEntry) => bigint },
+  limits: BundleSizeLimits & { gasBudget: bigint; maxOperations: number; gasOf: (e: MempoolEntry) => bigint },
 ): MempoolEntry[] {
   const byHash = new Map(candidates.map((c) => [c.userOpHash, c]));
   const picked: MempoolEntry[] = [];
   let gas = 0n;
+  let calldataSize = handleOpsCalldataOverhead;
+  let contextSize = 0;
   for (const { userOpHash } of chosen) {
     const candidate = byHash.get(userOpHash);
     if (!candidate || picked.includes(candidate) || picked.length >= limits.maxOperations) continue;
     const needed = limits.gasOf(candidate);
     if (gas + needed > limits.gasBudget) continue;
+    const bytes = bundledOperationSize(candidate.userOperation);
+    if (calldataSize + bytes > limits.maxBundleCalldataSize) continue;
+    const context = candidate.paymasterContextSize ?? 0;
+    if (contextSize + context > limits.maxBundleContextSize) continue;
     gas += needed;
+    calldataSize += bytes;
+    contextSize += context;
     picked.push(candidate);
   }
   return picked;

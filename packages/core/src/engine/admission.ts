@@ -1,4 +1,4 @@
-import { type Address, type Hash, isAddressEqual, parseAbi } from "viem";
+import { type Address, type Hash, isAddressEqual, parseAbi, size } from "viem";
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
 import type { EntryPoint, EntryPointRegistry } from "../entrypoint/registry.ts";
 import { DuplicateUserOperationError, InvalidParamsError, MempoolRejectionError, PaymasterDepositError, RuleViolationError } from "../errors/errors.ts";
@@ -103,6 +103,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     userOperation: op,
     receivedAt: clock.now(),
     ...(validation.trace ? { validation: validationFacts(validation.trace, stakedEntities) } : {}),
+    ...(validation.paymasterContext !== "0x" ? { paymasterContextSize: size(validation.paymasterContext) } : {}),
   };
   const { replaces } = context.policy.admit({ entry, senderOperations, senderStaked });
   if (replaces) {

@@ -4,6 +4,7 @@ import type { ReputationConfig } from "../reputation/reputation.ts";
 import { type RelayingMode, relayingModes, type SubmitterConfig } from "../submit/configured-submitter.ts";
 import type { ValidationConfig } from "../validation/create-simulator.ts";
 import type { TransactionTrackerConfig } from "../submit/transaction-tracker.ts";
+import { erc7562Limits, handleOpsCalldataOverhead } from "../validation/size-limits.ts";
 
 export { BundlerConfigError };
 
@@ -86,6 +87,15 @@ export interface BundlerConfig extends ReputationConfig, SubmitterConfig, Transa
   maxMempoolSize: number;
   /** Seconds a pending operation may stay in the mempool; 0 keeps it until bundled. Default 300. */
   useropsTTL: number;
+
+  /** Most bytes of an operation ABI-encoded as its EntryPoint takes it (ERC-7562 LIM-010). Default 8192. */
+  maxUserOperationSize: number;
+  /** Most bytes of `context` a paymaster's validation may return (LIM-020). Default 2048. */
+  maxPaymasterContextSize: number;
+  /** Most bytes of `handleOps` calldata in one bundle (LIM-040). Default 262,144. */
+  maxBundleCalldataSize: number;
+  /** Most bytes of paymaster `context`, summed over a bundle's operations (LIM-050). Default 65,536. */
+  maxBundleContextSize: number;
 }
 
 export const defaultBundlerConfig: BundlerConfig = {
@@ -131,11 +141,35 @@ export const defaultBundlerConfig: BundlerConfig = {
   whitelistedEntities: { paymaster: [], account: [], factory: [] },
   maxMempoolSize: 10_000,
   useropsTTL: 300,
+  maxUserOperationSize: erc7562Limits.maxUserOperationSize,
+  maxPaymasterContextSize: erc7562Limits.maxPaymasterContextSize,
+  maxBundleCalldataSize: erc7562Limits.maxBundleCalldataSize,
+  maxBundleContextSize: erc7562Limits.maxBundleContextSize,
   validationMode: "safe",
   validationTracer: "in-process",
   tracerWorkers: 2,
   p256Precompile: false,
 };
+
+/**
+ * The ERC-7562 size limits must be positive integers, and an operation admitted within
+ * `maxUserOperationSize` and `maxPaymasterContextSize` must fit a bundle alone: otherwise it would
+ * wait in the pool for ever.
+ */
+function checkSizeLimits(config: BundlerConfig): void {
+  for (const field of ["maxUserOperationSize", "maxPaymasterContextSize", "maxBundleCalldataSize", "maxBundleContextSize"] as const) {
+    if (!Number.isSafeInteger(config[field]) || config[field] <= 0) throw new BundlerConfigError(`${field} must be a positive integer of bytes`);
+  }
+  const loneOperationCalldata = handleOpsCalldataOverhead + 32 + config.maxUserOperationSize;
+  if (loneOperationCalldata > config.maxBundleCalldataSize) {
+    throw new BundlerConfigError(
+      `maxBundleCalldataSize (${config.maxBundleCalldataSize}) must hold one operation of maxUserOperationSize (${loneOperationCalldata} bytes of handleOps calldata)`,
+    );
+  }
+  if (config.maxPaymasterContextSize > config.maxBundleContextSize) {
+    throw new BundlerConfigError(`maxBundleContextSize (${config.maxBundleContextSize}) must be at least maxPaymasterContextSize (${config.maxPaymasterContextSize})`);
+  }
+}
 
 /**
  * Defaults filled in and checked: an unknown `relayingMode` throws `BundlerConfigError`, and
@@ -149,6 +183,7 @@ export function resolveBundlerConfig(config: Partial<BundlerConfig> = {}): Bundl
   if (resolved.rpcEndpointSubmit !== undefined && !/^(https?|wss?):\/\/[^\s]+$/.test(resolved.rpcEndpointSubmit)) {
     throw new BundlerConfigError("rpcEndpointSubmit must be an http(s) or ws(s) URL");
   }
+  checkSizeLimits(resolved);
   if (resolved.conditionalTransactions) resolved.relayingMode = "conditional";
   resolved.conditionalTransactions = resolved.relayingMode === "conditional";
   return resolved;

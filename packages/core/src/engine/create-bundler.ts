@@ -213,6 +213,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     getGasPrice: () => feeOracle.getGasPrice(),
     buildOptions: { skipValidation: config.skipBundleValidation, accessList: config.eip2930 },
     reputation,
+    sizeLimits: { maxBundleCalldataSize: config.maxBundleCalldataSize, maxBundleContextSize: config.maxBundleContextSize },
   };
   const relayers = createRelayerPool({ client, signer, logger, minSignerBalance: config.minSignerBalance, multicall: config.multicall });
   const bundleSender = createBundleSender({

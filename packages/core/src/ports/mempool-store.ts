@@ -60,6 +60,8 @@ export interface NewMempoolEntry {
   receivedAt: number;
   /** Set when validated in safe mode; kept as given. */
   validation?: ValidationFacts | undefined;
+  /** Bytes of `context` its paymaster's validation returned, when it returned one (LIM-050 counts them per bundle). */
+  paymasterContextSize?: number | undefined;
 }
 
 /** An operation as the store keeps it. */

@@ -373,6 +373,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
       prefund: bundleGasOf(op) * op.maxFeePerGas,
       account: parseValidationData(0n),
       paymaster: undefined,
+      paymasterContext: "0x",
       sender: stake,
       factory: stake,
       paymasterStake: stake,

@@ -354,7 +354,7 @@ function toEntry(stored: Stored): MempoolEntry {
     claimedUntil: _claimedUntil,
     ...entry
   } = structuredClone(stored);
-  for (const key of ["transactionHash", "inclusion", "failureReason", "validation"] as const) {
+  for (const key of ["transactionHash", "inclusion", "failureReason", "validation", "paymasterContextSize"] as const) {
     if (entry[key] === undefined) delete entry[key];
   }
   return entry;

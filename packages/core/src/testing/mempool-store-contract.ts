@@ -123,6 +123,14 @@ export function mempoolStoreContract(
         expect(await store.get(plain!.userOpHash)).not.toHaveProperty("validation");
       });
 
+      it("keeps the size of the paymaster's validation context (LIM-050), absent when none was returned", async () => {
+        const entry = { ...(await fixtureEntry({ version: "0.7", sponsored: true })), paymasterContextSize: 2048 };
+        await store.add(entry);
+        expect((await store.get(entry.userOpHash))?.paymasterContextSize).toBe(2048);
+        const [plain] = await added({ version: "0.7", sender: 4 });
+        expect(await store.get(plain!.userOpHash)).not.toHaveProperty("paymasterContextSize");
+      });
+
       it("returns undefined for an unknown hash", async () => {
         const entry = await fixtureEntry();
         expect(await store.get(entry.userOpHash)).toBeUndefined();

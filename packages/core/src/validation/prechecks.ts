@@ -1,9 +1,12 @@
 import { InvalidParamsError } from "../errors/errors.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { isUserOperationV06 } from "../userop/types.ts";
+import { checkUserOperationSize } from "./size-limits.ts";
 
 export interface PrecheckLimits {
   validationGasLimit: bigint;
+  /** LIM-010: most bytes of the ABI-encoded operation. */
+  maxUserOperationSize: number;
 }
 
 /**
@@ -11,6 +14,7 @@ export interface PrecheckLimits {
  * hopeless operation costs nothing. Throws `InvalidParamsError` naming the field.
  */
 export function precheckUserOperation(op: UserOperation, limits: PrecheckLimits): void {
+  checkUserOperationSize(op, limits.maxUserOperationSize);
   if (op.maxPriorityFeePerGas > op.maxFeePerGas) {
     throw new InvalidParamsError("maxPriorityFeePerGas", "is higher than maxFeePerGas");
   }

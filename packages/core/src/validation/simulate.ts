@@ -23,6 +23,8 @@ export interface ValidationResult {
   prefund: bigint;
   account: ValidationData;
   paymaster: ValidationData | undefined;
+  /** The `context` the paymaster's validation returned for its `postOp`; `0x` without one. */
+  paymasterContext: Hex;
   sender: StakeInfo;
   factory: StakeInfo;
   paymasterStake: StakeInfo;
@@ -86,6 +88,7 @@ export function decodeValidationResult(entryPoint: EntryPoint, op: UserOperation
       prefund: returnInfo.prefund,
       account,
       paymaster: op.paymasterAndData === "0x" ? undefined : account,
+      paymasterContext: returnInfo.paymasterContext,
       sender: senderInfo,
       factory: factoryInfo,
       paymasterStake: paymasterInfo,
@@ -98,6 +101,7 @@ export function decodeValidationResult(entryPoint: EntryPoint, op: UserOperation
     prefund: decoded.returnInfo.prefund,
     account: parseValidationData(decoded.returnInfo.accountValidationData),
     paymaster: op.paymaster ? parseValidationData(decoded.returnInfo.paymasterValidationData) : undefined,
+    paymasterContext: decoded.returnInfo.paymasterContext,
     sender: decoded.senderInfo,
     factory: decoded.factoryInfo,
     paymasterStake: decoded.paymasterInfo,
@@ -154,10 +158,11 @@ type V06ReturnInfo = {
   sigFailed: boolean;
   validAfter: number | bigint;
   validUntil: number | bigint;
+  paymasterContext: Hex;
 };
 
 type V07ValidationResult = {
-  returnInfo: { preOpGas: bigint; prefund: bigint; accountValidationData: bigint; paymasterValidationData: bigint };
+  returnInfo: { preOpGas: bigint; prefund: bigint; accountValidationData: bigint; paymasterValidationData: bigint; paymasterContext: Hex };
   senderInfo: StakeInfo;
   factoryInfo: StakeInfo;
   paymasterInfo: StakeInfo;

@@ -8,6 +8,7 @@ import { factoryOf, paymasterOf, type UserOperation } from "../userop/types.ts";
 import { senderCreatorOf } from "./deployment-override.ts";
 import { checkValidationRules } from "./rules/check-validation-rules.ts";
 import type { RuleViolation } from "./rules/rule-violation.ts";
+import { checkPaymasterContextSize } from "./size-limits.ts";
 import type { StateOverride } from "./state-override.ts";
 import type { ValidationResult } from "./simulate.ts";
 import type { ValidationTrace } from "./trace/validation-trace.ts";
@@ -18,6 +19,8 @@ export interface ValidationRulesConfig extends StakeRequirement {
   whitelistedEntities: WhitelistedEntities;
   /** The chain has the P256VERIFY precompile at 0x100 and entities may call it (OP-062). */
   p256Precompile: boolean;
+  /** Most bytes of `context` a paymaster's validation may return (LIM-020). */
+  maxPaymasterContextSize: number;
 }
 
 /** A validated operation: the EntryPoint's result, and its trace when validated in safe mode. */
@@ -58,6 +61,7 @@ export async function validateUserOperation(
     const violations = ruleViolations(context.rules, entryPoint, op, result, trace);
     if (violations.length > 0) throw new RuleViolationError(violations);
   }
+  checkPaymasterContextSize(op, result.paymasterContext, context.rules.maxPaymasterContextSize);
   const minValidity = context.minValiditySeconds ?? 30n;
   for (const [entity, data] of [["account", result.account], ["paymaster", result.paymaster]] as const) {
     if (!data) continue;

@@ -189,19 +189,34 @@ contract RuleFactory is RuleRunner {
     }
 }
 
-/// A paymaster whose validation runs the rule in its paymaster data.
+/// A paymaster whose validation runs the rule in its paymaster data. `CONTEXT:<n>` (n in decimal)
+/// returns a context of n zero bytes instead, and its postOp does nothing.
 contract RulePaymaster is RuleRunner {
     constructor(address entryPoint_, RuleTarget target_) RuleRunner(entryPoint_, target_) {}
 
     function validatePaymasterUserOp(UserOperationV06 calldata op, bytes32, uint256) external returns (bytes memory context, uint256) {
-        run(string(op.paymasterAndData[20:]), op.sender);
-        return ("", 0);
+        return (validate(op.paymasterAndData[20:], op.sender), 0);
     }
 
     function validatePaymasterUserOp(PackedUserOperation calldata op, bytes32, uint256) external returns (bytes memory context, uint256) {
-        run(string(op.paymasterAndData[52:]), op.sender);
-        return ("", 0);
+        return (validate(op.paymasterAndData[52:], op.sender), 0);
     }
+
+    function validate(bytes calldata rule, address sender) internal returns (bytes memory context) {
+        if (rule.length > 8 && bytes8(rule[:8]) == "CONTEXT:") {
+            uint256 n;
+            for (uint256 i = 8; i < rule.length; i++) n = n * 10 + (uint8(rule[i]) - 48);
+            return new bytes(n);
+        }
+        run(string(rule), sender);
+        return "";
+    }
+
+    /// EntryPoint v0.6.
+    function postOp(uint8, bytes calldata, uint256) external {}
+
+    /// EntryPoint v0.7 and v0.8.
+    function postOp(uint8, bytes calldata, uint256, uint256) external {}
 
     function addStake(uint32 unstakeDelaySec) external payable {
         (bool ok,) = entryPoint.call{value: msg.value}(abi.encodeWithSignature("addStake(uint32)", unstakeDelaySec));

@@ -1,0 +1,76 @@
+import { encodeAbiParameters, getAddress, type Hex, parseAbiParameters, size } from "viem";
+import { InvalidParamsError, RuleViolationError } from "../errors/errors.ts";
+import { toEntryPointStruct } from "../userop/pack.ts";
+import { isUserOperationV06, paymasterOf, type UserOperation } from "../userop/types.ts";
+
+/** ERC-7562's size limits, in bytes: the defaults of the matching `BundlerConfig` fields. */
+export const erc7562Limits = {
+  /** MAX_USEROP_SIZE (LIM-010). */
+  maxUserOperationSize: 8192,
+  /** MAX_CONTEXT_SIZE (LIM-020). */
+  maxPaymasterContextSize: 2048,
+  /** MAX_BUNDLE_SIZE (LIM-040). */
+  maxBundleCalldataSize: 262_144,
+  /** MAX_BUNDLE_CONTEXT_SIZE (LIM-050). */
+  maxBundleContextSize: 65_536,
+} as const;
+
+const userOperationV06Struct = parseAbiParameters(
+  "(address sender, uint256 nonce, bytes initCode, bytes callData, uint256 callGasLimit, uint256 verificationGasLimit, uint256 preVerificationGas, uint256 maxFeePerGas, uint256 maxPriorityFeePerGas, bytes paymasterAndData, bytes signature)",
+);
+const packedUserOperationStruct = parseAbiParameters(
+  "(address sender, uint256 nonce, bytes initCode, bytes callData, bytes32 accountGasLimits, uint256 preVerificationGas, bytes32 gasFees, bytes paymasterAndData, bytes signature)",
+);
+
+/**
+ * Bytes of the operation ABI-encoded as its EntryPoint takes it: the v0.6 `UserOperation`
+ * struct, or the v0.7+ `PackedUserOperation`. The struct alone, without the offset word that
+ * points at it.
+ */
+export function userOperationSize(op: UserOperation): number {
+  const encoded = isUserOperationV06(op)
+    ? encodeAbiParameters(userOperationV06Struct, [op])
+    : encodeAbiParameters(packedUserOperationStruct, [toEntryPointStruct(op) as never]);
+  return size(encoded) - 32;
+}
+
+/** LIM-010: an operation above `maxUserOperationSize` bytes is refused (-32602) before simulation. */
+export function checkUserOperationSize(op: UserOperation, maxUserOperationSize: number): void {
+  const bytes = userOperationSize(op);
+  if (bytes > maxUserOperationSize) {
+    throw new InvalidParamsError(
+      "userOperation",
+      `the operation is ${bytes} bytes ABI-encoded, above the limit of ${maxUserOperationSize} bytes (LIM-010)`,
+      "user operation too large",
+    );
+  }
+}
+
+/**
+ * LIM-020: a paymaster whose validation returns more than `maxPaymasterContextSize` bytes of
+ * `context` is refused (-32502), naming the paymaster.
+ */
+export function checkPaymasterContextSize(op: UserOperation, paymasterContext: Hex, maxPaymasterContextSize: number): void {
+  const paymaster = paymasterOf(op);
+  const bytes = size(paymasterContext);
+  if (!paymaster || bytes <= maxPaymasterContextSize) return;
+  throw new RuleViolationError([
+    { rule: "LIM-020", entity: "paymaster", address: getAddress(paymaster), subject: `returns a context of ${bytes} bytes, above ${maxPaymasterContextSize}` },
+  ]);
+}
+
+/** Bytes of `handleOps(ops, beneficiary)` calldata besides the operations: selector, two head words, the array's length. */
+export const handleOpsCalldataOverhead = 4 + 3 * 32;
+
+/** Bytes an operation adds to `handleOps` calldata: its struct and the array's word pointing at it. */
+export function bundledOperationSize(op: UserOperation): number {
+  return userOperationSize(op) + 32;
+}
+
+/** The bundle size limits (LIM-040, LIM-050) a bundle is built within. */
+export interface BundleSizeLimits {
+  /** Most bytes of `handleOps` calldata (LIM-040). */
+  maxBundleCalldataSize: number;
+  /** Most bytes of paymaster context summed over the operations (LIM-050). */
+  maxBundleContextSize: number;
+}

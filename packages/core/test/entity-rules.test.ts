@@ -11,8 +11,8 @@ import { ruleProbesFixture } from "./rule-probes-fixture.ts";
 /**
  * ERC-7562's rules on entities beyond their own validation, on a real anvil: one address in two
  * roles (STO-040, both ways), the allowance of an unstaked factory or paymaster (UREP-020), who
- * answers for another entity's failure (EREP-020, EREP-030), and EIP-7702 accounts in other roles
- * than the sender (AUTH-020, AUTH-040).
+ * answers for another entity's failure (EREP-020, EREP-030), a paymaster's context (EREP-050), and
+ * EIP-7702 accounts in other roles than the sender (AUTH-020, AUTH-040).
  */
 let fixture: Awaited<ReturnType<typeof engineFixture>>;
 let probes: Awaited<ReturnType<typeof ruleProbesFixture>>;
@@ -223,6 +223,22 @@ describe("one delegate per sender in the pool (AUTH-040) on EntryPoint v0.8, the
     );
     expect(error.data).toMatchObject({ rule: "AUTH-040", account: eoa.address });
     await expect(bundler.sendUserOperation(await operation(1n, deployment.simple7702Account!), deployment.entryPoint)).resolves.toMatch(/^0x[0-9a-f]{64}$/);
+    await bundler.stop();
+  });
+});
+
+describe.each(["0.6", "0.7", "0.8"] as const)("a paymaster's context (EREP-050) on EntryPoint v%s", (version) => {
+  it("refuses an unstaked paymaster that returns a context, and admits a staked one", async () => {
+    const bundler = await freshBundler();
+    const unstaked = await probes.ruleOp(version, { paymasterRule: "CONTEXT:32" });
+    const error = await expectRefused(
+      bundler.sendUserOperation(unstaked.op, unstaked.set.entryPoint),
+      RpcErrorCode.opcodeOrStorageRule,
+      new RegExp(`^paymaster ${getAddress(unstaked.set.paymaster)} returns a context of 32 bytes but is not staked \\(EREP-050\\)`),
+    );
+    expect(error.data).toMatchObject({ rule: "EREP-050", paymaster: getAddress(unstaked.set.paymaster) });
+    const staked = await probes.ruleOp(version, { paymasterRule: "CONTEXT:32", staked: true });
+    await expect(bundler.sendUserOperation(staked.op, staked.set.entryPoint)).resolves.toMatch(/^0x[0-9a-f]{64}$/);
     await bundler.stop();
   });
 });

@@ -1,4 +1,4 @@
-import { type Address, type Hash, isAddressEqual, parseAbi, size } from "viem";
+import { type Address, getAddress, type Hash, isAddressEqual, parseAbi, size } from "viem";
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
 import type { EntryPoint, EntryPointRegistry } from "../entrypoint/registry.ts";
 import { DuplicateUserOperationError, InvalidParamsError, MempoolRejectionError, PaymasterDepositError, RuleViolationError } from "../errors/errors.ts";
@@ -92,6 +92,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   const senderStaked = isStaked(validation.sender, config);
   const staked = { factory: isStaked(validation.factory, config), paymaster: isStaked(validation.paymasterStake, config) };
   await context.reputation.checkUnstakedAllowance(entryPoint.address, op, staked);
+  if (validation.trace) refuseUnstakedContext(op, validation.paymasterContext, staked.paymaster);
   const stakedEntities = entitiesOf(op)
     .map((e) => e.role)
     .filter((role) => (role === "account" ? senderStaked : role === "factory" ? staked.factory : role === "paymaster" && staked.paymaster)) as ("account" | "factory" | "paymaster")[];
@@ -139,6 +140,13 @@ async function refuseUnfundedPaymaster(context: Pick<AdmissionContext, "client" 
     .filter(({ userOperation: other }) => !(isAddressEqual(other.sender, op.sender) && other.nonce === op.nonce));
   const required = sponsored.reduce((sum, entry) => sum + maxCostOf(entry.userOperation), maxCostOf(op));
   if (deposit < required) throw new PaymasterDepositError(paymaster, deposit, required, sponsored.length);
+}
+
+/** EREP-050 (-32502): only a staked paymaster may return a context (for its `postOp`). */
+function refuseUnstakedContext(op: UserOperation, context: `0x${string}`, paymasterStaked: boolean) {
+  const paymaster = paymasterOf(op);
+  if (!paymaster || paymasterStaked || context === "0x") return;
+  throw new RuleViolationError([{ rule: "EREP-050", entity: "paymaster", address: getAddress(paymaster), subject: `returns a context of ${size(context)} bytes but is not staked` }]);
 }
 
 /**

@@ -96,6 +96,13 @@ describe.each(["0.6", "0.7", "0.8"] as const)("ERC-7562 size limits on EntryPoin
       expect(error.message).toMatch(/\b8224 bytes\b.*\b8192 bytes\b.*\(LIM-010\)/);
     });
 
+    it("refuses to estimate an operation of 8224 bytes, which it could not admit", async () => {
+      const { op, set } = await probes.ruleOp(version, {});
+      const error = await rejection(bundler.estimateUserOperationGas(padTo(version, op, 8224), set.entryPoint));
+      expect(error.code, error.message).toBe(RpcErrorCode.invalidParams);
+      expect(error.message).toMatch(/\b8224 bytes\b.*\b8192 bytes\b.*\(LIM-010\)/);
+    });
+
     it("admits an operation of exactly 8192 bytes", async () => {
       const { op, set } = await probes.ruleOp(version, {});
       await expect(bundler.sendUserOperation(padTo(version, op, 8192), set.entryPoint)).resolves.toMatch(/^0x[0-9a-f]{64}$/);

@@ -3,7 +3,8 @@ import type { Address, Hash } from "viem";
 import { defaultMaxBundleGas } from "../bundle/bundle-gas.ts";
 import { createPollingBlockSource } from "../chain/polling-block-source.ts";
 import { createEntryPointRegistry, type EntryPoint, type EntryPointRegistry } from "../entrypoint/registry.ts";
-import { estimateUserOperationGas, type GasEstimate } from "../gas/estimate-user-operation-gas.ts";
+import { dummySignature, estimateUserOperationGas, type GasEstimate } from "../gas/estimate-user-operation-gas.ts";
+import { checkUserOperationSize } from "../validation/size-limits.ts";
 import { createChainFeeOracle, type FeeOracle, type GasPrice } from "../gas/fee-oracle.ts";
 import { type FeeHistory, getFeeHistory, type GetFeeHistoryParameters } from "../gas/get-fee-history.ts";
 import { type L1DataCost, l1DataGas as l1DataGasOf } from "../gas/l1-data-cost.ts";
@@ -331,8 +332,10 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
         entryPoint,
       ),
 
-    estimateUserOperationGas(op, entryPointAddress, callerOverride) {
+    async estimateUserOperationGas(op, entryPointAddress, callerOverride) {
       const entryPoint = entryPoints.get(entryPointAddress);
+      // An operation too large to admit gets no estimate (LIM-010), counted with a signature of a usual size.
+      checkUserOperationSize(op.signature === "0x" ? { ...op, signature: dummySignature } : op, config.maxUserOperationSize);
       const context = {
         client,
         feeOracle,

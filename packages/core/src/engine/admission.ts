@@ -1,7 +1,7 @@
-import { type Address, getAddress, type Hash, isAddressEqual, parseAbi, size } from "viem";
+import { type Address, type Hash, isAddressEqual, parseAbi, size } from "viem";
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
 import type { EntryPoint, EntryPointRegistry } from "../entrypoint/registry.ts";
-import { DuplicateUserOperationError, InvalidParamsError, MempoolRejectionError, PaymasterDepositError, RuleViolationError } from "../errors/errors.ts";
+import { DuplicateUserOperationError, InvalidParamsError, MempoolRejectionError, PaymasterDepositError } from "../errors/errors.ts";
 import { enforceGasPrice } from "../gas/enforce-gas-price.ts";
 import type { FeeOracle } from "../gas/fee-oracle.ts";
 import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
@@ -12,7 +12,6 @@ import type { Simulator } from "../ports/simulator.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { Reputation } from "../reputation/reputation.ts";
-import { entitiesOf } from "../reputation/entities.ts";
 import { isStaked } from "../reputation/stake.ts";
 import type { StatusListener } from "../status/status-change.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
@@ -21,6 +20,7 @@ import { paymasterOf, type UserOperation } from "../userop/types.ts";
 import { checkAuthorization } from "../validation/check-authorization.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
 import { refuseDelegatedEntities, refuseSecondDelegate } from "../validation/rules/delegation-rules.ts";
+import { refuseMultipleRoles, refuseUnstakedContext } from "../validation/rules/entity-rules.ts";
 import { withQueuedNonce } from "../validation/queued-nonce.ts";
 import { validationFacts } from "../validation/trace/validation-facts.ts";
 import { validateUserOperation } from "../validation/validate-user-operation.ts";
@@ -89,13 +89,14 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     throw new InvalidParamsError("maxFeePerGas", `${op.maxFeePerGas} is below the current base fee ${gasPrice.baseFeePerGas}`);
   }
   if (validation.trace) await refuseMultipleRoles(store, entryPoint.address, op);
-  const senderStaked = isStaked(validation.sender, config);
-  const staked = { factory: isStaked(validation.factory, config), paymaster: isStaked(validation.paymasterStake, config) };
+  const staked = {
+    account: isStaked(validation.sender, config),
+    factory: isStaked(validation.factory, config),
+    paymaster: isStaked(validation.paymasterStake, config),
+  };
   await context.reputation.checkUnstakedAllowance(entryPoint.address, op, staked);
   if (validation.trace) refuseUnstakedContext(op, validation.paymasterContext, staked.paymaster);
-  const stakedEntities = entitiesOf(op)
-    .map((e) => e.role)
-    .filter((role) => (role === "account" ? senderStaked : role === "factory" ? staked.factory : role === "paymaster" && staked.paymaster)) as ("account" | "factory" | "paymaster")[];
+  const stakedRoles = (["account", "factory", "paymaster"] as const).filter((role) => staked[role]);
   await refuseUnfundedPaymaster(context, entryPoint.address, op);
   const entry = {
     userOpHash,
@@ -103,10 +104,10 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     entryPointVersion: entryPoint.version,
     userOperation: op,
     receivedAt: clock.now(),
-    ...(validation.trace ? { validation: validationFacts(validation.trace, stakedEntities) } : {}),
+    ...(validation.trace ? { validation: validationFacts(validation.trace, stakedRoles) } : {}),
     ...(validation.paymasterContext !== "0x" ? { paymasterContextSize: size(validation.paymasterContext) } : {}),
   };
-  const { replaces } = context.policy.admit({ entry, senderOperations, senderStaked });
+  const { replaces } = context.policy.admit({ entry, senderOperations, senderStaked: staked.account });
   if (replaces) {
     if (!(await store.replace(replaces.userOpHash, entry))) {
       throw new MempoolRejectionError("the operation it would replace is already being bundled", { replacing: replaces.userOpHash });
@@ -115,7 +116,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   } else {
     await store.add(entry);
   }
-  await context.reputation.admitted(entryPoint.address, op, { senderStaked, replaced: replaces?.userOperation });
+  await context.reputation.admitted(entryPoint.address, op, { senderStaked: staked.account, replaced: replaces?.userOperation });
   context.emit({ userOpHash, status: "pending" });
   context.logger.debug("operation accepted", { userOpHash, sender: op.sender, entryPoint: entryPoint.address });
   return userOpHash;
@@ -140,29 +141,4 @@ async function refuseUnfundedPaymaster(context: Pick<AdmissionContext, "client" 
     .filter(({ userOperation: other }) => !(isAddressEqual(other.sender, op.sender) && other.nonce === op.nonce));
   const required = sponsored.reduce((sum, entry) => sum + maxCostOf(entry.userOperation), maxCostOf(op));
   if (deposit < required) throw new PaymasterDepositError(paymaster, deposit, required, sponsored.length);
-}
-
-/** EREP-050 (-32502): only a staked paymaster may return a context (for its `postOp`). */
-function refuseUnstakedContext(op: UserOperation, context: `0x${string}`, paymasterStaked: boolean) {
-  const paymaster = paymasterOf(op);
-  if (!paymaster || paymasterStaked || context === "0x") return;
-  throw new RuleViolationError([{ rule: "EREP-050", entity: "paymaster", address: getAddress(paymaster), subject: `returns a context of ${size(context)} bytes but is not staked` }]);
-}
-
-/**
- * STO-040, both ways (-32502): a factory or paymaster may not be the sender of another operation
- * in the pool, and a sender may not be the factory or paymaster of another.
- */
-async function refuseMultipleRoles(store: Pick<MempoolStore, "listBySender" | "listByEntity">, entryPoint: Address, op: UserOperation) {
-  for (const entity of entitiesOf(op)) {
-    if (entity.role === "account") {
-      const other = (await store.listByEntity(entryPoint, entity.address)).find((e) => !isAddressEqual(e.userOperation.sender, entity.address));
-      if (other) {
-        const role = entitiesOf(other.userOperation).find((e) => e.role !== "account" && e.address === entity.address)!.role;
-        throw new RuleViolationError([{ rule: "STO-040", entity: "account", address: entity.address, subject: `is the ${role} of another operation in the mempool` }]);
-      }
-    } else if ((await store.listBySender(entryPoint, entity.address)).length > 0) {
-      throw new RuleViolationError([{ rule: "STO-040", entity: entity.role, address: entity.address, subject: "is the sender of another operation in the mempool" }]);
-    }
-  }
 }

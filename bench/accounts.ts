@@ -102,11 +102,14 @@ export async function setUpAccounts(
   }
 
   // In waves: ERC-7562 throttles a factory whose operations are seen far faster than included,
-  // and lets an unstaked one have 10 in the pool plus one per inclusion (UREP-020).
+  // and lets an unstaked one have 10 operations in the pool plus about one per inclusion
+  // (UREP-020). What the service refuses for that (-32504) goes again in the next wave.
   const gas = await estimateOnce(bundler, accounts[0]!, 0n, options.version);
-  for (let start = 0, wave = 10; start < accounts.length; start += wave, wave = Math.min(DEPLOYMENT_WAVE, 10 + start)) {
-    const deployments = await Promise.all(
-      accounts.slice(start, start + wave).map(async (account) => {
+  let undeployed = [...accounts];
+  while (undeployed.length > 0) {
+    const wave = undeployed.slice(0, DEPLOYMENT_WAVE);
+    const sent = await Promise.allSettled(
+      wave.map(async (account) => {
         const { op } = await signedOperation(account, 0n, gas, devnet.chainId, options.version);
         return bundler.request({
           method: "eth_sendUserOperation",
@@ -114,14 +117,24 @@ export async function setUpAccounts(
         });
       }),
     );
-    for (const hash of deployments) {
+    const refused = wave.filter((_, i) => {
+      const result = sent[i]!;
+      if (result.status === "fulfilled") return false;
+      if ((result.reason as { code?: number }).code === -32504) return true;
+      throw result.reason;
+    });
+    for (const result of sent) {
+      if (result.status !== "fulfilled") continue;
       const receipt = await bundler.waitForUserOperationReceipt({
-        hash,
+        hash: result.value,
         pollingInterval: 100,
         timeout: 120_000,
       });
-      if (!receipt.success) throw new Error(`the deployment operation ${hash} reverted`);
+      if (!receipt.success) throw new Error(`the deployment operation ${result.value} reverted`);
     }
+    // The engine counts an inclusion once it follows the receipt: give it a block.
+    if (refused.length > 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
+    undeployed = [...refused, ...undeployed.slice(wave.length)];
   }
   return accounts;
 }

@@ -66,11 +66,14 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   const userOpHash = getUserOperationHash(op, entryPoint, context.chainId);
   if (await store.get(userOpHash)) throw new DuplicateUserOperationError(userOpHash);
   const safe = context.simulator.mode === "safe";
+  // The sender's pooled operations, read once: for AUTH-040 now and for the policy after simulation.
+  const senderPooled = store.listBySender(entryPoint.address, op.sender);
+  senderPooled.catch(() => undefined); // awaited below; a refusal before then must not leave it unhandled
   await Promise.all([
     context.reputation.check(entryPoint.address, op),
     checkAuthorization(context.client, context.chainId, op),
     safe && refuseDelegatedEntities(context.client, op),
-    safe && store.listBySender(entryPoint.address, op.sender).then((pooled) => refuseSecondDelegate(pooled, op)),
+    safe && senderPooled.then((pooled) => refuseSecondDelegate(pooled, op)),
   ]);
   const simulation = {
     simulator: context.simulator,
@@ -82,7 +85,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   const [gasPrice, validation, senderOperations] = await Promise.all([
     context.feeOracle.getGasPrice(),
     withQueuedNonce(context, entryPoint, op, (stateOverride) => validateUserOperation({ ...simulation, stateOverride }, entryPoint, op)),
-    store.listBySender(entryPoint.address, op.sender),
+    senderPooled,
   ]);
   if (config.enforceGasPrice) enforceGasPrice(op, gasPrice, config.enforceGasPriceThreshold);
   if (op.maxFeePerGas < gasPrice.baseFeePerGas) {

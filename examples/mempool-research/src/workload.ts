@@ -1,3 +1,4 @@
+import { seededRandom } from "@bundlekit/core/testing";
 import { type Address, keccak256, toHex } from "viem";
 
 /** One operation of a workload: who sends it, when, what it offers, and how it behaves. */
@@ -37,16 +38,9 @@ export interface GenerateWorkloadParameters {
   revertRate?: number;
 }
 
-/** A small, fast, seedable PRNG (mulberry32): the same seed gives the same workload everywhere. */
+/** Seeded draws (`seededRandom`, mulberry32) with the distributions workloads use: the same seed gives the same workload everywhere. */
 export function createRandom(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const { next } = seededRandom(seed);
   return {
     next,
     /** Exponentially distributed with the given mean. */

@@ -1,3 +1,4 @@
+import { seededRandom } from "@bundlekit/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
 
@@ -7,20 +8,7 @@ import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
  * was wrong (never an internal error, never a crash), and the service must keep serving.
  */
 
-/** A small seeded PRNG (mulberry32), so a failing case can be replayed from its seed. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
-  return { next, int, pick };
-}
+const random = seededRandom;
 type Random = ReturnType<typeof random>;
 
 const methods = [

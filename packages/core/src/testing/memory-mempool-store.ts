@@ -61,7 +61,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
   /** Operations in a final status, oldest first: the first to forget beyond `keepFinal`. */
   const finals = new Set<Hash>();
 
-  /** Keep `byStatus`, `bySender` and `finals` true after `entry` changed from status `from`. */
+  /** Keep `byStatus`, `bySender`, `byEntity` and `finals` true after `entry` changed from status `from`. */
   function reindex(entry: Stored, from: UserOperationStatus | undefined) {
     if (from === entry.status) return;
     if (from) byStatus[from].delete(entry.userOpHash);

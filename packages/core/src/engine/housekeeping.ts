@@ -35,7 +35,7 @@ const decayCheckMs = 60_000;
 export function createHousekeeping(context: HousekeepingContext): (now: number) => Promise<void> {
   const { store, policy, config, logger, emit } = context;
   let nextDecayAt = 0;
-  const evictThrottledResidents = createThrottledResidency({ store, reputation: context.reputation, client: context.client, emit });
+  const evictThrottledResidents = createThrottledResidency({ store, client: context.client, emit });
 
   async function evictOverCapacity(now: number) {
     const excess = (await store.countByStatus()).pending - config.maxMempoolSize;
@@ -58,8 +58,11 @@ export function createHousekeeping(context: HousekeepingContext): (now: number) 
     }
     await evictOverCapacity(now);
     for (const { address } of context.entryPoints.all) {
-      await evictBanned({ store, reputation: context.reputation, emit, now }, address);
-      await evictThrottledResidents(address, now);
+      // One read of the entities' standing serves both GREP rules.
+      const standing = await context.reputation.dump(address);
+      const withStatus = (status: string) => standing.filter((e) => e.status === status).map((e) => e.address);
+      await evictBanned({ store, emit, now }, address, withStatus("banned"));
+      await evictThrottledResidents(address, withStatus("throttled"), now);
     }
     if (now >= nextDecayAt) {
       nextDecayAt = now + decayCheckMs;

@@ -1,6 +1,7 @@
 import { type Address, getAddress, isAddressEqual } from "viem";
 import { EntityLimitError, ReputationError } from "../errors/errors.ts";
 import type { FailureReason } from "../entrypoint/failure-reason.ts";
+import { listNaming } from "../mempool/list-in-pool.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { ReputationEntry, ReputationStore } from "../ports/reputation-store.ts";
 import type { UserOperation } from "../userop/types.ts";
@@ -82,8 +83,6 @@ export interface Reputation {
   dump(entryPoint: Address): Promise<ReputationReport[]>;
   /** Of `addresses`, those throttled on `entryPoint` (not whitelisted), lower case. */
   throttled(entryPoint: Address, addresses: readonly Address[]): Promise<Set<string>>;
-  /** Banned entities on `entryPoint` (not whitelisted). */
-  banned(entryPoint: Address): Promise<Address[]>;
   /**
    * GREP-040: `address` made a bundle fail after passing its second validation: `opsSeen` becomes
    * `banOpsSeenPenalty` and `opsIncluded` 0, so it is banned.
@@ -108,11 +107,7 @@ export function createReputation(
   const counted = (op: UserOperation, senderStaked: boolean) =>
     entitiesOf(op).filter((e) => e.role !== "account" || senderStaked);
 
-  /** How many operations in the pool name `address`, in any role. */
-  async function inPoolWith(entryPoint: Address, address: Address): Promise<number> {
-    const [asSender, asEntity] = await Promise.all([mempool.listBySender(entryPoint, address), mempool.listByEntity(entryPoint, address)]);
-    return new Set([...asSender, ...asEntity].map((e) => e.userOpHash)).size;
-  }
+  const inPoolWith = async (entryPoint: Address, address: Address) => (await listNaming(mempool, entryPoint, address)).length;
 
   return {
     async check(entryPoint, op) {
@@ -167,10 +162,6 @@ export function createReputation(
     async throttled(entryPoint, addresses) {
       const entries = await store.get(entryPoint, addresses);
       return new Set(entries.filter((e) => statusOf(e) === "throttled").map((e) => e.address.toLowerCase()));
-    },
-
-    async banned(entryPoint) {
-      return (await store.list(getAddress(entryPoint))).filter((e) => statusOf(e) === "banned").map((e) => e.address);
     },
 
     async penalize(entryPoint, address) {

@@ -42,7 +42,7 @@ export function getUserOperationHash(op: UserOperation, entryPoint: EntryPoint, 
 }
 
 /** The v0.7+ `PackedUserOperation` as the hash encodes it: eight words, `bytes` fields by their hash. */
-function packedWords(op: UserOperationV07): Buffer[] {
+function packedWords(op: UserOperationV07): Uint8Array[] {
   const initCode = op.factory ? Buffer.concat([bytes(op.factory), bytes(op.factoryData ?? "0x")]) : Buffer.alloc(0);
   const paymasterAndData = op.paymaster
     ? Buffer.concat([
@@ -65,7 +65,7 @@ function packedWords(op: UserOperationV07): Buffer[] {
 }
 
 const text = (value: string) => Buffer.from(value, "utf8");
-const hashOf = (data: Uint8Array) => Buffer.from(keccak256Bytes(data));
+const hashOf = keccak256Bytes;
 const bytes = (hex: Hex) => Buffer.from(hex.slice(2), "hex");
 const uint = (value: bigint) => Buffer.from(value.toString(16).padStart(64, "0"), "hex");
 const halfWord = (value: bigint) => Buffer.from(value.toString(16).padStart(32, "0"), "hex");
@@ -76,10 +76,10 @@ const packedUserOperationTypeHash = hashOf(
   text("PackedUserOperation(address sender,uint256 nonce,bytes initCode,bytes callData,bytes32 accountGasLimits,uint256 preVerificationGas,bytes32 gasFees,bytes paymasterAndData)"),
 );
 const domainTypeHash = hashOf(text("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"));
-const domainSeparators = new Map<string, Buffer>();
+const domainSeparators = new Map<string, Uint8Array>();
 
 /** The EIP-712 domain separator of ("ERC4337", "1", chainId, entryPoint), computed once per pair. */
-function domainSeparator(entryPoint: Address, chainId: number): Buffer {
+function domainSeparator(entryPoint: Address, chainId: number): Uint8Array {
   const key = `${entryPoint.toLowerCase()}/${chainId}`;
   let separator = domainSeparators.get(key);
   if (!separator) {

@@ -13,7 +13,8 @@ export const keccak256Bytes: (data: Uint8Array) => Uint8Array = fromBinding(load
 
 /** keccak256 of bytes, as `0x`-prefixed hex. */
 export function keccak256(data: Uint8Array): Hex {
-  return `0x${Buffer.from(keccak256Bytes(data)).toString("hex")}`;
+  const hash = keccak256Bytes(data);
+  return `0x${Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("hex")}`;
 }
 
 /** The binding's `KeccakState`: initialise for keccak256 (rate 1088, capacity 512), absorb, squeeze 32 bytes. */

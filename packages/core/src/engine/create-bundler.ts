@@ -4,7 +4,6 @@ import { defaultMaxBundleGas } from "../bundle/bundle-gas.ts";
 import { createPollingBlockSource } from "../chain/polling-block-source.ts";
 import { createEntryPointRegistry, type EntryPoint, type EntryPointRegistry } from "../entrypoint/registry.ts";
 import { dummySignature, estimateUserOperationGas, type GasEstimate } from "../gas/estimate-user-operation-gas.ts";
-import { checkUserOperationSize } from "../validation/size-limits.ts";
 import { createChainFeeOracle, type FeeOracle, type GasPrice } from "../gas/fee-oracle.ts";
 import { type FeeHistory, getFeeHistory, type GetFeeHistoryParameters } from "../gas/get-fee-history.ts";
 import { type L1DataCost, l1DataGas as l1DataGasOf } from "../gas/l1-data-cost.ts";
@@ -38,6 +37,7 @@ import { createMemoryReputationStore } from "../testing/memory-reputation-store.
 import type { UserOperation } from "../userop/types.ts";
 import { createSimulator } from "../validation/create-simulator.ts";
 import { withQueuedNonce } from "../validation/queued-nonce.ts";
+import { checkUserOperationSize } from "../validation/size-limits.ts";
 import { mergeStateOverrides, type StateOverride } from "../validation/state-override.ts";
 import { admitUserOperation } from "./admission.ts";
 import { type BundleProposal, createBundlePuller, type ProposeBundleRequest } from "./bundle-puller.ts";

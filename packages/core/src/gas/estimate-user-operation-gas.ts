@@ -115,7 +115,7 @@ export async function estimateUserOperationGas(
   // Verification gas as used at the returned limits: under the EIP-7623 floor, preVerificationGas
   // shrinks as it grows. The search's own runs can use more (the account pays a larger prefund
   // there, where its EntryPoint deposit might cover the real one), which would leave it short.
-  const pvg = calculatePreVerificationGas(filled, confirmed.verificationGasUsed, context.preVerificationGas) + ((await context.l1DataGas?.(filled)) ?? 0n);
+  const pvg = calculatePreVerificationGas(filled, confirmed.verificationGasUsed, entryPoint.version, context.preVerificationGas) + ((await context.l1DataGas?.(filled)) ?? 0n);
   estimate.preVerificationGas = (pvg * (100n + context.pvgMarkupPercent)) / 100n;
   return estimate;
 }

@@ -1,5 +1,6 @@
 import { encodeAbiParameters, type Hex, hexToBytes, keccak256, size, stringToHex } from "viem";
 import { toPackedUserOperation } from "viem/account-abstraction";
+import type { EntryPointVersion } from "../entrypoint/version.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { isUserOperationV06 } from "../userop/types.ts";
 
@@ -11,6 +12,14 @@ import { isUserOperationV06 } from "../userop/types.ts";
 export interface PreVerificationGasConfig {
   transactionGasStipend: number;
   fixedGasOverhead: number;
+  /**
+   * Per bundle, what each EntryPoint version's `handleOps` spends unmetered besides
+   * `fixedGasOverhead` (shared like it). v0.6 and v0.7 guard `handleOps` against reentrancy in
+   * storage, v0.8 in transient storage. Measured on the devnet (test/estimate-ceilings.test.ts):
+   * without it a bundle of one operation cost its relayer 3,040 (v0.6), 2,300 (v0.7) and 160
+   * (v0.8) gas more than the operation repaid.
+   */
+  entryPointGasOverhead: Readonly<Record<EntryPointVersion, number>>;
   perUserOpGasOverhead: number;
   perUserOpWordGasOverhead: number;
   executeUserOpGasOverhead: number;
@@ -27,6 +36,7 @@ export interface PreVerificationGasConfig {
 export const defaultPreVerificationGasConfig: PreVerificationGasConfig = {
   transactionGasStipend: 21_000,
   fixedGasOverhead: 9_830,
+  entryPointGasOverhead: { "0.6": 3_100, "0.7": 2_350, "0.8": 200 },
   perUserOpGasOverhead: 7_260,
   perUserOpWordGasOverhead: 9.5,
   executeUserOpGasOverhead: 1_610,
@@ -46,13 +56,15 @@ const packedUserOpTypeHash = keccak256(
 );
 
 /**
- * The `preVerificationGas` an operation must carry. `verificationGasUsed` is the gas its
- * validation really used (from simulation); it matters under the EIP-7623 calldata floor, where
- * an operation that executes little must pay for its calldata at the floor price.
+ * The `preVerificationGas` an operation to the EntryPoint of `version` must carry.
+ * `verificationGasUsed` is the gas its validation really used (from simulation); it matters under
+ * the EIP-7623 calldata floor, where an operation that executes little must pay for its calldata
+ * at the floor price.
  */
 export function calculatePreVerificationGas(
   op: UserOperation,
   verificationGasUsed: bigint,
+  version: EntryPointVersion,
   config: PreVerificationGasConfig = defaultPreVerificationGasConfig,
 ): bigint {
   const encoded = encodeForCalldata(op);
@@ -68,7 +80,7 @@ export function calculatePreVerificationGas(
   } else {
     callDataOverhead = Math.ceil(size(op.callData) / 32) * config.perUserOpWordGasOverhead;
   }
-  const bundleShare = config.fixedGasOverhead / config.expectedBundleSize;
+  const bundleShare = (config.fixedGasOverhead + config.entryPointGasOverhead[version]) / config.expectedBundleSize;
   const stipendShare = config.transactionGasStipend / config.expectedBundleSize;
   const postOpGasLimit = isUserOperationV06(op) ? 0n : (op.paymasterPostOpGasLimit ?? 0n);
   // Under EIP-7623 the transaction pays max(standard, floor); execution counts toward standard.

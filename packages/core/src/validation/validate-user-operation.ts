@@ -85,7 +85,7 @@ export async function validateUserOperation(
     }
   }
   const verificationGasUsed = result.preOpGas - op.preVerificationGas;
-  const required = calculatePreVerificationGas(op, verificationGasUsed > 0n ? verificationGasUsed : 0n, context.preVerificationGas) + l1Gas;
+  const required = calculatePreVerificationGas(op, verificationGasUsed > 0n ? verificationGasUsed : 0n, entryPoint.version, context.preVerificationGas) + l1Gas;
   if (op.preVerificationGas < required) {
     const l1Part = l1Gas > 0n ? ` (${l1Gas} of it for the L1 data fee)` : "";
     throw new InvalidParamsError(

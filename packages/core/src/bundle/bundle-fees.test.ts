@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import type { GasPrice } from "../gas/fee-oracle.ts";
+import type { UserOperationV07 } from "../userop/types.ts";
+import { bumpedFees, bundleFees, repaidFeeCap } from "./bundle-fees.ts";
+
+/** An operation offering these fees per gas (the rest is irrelevant to fees). */
+function offering(maxFeePerGas: bigint, maxPriorityFeePerGas: bigint): UserOperationV07 {
+  return {
+    sender: "0x1111111111111111111111111111111111111111",
+    nonce: 0n,
+    callData: "0x",
+    callGasLimit: 50_000n,
+    verificationGasLimit: 50_000n,
+    preVerificationGas: 50_000n,
+    maxFeePerGas,
+    maxPriorityFeePerGas,
+    signature: "0x",
+  };
+}
+
+const suggested: GasPrice = { baseFeePerGas: 100n, maxFeePerGas: 300n, maxPriorityFeePerGas: 20n };
+
+describe("bundleFees", () => {
+  it("bids the fee oracle's suggestion when every operation repays more", () => {
+    expect(bundleFees(suggested, [offering(500n, 50n), offering(400n, 30n)])).toEqual({
+      maxFeePerGas: 300n,
+      maxPriorityFeePerGas: 20n,
+    });
+  });
+
+  it("never bids above the lowest maxFeePerGas and the lowest maxPriorityFeePerGas of its operations", () => {
+    // The first operation caps the fee, the second the tip.
+    expect(
+      bundleFees(suggested, [offering(250n, 15n), offering(280n, 12n), offering(400n, 30n)]),
+    ).toEqual({
+      maxFeePerGas: 250n,
+      maxPriorityFeePerGas: 12n,
+    });
+  });
+
+  it("keeps the tip within the fee cap when an operation's fee cap is below another's tip", () => {
+    expect(
+      bundleFees({ ...suggested, maxPriorityFeePerGas: 200n }, [
+        offering(150n, 150n),
+        offering(400n, 180n),
+      ]),
+    ).toEqual({
+      maxFeePerGas: 150n,
+      maxPriorityFeePerGas: 150n,
+    });
+  });
+});
+
+describe("repaidFeeCap", () => {
+  it("is the lowest maxFeePerGas of the operations, and 0 without any", () => {
+    expect(repaidFeeCap([offering(400n, 1n), offering(250n, 1n), offering(300n, 1n)])).toBe(250n);
+    expect(repaidFeeCap([])).toBe(0n);
+  });
+});
+
+describe("bumpedFees", () => {
+  it("raises both fees by the bump percent and one wei, when that is above the suggestion", () => {
+    expect(
+      bumpedFees({ maxFeePerGas: 1_000n, maxPriorityFeePerGas: 100n }, suggested, 15n),
+    ).toEqual({
+      maxFeePerGas: 1_151n,
+      maxPriorityFeePerGas: 116n,
+    });
+  });
+
+  it("raises them to the suggestion when the suggestion is higher, and the fee cap to at least the tip", () => {
+    expect(bumpedFees({ maxFeePerGas: 100n, maxPriorityFeePerGas: 10n }, suggested, 15n)).toEqual({
+      maxFeePerGas: 300n,
+      maxPriorityFeePerGas: 20n,
+    });
+    expect(
+      bumpedFees(
+        { maxFeePerGas: 100n, maxPriorityFeePerGas: 10n },
+        { ...suggested, maxFeePerGas: 50n, maxPriorityFeePerGas: 400n },
+        15n,
+      ),
+    ).toEqual({
+      maxFeePerGas: 400n,
+      maxPriorityFeePerGas: 400n,
+    });
+  });
+});

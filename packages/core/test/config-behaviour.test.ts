@@ -1,29 +1,37 @@
+import { deployGasWorkloads, deployRuleProbes, gasWorkloadsAbi } from "@bundlekit/devnet";
 import {
   type Address,
   createPublicClient,
+  createWalletClient,
   custom,
+  encodeFunctionData,
   getAddress,
   type Hash,
   type Hex,
+  http,
   keccak256,
+  parseAbi,
   parseGwei,
   parseTransaction,
   recoverTransactionAddress,
   toHex,
 } from "viem";
-import { generatePrivateKey } from "viem/accounts";
-import { describe, expect, it } from "vitest";
+import type { SmartAccount } from "viem/account-abstraction";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { BundlerConfig } from "../src/engine/config.ts";
-import { createBundler } from "../src/engine/create-bundler.ts";
+import { type Bundler, createBundler } from "../src/engine/create-bundler.ts";
+import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { MempoolStore } from "../src/ports/mempool-store.ts";
 import type { Submitter } from "../src/ports/submitter.ts";
+import type { StakeStatus } from "../src/reputation/stake.ts";
 import { createSimulatedChain, type SimulatedDelivery } from "../src/simulation/simulated-chain.ts";
 import { createSimulatedClock, type SimulatedClock } from "../src/simulation/simulated-clock.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
 import { createMemoryMempoolStore } from "../src/testing/index.ts";
 import type { UserOperationV07 } from "../src/userop/types.ts";
-import { testSigner } from "./fixtures.ts";
+import { engineFixture, rejection, testSigner, unestimatedGas } from "./fixtures.ts";
 
 /**
  * Each setting of the engine table (`BundlerConfig`, docs/configuration.md) changes what the
@@ -319,4 +327,321 @@ describe("engine settings on a simulated chain and clock", () => {
       expect((await bundler.dumpReputation(chain.entryPoint.address))[0]).toMatchObject({ status });
     });
   });
+});
+
+describe("engine settings on the devnet", () => {
+  let fx: Awaited<ReturnType<typeof engineFixture>>;
+  let workloads: Address;
+  const engines: Bundler[] = [];
+  beforeAll(async () => {
+    fx = await engineFixture();
+    workloads = await deployGasWorkloads(fx.devnet);
+  });
+  afterEach(async () => {
+    for (const engine of engines.splice(0)) await engine.stop();
+  });
+  afterAll(() => fx?.devnet.stop());
+
+  async function engine(
+    config: Partial<BundlerConfig> = {},
+    client: ChainClient = fx.client as unknown as ChainClient,
+  ) {
+    const bundler = await createBundler({
+      client,
+      store: createMemoryMempoolStore(),
+      signer: testSigner(fx.devnet.relayerKeys),
+      // Validation on the main thread unless a test asks for workers: starting them costs more than the few validations here.
+      config: { bundlingMode: "manual", tracerWorkers: 0, ...config },
+    });
+    engines.push(bundler);
+    return bundler;
+  }
+
+  const recipient = () => privateKeyToAccount(generatePrivateKey()).address;
+
+  /** A v0.7 operation of `account` making `call`, gas fields zero, as a client sends it to be estimated. */
+  async function draft(
+    account: SmartAccount,
+    call: { to: Address; value?: bigint; data?: Hex },
+    paymaster?: { paymaster: Address; paymasterData: Hex },
+  ) {
+    const deployed = (await fx.client.getCode({ address: account.address })) !== undefined;
+    return {
+      sender: account.address,
+      nonce: await account.getNonce({ key: 0n }),
+      ...(deployed ? {} : await account.getFactoryArgs()),
+      callData: await account.encodeCalls([call]),
+      ...unestimatedGas,
+      signature: await account.getStubSignature(),
+      ...paymaster,
+    } as UserOperationV07;
+  }
+
+  /** `draft` with `bundler`'s estimate, signed. */
+  async function estimated(bundler: Bundler, account: SmartAccount, op: UserOperationV07) {
+    const filled = {
+      ...op,
+      ...(await bundler.estimateUserOperationGas(op, account.entryPoint.address)),
+    };
+    return {
+      ...filled,
+      signature: await account.signUserOperation({
+        ...filled,
+        chainId: fx.devnet.chainId,
+      } as never),
+    } as UserOperationV07;
+  }
+
+  it("gasPriceMarkup: the fee suggestion is that percent above the node's", async () => {
+    const [plain, marked] = [await engine(), await engine({ gasPriceMarkup: 50 })];
+    const [base, raised] = [await plain.getGasPrice(), await marked.getGasPrice()];
+    expect(raised).toEqual({
+      baseFeePerGas: base.baseFeePerGas,
+      maxFeePerGas: (base.maxFeePerGas * 150n) / 100n,
+      maxPriorityFeePerGas: (base.maxPriorityFeePerGas * 150n) / 100n,
+    });
+  });
+
+  it("pvgMarkup: the estimated preVerificationGas is that percent above the calculated one", async () => {
+    const account = await fx.makeAccount("0.7");
+    const op = await draft(account, { to: recipient(), value: 1n });
+    const unmarked = await (await engine({ pvgMarkup: 0n })).estimateUserOperationGas(
+      op,
+      account.entryPoint.address,
+    );
+    const marked = await (await engine({ pvgMarkup: 20n })).estimateUserOperationGas(
+      op,
+      account.entryPoint.address,
+    );
+    expect(marked.preVerificationGas).toBe((unmarked.preVerificationGas * 120n) / 100n);
+  });
+
+  it("estimationGasMarkupPercent: each estimated limit is that percent above the least its phase takes", async () => {
+    const account = await fx.makeAccount("0.7");
+    const op = await draft(account, { to: recipient(), value: 1n });
+    const least = await (await engine({ estimationGasMarkupPercent: 0n })).estimateUserOperationGas(
+      op,
+      account.entryPoint.address,
+    );
+    const marked = await (
+      await engine({ estimationGasMarkupPercent: 10n })
+    ).estimateUserOperationGas(op, account.entryPoint.address);
+    expect({
+      verificationGasLimit: marked.verificationGasLimit,
+      callGasLimit: marked.callGasLimit,
+    }).toEqual({
+      verificationGasLimit: least.verificationGasLimit + (least.verificationGasLimit * 10n) / 100n,
+      callGasLimit: least.callGasLimit + (least.callGasLimit * 10n) / 100n,
+    });
+  });
+
+  it("estimationStaticBuffer: each estimated limit is that much gas above the least its phase takes", async () => {
+    const account = await fx.makeAccount("0.7");
+    const op = await draft(account, { to: recipient(), value: 1n });
+    const least = await (await engine({ estimationGasMarkupPercent: 0n })).estimateUserOperationGas(
+      op,
+      account.entryPoint.address,
+    );
+    const buffered = await (
+      await engine({ estimationGasMarkupPercent: 0n, estimationStaticBuffer: 5_000n })
+    ).estimateUserOperationGas(op, account.entryPoint.address);
+    expect({
+      verificationGasLimit: buffered.verificationGasLimit,
+      callGasLimit: buffered.callGasLimit,
+    }).toEqual({
+      verificationGasLimit: least.verificationGasLimit + 5_000n,
+      callGasLimit: least.callGasLimit + 5_000n,
+    });
+  });
+
+  it("validationGasLimit: an operation asking for more verification gas is refused with -32602, and estimation searches no higher", async () => {
+    const account = await fx.makeAccount("0.7");
+    // Deploying a SimpleAccount takes about 225,000 gas of verification.
+    const op = await estimated(
+      await engine(),
+      account,
+      await draft(account, { to: recipient(), value: 1n }),
+    );
+    const limited = await engine({ validationGasLimit: 200_000n });
+    const refused = await rejection(limited.sendUserOperation(op, account.entryPoint.address));
+    expect(refused.code).toBe(RpcErrorCode.invalidParams);
+    expect(refused.message).toContain(
+      `${op.verificationGasLimit} is above the bundler's limit of 200000`,
+    );
+    const unestimable = await rejection(
+      limited.estimateUserOperationGas(
+        await draft(account, { to: recipient(), value: 1n }),
+        account.entryPoint.address,
+      ),
+    );
+    expect(unestimable.code).toBe(RpcErrorCode.entryPointRejected);
+  });
+
+  it("executionGasLimit: a call needing more gas than it is answered as reverting (-32521)", async () => {
+    const account = await fx.makeAccount("0.7");
+    const op = await draft(account, {
+      to: workloads,
+      data: encodeFunctionData({
+        abi: gasWorkloadsAbi,
+        functionName: "requireGas",
+        args: [400_000n],
+      }),
+    });
+    expect(
+      (await (await engine()).estimateUserOperationGas(op, account.entryPoint.address))
+        .callGasLimit,
+    ).toBeGreaterThan(400_000n);
+    const error = await rejection(
+      (await engine({ executionGasLimit: 300_000n })).estimateUserOperationGas(
+        op,
+        account.entryPoint.address,
+      ),
+    );
+    expect(error.code).toBe(RpcErrorCode.executionReverted);
+  });
+
+  it("bundleGasLimitMarkup: the bundle transaction's gas limit is the node's estimate of it plus that percent", async () => {
+    const bundler = await engine({ bundleGasLimitMarkup: 50n });
+    const account = await fx.makeAccount("0.7");
+    await bundler.sendUserOperation(
+      await estimated(bundler, account, await draft(account, { to: recipient(), value: 1n })),
+      account.entryPoint.address,
+    );
+    const [hash] = await bundler.sendBundleNow();
+    const transaction = await fx.client.getTransaction({ hash: hash! });
+    const estimate = await fx.client.estimateGas({
+      account: transaction.from,
+      to: transaction.to!,
+      data: transaction.input,
+      blockNumber: transaction.blockNumber! - 1n,
+    });
+    expect(transaction.gas).toBe((estimate * 150n) / 100n);
+  });
+
+  describe("the devnet's staked PostOpWork paymaster, whose validation returns a context (EREP-050)", () => {
+    const paymaster = () => fx.devnet.deployments["0.7"].paymasters.postOpWork!;
+
+    /** An operation of a new account, paid for by the paymaster. */
+    async function sponsored() {
+      const account = await fx.makeAccount("0.7", 0n);
+      const sponsor = { paymaster: paymaster(), paymasterData: "0x00000000" as Hex };
+      return {
+        account,
+        op: await estimated(
+          await engine(),
+          account,
+          await draft(account, { to: recipient(), value: 0n }, sponsor),
+        ),
+      };
+    }
+
+    it.each<[string, (stake: StakeStatus) => Partial<BundlerConfig>]>([
+      ["minStake", (stake) => ({ minStake: stake.stake + 1n })],
+      ["minUnstakeDelay", (stake) => ({ minUnstakeDelay: Number(stake.unstakeDelaySec) + 1 })],
+    ])(
+      "%s above the paymaster's own makes it unstaked: its operation is refused with -32502",
+      async (_setting, config) => {
+        const { account, op } = await sponsored();
+        const plain = await engine();
+        const stake = await plain.getStakeStatus(paymaster(), account.entryPoint.address);
+        expect(stake.isStaked).toBe(true);
+        const error = await rejection(
+          (await engine(config(stake))).sendUserOperation(op, account.entryPoint.address),
+        );
+        expect(error.code).toBe(RpcErrorCode.opcodeOrStorageRule);
+        expect(error.data).toMatchObject({ rule: "EREP-050" });
+        await expect(plain.sendUserOperation(op, account.entryPoint.address)).resolves.toMatch(
+          /^0x[0-9a-f]{64}$/,
+        );
+      },
+    );
+  });
+
+  it.each<[BundlerConfig["validationMode"], string]>([
+    ["safe", "refused with -32502 (OP-011)"],
+    ["unsafe", "admitted"],
+  ])(
+    "validationMode %s: an account reading block.timestamp in validation is %s",
+    async (validationMode) => {
+      const deployer = createWalletClient({
+        chain: fx.devnet.chain,
+        transport: http(fx.devnet.rpcUrl),
+        account: privateKeyToAccount(fx.devnet.accountKeys.at(-2)!),
+      });
+      const probes = await deployRuleProbes(fx.client as never, deployer as never, "0.7");
+      const sender = await probes.deployAccount(1n);
+      const op: UserOperationV07 = {
+        sender,
+        nonce: 0n,
+        callData: encodeFunctionData({
+          abi: parseAbi(["function execute()"]),
+          functionName: "execute",
+        }),
+        callGasLimit: 50_000n,
+        verificationGasLimit: 1_500_000n,
+        preVerificationGas: 300_000n,
+        maxFeePerGas: parseGwei("20"),
+        maxPriorityFeePerGas: parseGwei("1"),
+        signature: toHex("TIMESTAMP"),
+      };
+      const admission = (await engine({ validationMode })).sendUserOperation(op, probes.entryPoint);
+      if (validationMode === "unsafe")
+        return expect(admission).resolves.toMatch(/^0x[0-9a-f]{64}$/);
+      const error = await rejection(admission);
+      expect(error.code).toBe(RpcErrorCode.opcodeOrStorageRule);
+      expect(error.message).toMatch(/uses banned opcode TIMESTAMP \(OP-011\)/);
+    },
+  );
+
+  it.each<[BundlerConfig["validationTracer"], number]>([
+    ["in-process", 0],
+    ["js", 1],
+  ])(
+    "validationTracer %s: admitting an operation runs the ERC-7562 JavaScript collector on the node %i times",
+    async (validationTracer, jsTraces) => {
+      const tracers: unknown[] = [];
+      const recording = createPublicClient({
+        chain: fx.devnet.chain,
+        transport: custom({
+          request: (args: { method: string; params?: unknown[] }) => {
+            if (args.method === "debug_traceCall")
+              tracers.push((args.params?.[2] as { tracer?: unknown })?.tracer);
+            return fx.client.request(args as never);
+          },
+        }),
+      });
+      const bundler = await engine({ validationTracer }, recording as unknown as ChainClient);
+      const account = await fx.makeAccount("0.7");
+      await bundler.sendUserOperation(
+        await estimated(bundler, account, await draft(account, { to: recipient(), value: 1n })),
+        account.entryPoint.address,
+      );
+      // Both fetch the prestate with the node's prestateTracer; only js runs its own collector there.
+      expect(tracers).toContain("prestateTracer");
+      expect(tracers.filter((tracer) => tracer !== "prestateTracer")).toHaveLength(jsTraces);
+    },
+  );
+
+  it.each([
+    [3, 3],
+    [0, 0],
+  ])(
+    "tracerWorkers %i: the engine's validation runs on %i worker threads",
+    async (tracerWorkers, threads) => {
+      let started = 0;
+      const count = () => started++;
+      process.on("worker", count);
+      try {
+        const bundler = await engine({ tracerWorkers });
+        const account = await fx.makeAccount("0.7");
+        await bundler.sendUserOperation(
+          await estimated(bundler, account, await draft(account, { to: recipient(), value: 1n })),
+          account.entryPoint.address,
+        );
+      } finally {
+        process.off("worker", count);
+      }
+      expect(started).toBe(threads);
+    },
+  );
 });

@@ -265,6 +265,24 @@ describe("engine settings on a simulated chain and clock", () => {
     });
   });
 
+  it("maxBundleFeePerGas: no bundle bids above it; while the base fee is above it the operation waits", async () => {
+    // The base fee is 1 gwei in the first block and falls by an eighth with each empty one: 0.449 gwei in the seventh.
+    const { clock, bundler, send, sent, statuses } = await simulated({
+      maxBundleFeePerGas: parseGwei("0.5"),
+    });
+    const hash = await send(1);
+    const early = bundler.sendBundleNow();
+    await clock.advanceBy(6_000);
+    expect(await early).toEqual([]);
+    expect(sent).toEqual([]);
+    await clock.advanceBy(1_000);
+    const sending = bundler.sendBundleNow();
+    await clock.advanceBy(1_000);
+    expect(await sending).toEqual([sent[0]!.hash]);
+    expect(sent[0]!.maxFeePerGas).toBe(parseGwei("0.5"));
+    expect(statuses(hash)).toEqual(["pending", "submitted", "included"]);
+  });
+
   it.each([
     [12, "follows"],
     [2, "no longer follows"],

@@ -49,6 +49,22 @@ describe("bundleFees", () => {
       maxPriorityFeePerGas: 150n,
     });
   });
+
+  it("never bids above maxBundleFeePerGas, however much the suggestion and the operations allow", () => {
+    const ops = [offering(500n, 50n), offering(400n, 30n)];
+    expect(bundleFees(suggested, ops, 200n)).toEqual({
+      maxFeePerGas: 200n,
+      maxPriorityFeePerGas: 20n,
+    });
+    expect(bundleFees(suggested, ops, 10n)).toEqual({
+      maxFeePerGas: 10n,
+      maxPriorityFeePerGas: 10n,
+    });
+    expect(bundleFees(suggested, ops, 1_000n)).toEqual({
+      maxFeePerGas: 300n,
+      maxPriorityFeePerGas: 20n,
+    });
+  });
 });
 
 describe("repaidFeeCap", () => {

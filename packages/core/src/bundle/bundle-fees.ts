@@ -11,10 +11,11 @@ export interface BundleFees {
 /**
  * What a bundle of `operations` bids: the fee oracle's suggestion, but never more per gas than
  * the operation paying least would repay (its `maxFeePerGas`, and its `maxPriorityFeePerGas` on
- * top of the base fee). A bundle then never costs its relayer more than its operations return.
+ * top of the base fee), nor than `maxBundleFeePerGas`. A bundle then never costs its relayer more
+ * than its operations return.
  */
-export function bundleFees(suggested: GasPrice, operations: readonly UserOperation[]): BundleFees {
-  let maxFeePerGas = suggested.maxFeePerGas;
+export function bundleFees(suggested: GasPrice, operations: readonly UserOperation[], maxBundleFeePerGas?: bigint): BundleFees {
+  let maxFeePerGas = maxBundleFeePerGas !== undefined && maxBundleFeePerGas < suggested.maxFeePerGas ? maxBundleFeePerGas : suggested.maxFeePerGas;
   let maxPriorityFeePerGas = suggested.maxPriorityFeePerGas;
   for (const op of operations) {
     if (op.maxFeePerGas < maxFeePerGas) maxFeePerGas = op.maxFeePerGas;

@@ -32,6 +32,8 @@ export interface ProposeBundleContext {
   reputation?: Pick<Reputation, "throttled"> | undefined;
   /** Most calldata and paymaster context per bundle (LIM-040, LIM-050); the ERC-7562 values when absent. */
   sizeLimits?: BundleSizeLimits | undefined;
+  /** No bundle bids more per gas (`maxBundleFeePerGas`); while the base fee is above it, nothing is bundled. */
+  maxBundleFeePerGas?: bigint | undefined;
 }
 
 export interface ProposeBundleParameters {
@@ -69,8 +71,9 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
     now: context.now(),
   });
   if (candidates.length === 0) return { bundle: undefined, rejected: [] };
-  // An operation that cannot pay this block's base fee waits in the pool until it can.
-  const payable = candidates.filter((c) => c.userOperation.maxFeePerGas >= head.baseFeePerGas);
+  // An operation that cannot pay this block's base fee, or whose bundle could not bid it, waits in the pool until it can.
+  const bidCap = context.maxBundleFeePerGas;
+  const payable = candidates.filter((c) => c.userOperation.maxFeePerGas >= head.baseFeePerGas && (bidCap === undefined || bidCap >= head.baseFeePerGas));
   const limits = { gasBudget, maxOperations, gasOf: (e: MempoolEntry) => bundleGasOf(e.userOperation), block: head };
   const sizeLimits = context.sizeLimits ?? erc7562Limits;
   const selected = withinLimits(payable, policy.select(payable, limits), { ...limits, ...sizeLimits });
@@ -98,7 +101,7 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
       context.buildOptions,
     );
     if (!bundle) return { bundle: undefined, rejected: [...invalid, ...rejected] };
-    const fees = bundleFees(await context.getGasPrice(), bundle.entries.map((e) => e.userOperation));
+    const fees = bundleFees(await context.getGasPrice(), bundle.entries.map((e) => e.userOperation), bidCap);
     return { bundle: { ...bundle, fees }, rejected: [...invalid, ...rejected] };
   } catch (error) {
     // The node failed us, not the operations: they go back to the pool for the next attempt.

@@ -215,6 +215,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     buildOptions: { skipValidation: config.skipBundleValidation, accessList: config.eip2930 },
     reputation,
     sizeLimits: { maxBundleCalldataSize: config.maxBundleCalldataSize, maxBundleContextSize: config.maxBundleContextSize },
+    maxBundleFeePerGas: config.maxBundleFeePerGas,
   };
   const relayers = createRelayerPool({ client, signer, logger, minSignerBalance: config.minSignerBalance, multicall: config.multicall });
   const bundleSender = createBundleSender({

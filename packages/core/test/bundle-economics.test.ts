@@ -168,7 +168,11 @@ describe("bundle economics", () => {
       const largest = maxOf(first!, ...rest);
       const { bundler } = await fx.makeBundler({
         store,
-        config: { bundlingMode: "pull", tracerWorkers: 0, maxBundleGas: largest * 2n + largest / 2n },
+        config: {
+          bundlingMode: "pull",
+          tracerWorkers: 0,
+          maxBundleGas: largest * 2n + largest / 2n,
+        },
       });
       engines.push(bundler);
       const proposal = await bundler.proposeBundle(await nextBlock());

@@ -7,7 +7,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { byApiKey } from "../src/sponsorship/api-keys.ts";
 import { simpleAccountCallTargets } from "../src/sponsorship/call-targets.ts";
-import { createConfiguredSponsorshipPolicy } from "../src/sponsorship/configured-policy.ts";
+import { createConfiguredSponsorshipPolicy, devnetSponsorLimits, limitsPolicy } from "../src/sponsorship/configured-policy.ts";
 import { allOf, refuse, type SponsorshipPolicy, type SponsorshipRequest, sponsor } from "../src/sponsorship/policy.ts";
 import { quotaPerWindow } from "../src/sponsorship/quota.ts";
 import { capGas, onlySenders, onlyTargets } from "../src/sponsorship/rules.ts";
@@ -254,6 +254,16 @@ describe("allOf and the configured policy", () => {
     expect(await policy(ask({}, { apiKey: "key-a-0123456789abcdef" }))).toEqual(sponsor);
     expect((await policy(ask({}, { apiKey: "key-a-0123456789abcdef" }))).sponsor).toBe(false);
     expect(await policy(ask({}, { apiKey: "key-b-0123456789abcdef" }))).toEqual(sponsor);
+  });
+
+  it("the devnet's open policy sponsors a caller with no key, and still refuses the issue's drain", async () => {
+    const policy = limitsPolicy(devnetSponsorLimits, createSimulatedClock(0));
+    expect(await policy(ask())).toEqual(sponsor);
+    expect(await policy(ask({ preVerificationGas: 5_000_000n, maxFeePerGas: parseGwei("200") }))).toMatchObject({
+      sponsor: false,
+      data: { cap: "maxFeePerGas", limit: toHex(parseGwei("100")) },
+    });
+    expect(await policy(ask({ preVerificationGas: 5_000_000n }))).toMatchObject({ sponsor: false, data: { cap: "maxPreVerificationGas", limit: toHex(1_000_000) } });
   });
 
   it("applies a key's sender and target allowlists, then its caps", async () => {

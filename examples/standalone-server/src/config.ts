@@ -66,8 +66,8 @@ export interface ServerConfig {
   paymasterEndpoint: PaymasterEndpointSettings | undefined;
   /**
    * Who the paymaster endpoint sponsors, and up to how much: API keys with their allowlists, caps
-   * and quotas (docs/security.md). Required with `paymasterEndpoint`; on the embedded devnet it
-   * replaces the open devnet policy.
+   * and quotas (docs/security.md). Required with `paymasterEndpoint` off the embedded devnet; on
+   * the devnet it replaces the open devnet policy.
    */
   sponsorshipPolicy: SponsorshipSettings | undefined;
   bundler: Partial<BundlerConfig>;
@@ -282,13 +282,13 @@ function parseEntryPoints(value: unknown): ServerConfig["entryPoints"] {
 }
 
 /**
- * The paymaster endpoint and its policy: an endpoint that signs with a key the paymasters trust
- * never starts without a policy bounding what it signs. On the devnet, a policy alone replaces
- * the open devnet policy.
+ * The paymaster endpoint and its policy: off the embedded devnet, an endpoint that signs with a
+ * key the paymasters trust never starts without a policy bounding what it signs (the devnet serves
+ * its own paymasters, under this policy if given, else the open devnet one).
  */
 function sponsorship(rpcUrl: unknown, endpoint: PaymasterEndpointSettings | undefined, policy: unknown) {
   const sponsorshipPolicy = policy === undefined || policy === "" ? undefined : parseSponsorshipSettings(policy);
-  if (endpoint && !sponsorshipPolicy) {
+  if (endpoint && !sponsorshipPolicy && rpcUrl !== undefined) {
     throw new ConfigError(
       "the paymaster endpoint (BUNDLEKIT_PAYMASTERS) signs only under a sponsorship policy: set BUNDLEKIT_SPONSORSHIP_POLICY " +
         "(sponsorshipPolicy) to a policy file with API keys, caps and quotas (docs/security.md)",

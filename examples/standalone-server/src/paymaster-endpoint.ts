@@ -58,8 +58,9 @@ const stubSignature = privateKeyToAccount(
 export function apiKeyOf(request: RpcRequestContext): string | undefined {
   const header = request.headers?.["x-api-key"];
   if (typeof header === "string" && header !== "") return header;
-  if (request.url === undefined) return undefined;
-  return new URL(request.url, "http://localhost").searchParams.get("apikey") ?? undefined;
+  const url = request.url ?? "";
+  const query = url.indexOf("?");
+  return query < 0 ? undefined : (new URLSearchParams(url.slice(query + 1)).get("apikey") ?? undefined);
 }
 
 /**

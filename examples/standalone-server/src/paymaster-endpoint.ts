@@ -60,7 +60,9 @@ export function apiKeyOf(request: RpcRequestContext): string | undefined {
   if (typeof header === "string" && header !== "") return header;
   const url = request.url ?? "";
   const query = url.indexOf("?");
-  return query < 0 ? undefined : (new URLSearchParams(url.slice(query + 1)).get("apikey") ?? undefined);
+  return query < 0
+    ? undefined
+    : (new URLSearchParams(url.slice(query + 1)).get("apikey") ?? undefined);
 }
 
 /**

@@ -15,13 +15,13 @@ import {
   validationTracers,
 } from "@bundlekit/core";
 import { Config, ConfigProvider, Effect, Option } from "effect";
-import { type Address, getAddress, type Hex, isAddress, isHex, parseUnits, size } from "viem";
+import { type Address, type Hex, isHex, size } from "viem";
+import { address, amount, ConfigError, integer } from "./config-values.ts";
 import { isPostgresDatabase, parsePostgresUrl } from "./database-url.ts";
+import type { SponsorshipSettings } from "./sponsorship/configured-policy.ts";
+import { parseSponsorshipSettings } from "./sponsorship/settings-file.ts";
 
-/** A configuration problem, reported as one line at start-up. Never contains a secret. */
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
+export { ConfigError } from "./config-values.ts";
 
 /** Everything the stand-alone service needs; see docs/configuration.md. */
 export interface ServerConfig {
@@ -60,10 +60,16 @@ export interface ServerConfig {
   logLevel: "debug" | "info" | "warn" | "error";
   /**
    * Serve an ERC-7677 paymaster endpoint (`pm_getPaymasterStubData`, `pm_getPaymasterData`)
-   * signing for these verifying paymasters with this key. Off unless both are set; the embedded
-   * devnet turns it on with its own paymasters.
+   * signing for these verifying paymasters with this key. Off unless both are set, and then only
+   * with a `sponsorshipPolicy`; the embedded devnet turns it on with its own paymasters.
    */
   paymasterEndpoint: PaymasterEndpointSettings | undefined;
+  /**
+   * Who the paymaster endpoint sponsors, and up to how much: API keys with their allowlists, caps
+   * and quotas (docs/security.md). Required with `paymasterEndpoint` off the embedded devnet; on
+   * the devnet it replaces the open devnet policy.
+   */
+  sponsorshipPolicy: SponsorshipSettings | undefined;
   bundler: Partial<BundlerConfig>;
 }
 
@@ -125,7 +131,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
     metrics: boolean(pick("BUNDLEKIT_METRICS", "metrics") ?? true, "metrics"),
     debugMethods: boolean(pick("BUNDLEKIT_DEBUG_METHODS", "debugMethods") ?? false, "debugMethods"),
     logLevel: oneOf(pick("BUNDLEKIT_LOG_LEVEL", "logLevel") ?? "info", "logLevel", ["debug", "info", "warn", "error"] as const),
-    paymasterEndpoint: paymasterEndpoint(pick("BUNDLEKIT_PAYMASTERS", "paymasters"), pick("BUNDLEKIT_PAYMASTER_SIGNER_KEY", "paymasterSignerKey")),
+    ...sponsorship(
+      rpcUrl,
+      paymasterEndpoint(pick("BUNDLEKIT_PAYMASTERS", "paymasters"), pick("BUNDLEKIT_PAYMASTER_SIGNER_KEY", "paymasterSignerKey")),
+      pick("BUNDLEKIT_SPONSORSHIP_POLICY", "sponsorshipPolicy"),
+    ),
     bundler: {
       bundleInterval: integer(pick("BUNDLEKIT_BUNDLE_INTERVAL", "bundleInterval") ?? defaultBundlerConfig.bundleInterval, "bundleInterval", 10),
       bundleSize: integer(pick("BUNDLEKIT_BUNDLE_SIZE", "bundleSize") ?? defaultBundlerConfig.bundleSize, "bundleSize", 1),
@@ -271,6 +281,25 @@ function parseEntryPoints(value: unknown): ServerConfig["entryPoints"] {
   });
 }
 
+/**
+ * The paymaster endpoint and its policy: off the embedded devnet, an endpoint that signs with a
+ * key the paymasters trust never starts without a policy bounding what it signs (the devnet serves
+ * its own paymasters, under this policy if given, else the open devnet one).
+ */
+function sponsorship(rpcUrl: unknown, endpoint: PaymasterEndpointSettings | undefined, policy: unknown) {
+  const sponsorshipPolicy = policy === undefined || policy === "" ? undefined : parseSponsorshipSettings(policy);
+  if (endpoint && !sponsorshipPolicy && rpcUrl !== undefined) {
+    throw new ConfigError(
+      "the paymaster endpoint (BUNDLEKIT_PAYMASTERS) signs only under a sponsorship policy: set BUNDLEKIT_SPONSORSHIP_POLICY " +
+        "(sponsorshipPolicy) to a policy file with API keys, caps and quotas (docs/security.md)",
+    );
+  }
+  if (sponsorshipPolicy && !endpoint && rpcUrl !== undefined) {
+    throw new ConfigError("BUNDLEKIT_SPONSORSHIP_POLICY is set, but no paymaster endpoint: set BUNDLEKIT_PAYMASTERS and BUNDLEKIT_PAYMASTER_SIGNER_KEY too");
+  }
+  return { paymasterEndpoint: endpoint, sponsorshipPolicy };
+}
+
 /** `0xPAYMASTER@0.7,0xPAYMASTER@0.8` (or `{"0.7": "0x…"}`) and the key they trust: both or neither. */
 function paymasterEndpoint(paymasters: unknown, signerKey: unknown): PaymasterEndpointSettings | undefined {
   if (paymasters === undefined && signerKey === undefined) return undefined;
@@ -293,17 +322,6 @@ function paymasterEndpoint(paymasters: unknown, signerKey: unknown): PaymasterEn
   return { paymasters: byVersion, signerKey: signerKey as Hex };
 }
 
-function address(value: unknown, name: string): Address {
-  if (typeof value !== "string" || !isAddress(value, { strict: false })) throw new ConfigError(`${name}: "${String(value)}" is not an address`);
-  return getAddress(value);
-}
-
-function integer(value: unknown, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const n = typeof value === "number" ? value : Number(String(value));
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${String(value)}"`);
-  return n;
-}
-
 function boolean(value: unknown, name: string): boolean {
   if (value === true || value === "true") return true;
   if (value === false || value === "false") return false;
@@ -314,17 +332,6 @@ function nonEmpty(value: unknown, name: string): string {
   const text = String(value).trim();
   if (!text || text.length > 200) throw new ConfigError(`${name} must be a non-empty name of at most 200 characters`);
   return text;
-}
-
-/** An amount of ether: wei as an integer, or `"<amount> eth"`, `"<amount> gwei"`, `"<amount> wei"`. */
-function amount(value: unknown, name: string): bigint {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(eth|ether|gwei|wei)?\s*$/i.exec(String(value));
-  const unit = match?.[2]?.toLowerCase() ?? "wei";
-  const decimals = unit === "wei" ? 0 : unit === "gwei" ? 9 : 18;
-  if (!match || (typeof value !== "number" && typeof value !== "string") || (match[1]!.split(".")[1] ?? "").length > decimals) {
-    throw new ConfigError(`${name} must be an amount such as "0.1 eth", "5 gwei" or an integer number of wei, got "${String(value)}"`);
-  }
-  return parseUnits(match[1]!, decimals);
 }
 
 /** A secret string (an API key): any non-empty text. Never echoed, not even when it is rejected. */

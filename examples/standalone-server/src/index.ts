@@ -4,3 +4,4 @@ export * from "./logger.ts";
 export * from "./paymaster-endpoint.ts";
 export * from "./server.ts";
 export * from "./service-process.ts";
+export * from "./sponsorship/index.ts";

@@ -11,6 +11,12 @@ import { Cause, Config, Effect, Exit, Layer, Logger, References, Schedule } from
 import { ConfigError, redactUrl, type ServerConfig, serverConfig } from "./config.ts";
 import { describeDatabase } from "./database-url.ts";
 import { jsonLinesLogger } from "./logger.ts";
+import {
+  createConfiguredSponsorshipPolicy,
+  describeSponsorship,
+  devnetSponsorLimits,
+  limitsPolicy,
+} from "./sponsorship/configured-policy.ts";
 import { type BundlerService, startBundlerService } from "./server.ts";
 
 /**
@@ -77,6 +83,11 @@ function start(
             devnet.deployments[version].paymasters.verifying,
           ]),
         ),
+        // The configured policy if there is one; else open to any caller, within the devnet's caps.
+        policy: config.sponsorshipPolicy
+          ? createConfiguredSponsorshipPolicy(config.sponsorshipPolicy)
+          : limitsPolicy(devnetSponsorLimits),
+        validForSeconds: config.sponsorshipPolicy?.validForSeconds,
       },
     },
   );
@@ -100,7 +111,10 @@ function startupLines(
     `  instance id: ${config.instanceId}`,
     `  validation:  ${describeValidation(service.bundler.config)}`,
     ...(devnet || config.paymasterEndpoint
-      ? [`  paymaster:   ${service.url}  (ERC-7677 pm_getPaymasterStubData, pm_getPaymasterData)`]
+      ? [
+          `  paymaster:   ${service.url}  (ERC-7677 pm_getPaymasterStubData, pm_getPaymasterData)`,
+          `  sponsorship: ${describeSponsorship(config.sponsorshipPolicy)}`,
+        ]
       : []),
     ...service.bundler.entryPoints.all.map((ep) => `  EntryPoint v${ep.version}: ${ep.address}`),
     ...(devnet

@@ -26,6 +26,7 @@ import { Cause, Context, Effect, Exit, Layer, Scope } from "effect";
 import { type Address, createPublicClient, http, type PublicClient, webSocket } from "viem";
 import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
 import { createPaymasterMethods, type PaymasterEndpointConfig } from "./paymaster-endpoint.ts";
+import { createConfiguredSponsorshipPolicy } from "./sponsorship/configured-policy.ts";
 import { openStores } from "./stores.ts";
 
 /** A running stand-alone bundler service. */
@@ -46,14 +47,16 @@ export interface BundlerService {
  * services → `BundlerService` → JSON-RPC over HTTP and WebSocket at `/v1/<chainId>/`,
  * `GET /health` and `GET /metrics` on the same port. Checks that every EntryPoint has code
  * before serving. `options.policy` replaces the policy `config.mempoolPolicy` names (an
- * operator's own); `options.paymaster` (else `config.paymasterEndpoint`) serves an ERC-7677
- * paymaster endpoint (`pm_*`) on the same URL.
+ * operator's own); `options.paymaster` (else `config.paymasterEndpoint` under
+ * `config.sponsorshipPolicy`) serves an ERC-7677 paymaster endpoint (`pm_*`) on the same URL,
+ * signing only what its sponsorship policy allows.
  */
 export async function startBundlerService(
   config: ServerConfig & { rpcUrl: string },
   logger: Logger = silentLogger,
   options: { policy?: MempoolPolicy | undefined; paymaster?: PaymasterEndpointConfig | undefined } = {},
 ): Promise<BundlerService> {
+  const paymaster = options.paymaster ?? configuredPaymasterEndpoint(config);
   const transport = config.rpcUrl.startsWith("ws") ? webSocket(config.rpcUrl) : http(config.rpcUrl);
   const client = createPublicClient({ transport, pollingInterval: 250 });
   let chainId: number;
@@ -66,7 +69,6 @@ export async function startBundlerService(
     const code = await client.getCode({ address });
     if (!code || code === "0x") throw new ConfigError(`EntryPoint ${address} has no code on chain ${chainId}`);
   }
-  const paymaster = options.paymaster ?? config.paymasterEndpoint;
   const ports = Layer.mergeAll(
     Layer.succeed(ChainClientService, client as ChainClient),
     Layer.succeed(RelayerSignerService, createLocalKeySigner(config.relayerKeys)),
@@ -88,6 +90,14 @@ export async function startBundlerService(
     throw Cause.squash(built.cause);
   }
   return { ...Context.get(built.value, RunningService), close: () => Effect.runPromise(Scope.close(scope, Exit.void)) };
+}
+
+/** The configured paymaster endpoint under the configured policy (quotas on the wall clock); never one without a policy. */
+function configuredPaymasterEndpoint(config: ServerConfig): PaymasterEndpointConfig | undefined {
+  const { paymasterEndpoint: endpoint, sponsorshipPolicy: settings } = config;
+  if (!endpoint) return undefined;
+  if (!settings) throw new ConfigError("the paymaster endpoint needs a sponsorship policy (BUNDLEKIT_SPONSORSHIP_POLICY)");
+  return { ...endpoint, policy: createConfiguredSponsorshipPolicy(settings), validForSeconds: settings.validForSeconds };
 }
 
 /** The running service's addresses and engine, as the transport layer provides them. */

@@ -1,19 +1,28 @@
 import { type Devnet, ENTRY_POINT_VERSIONS, type EntryPointVersion, DEVNET_PAYMASTER_SIGNER_KEY, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
-import { createPublicClient, http, type PublicClient, parseAbi, toHex } from "viem";
+import { createPublicClient, http, type PublicClient, parseAbi, parseEther, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createBundlerClient, createPaymasterClient } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { loadConfig } from "../src/config.ts";
 import { type BundlerService, startBundlerService } from "../src/server.ts";
+import { createConfiguredSponsorshipPolicy } from "../src/sponsorship/configured-policy.ts";
 import { sponsorWithPermissionless } from "./snippets/sponsor-with-permissionless.ts";
 import { sponsorWithViem } from "./snippets/sponsor-with-viem.ts";
 
-/** The service's ERC-7677 endpoint sponsoring operations through the devnet's verifying paymasters, with viem's own clients. */
+/** The API key of the endpoint's policy in these tests. */
+const apiKey = "test-app-key-0123456789";
+
+/**
+ * The service's ERC-7677 endpoint sponsoring operations through the devnet's verifying paymasters
+ * for callers with an API key, with viem's and permissionless's own clients.
+ */
 describe("ERC-7677 paymaster endpoint", () => {
   let devnet: Devnet;
   let service: BundlerService;
   let client: PublicClient;
+  /** The endpoint's URL with the API key, as a hosted paymaster's is given out. */
+  let paymasterUrl: string;
 
   beforeAll(async () => {
     devnet = await startDevnet();
@@ -22,8 +31,13 @@ describe("ERC-7677 paymaster endpoint", () => {
       paymaster: {
         signerKey: DEVNET_PAYMASTER_SIGNER_KEY,
         paymasters: Object.fromEntries(ENTRY_POINT_VERSIONS.map((version) => [version, devnet.deployments[version].paymasters.verifying])),
+        policy: createConfiguredSponsorshipPolicy({
+          validForSeconds: 90,
+          keys: [{ name: "test app", apiKey, maxCostPerOperation: parseEther("0.05"), quota: { windowSeconds: 3600, operations: 100, cost: parseEther("1") } }],
+        }),
       },
     });
+    paymasterUrl = `${service.url}?apikey=${apiKey}`;
     client = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpcUrl), pollingInterval: 100 }) as PublicClient;
   });
   afterAll(async () => {
@@ -46,7 +60,7 @@ describe("ERC-7677 paymaster endpoint", () => {
       account,
       client,
       transport: http(service.url),
-      paymaster: createPaymasterClient({ transport: http(service.url) }),
+      paymaster: createPaymasterClient({ transport: http(paymasterUrl) }),
       pollingInterval: 100,
     });
     const before = await deposit(version);
@@ -58,7 +72,7 @@ describe("ERC-7677 paymaster endpoint", () => {
   });
 
   it.each(ENTRY_POINT_VERSIONS)("docs/paymasters.md, v%s: viem's and permissionless's clients are sponsored with no other service", async (version) => {
-    const options = { bundlerUrl: service.url, nodeUrl: devnet.rpcUrl, chain: devnet.chain, entryPoint: { address: devnet.deployments[version].entryPoint, version }, to: privateKeyToAccount(generatePrivateKey()).address };
+    const options = { bundlerUrl: service.url, paymasterUrl, nodeUrl: devnet.rpcUrl, chain: devnet.chain, entryPoint: { address: devnet.deployments[version].entryPoint, version }, to: privateKeyToAccount(generatePrivateKey()).address };
     const before = await deposit(version);
     const receipt = await sponsorWithViem(options);
     expect(receipt.success).toBe(true);
@@ -74,6 +88,47 @@ describe("ERC-7677 paymaster endpoint", () => {
     for (const snippet of ["sponsor-with-viem.ts", "sponsor-with-permissionless.ts"]) {
       expect(doc).toContain(readFileSync(new URL(`./snippets/${snippet}`, import.meta.url), "utf8"));
     }
+  });
+
+  /** pm_getPaymasterStubData for a fresh v0.7 account, over HTTP with `headers` at `url`. */
+  const stubData = async (url: string, headers: Record<string, string> = {}) => {
+    const account = await toSimpleAccount({ client, owner: privateKeyToAccount(generatePrivateKey()), version: "0.7" });
+    const op = { sender: account.address, nonce: "0x0", callData: await account.encodeCalls([{ to: account.address, value: 0n }]) };
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "pm_getPaymasterStubData", params: [op, devnet.deployments["0.7"].entryPoint, toHex(devnet.chainId), {}] });
+    const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+    return (await response.json()) as { result?: { paymaster: string }; error?: { code: number; message: string; data?: unknown } };
+  };
+
+  it("refuses a caller without an API key, or with an unknown one, with -32001 saying where the key goes", async () => {
+    expect((await stubData(service.url)).error).toEqual({
+      code: -32001,
+      message: "sponsorship refused: an API key is required: add ?apikey=<key> to the endpoint's URL, or send the x-api-key header",
+      data: { cap: "apiKey" },
+    });
+    expect((await stubData(`${service.url}?apikey=${apiKey}x`)).error).toEqual({ code: -32001, message: "sponsorship refused: unknown API key", data: { cap: "apiKey" } });
+    expect((await stubData(service.url, { "x-api-key": apiKey.slice(1) })).error?.message).toBe("sponsorship refused: unknown API key");
+  });
+
+  it("takes the API key in the URL or in the x-api-key header", async () => {
+    const verifying = devnet.deployments["0.7"].paymasters.verifying;
+    expect((await stubData(paymasterUrl)).result?.paymaster).toBe(verifying);
+    expect((await stubData(service.url, { "x-api-key": apiKey })).result?.paymaster).toBe(verifying);
+  });
+
+  it("over WebSocket, takes the API key from the URL the connection was opened with", async () => {
+    const ask = (url: string) =>
+      new Promise<{ result?: unknown; error?: { code: number } }>((resolve, reject) => {
+        const socket = new WebSocket(url);
+        const params = [{ sender: devnet.deployments["0.7"].paymasters.verifying, nonce: "0x0", callData: "0x" }, devnet.deployments["0.7"].entryPoint, toHex(devnet.chainId), {}];
+        socket.onopen = () => socket.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "pm_getPaymasterStubData", params }));
+        socket.onmessage = (event) => {
+          resolve(JSON.parse(String(event.data)));
+          socket.close();
+        };
+        socket.onerror = () => reject(new Error(`WebSocket to ${url} failed`));
+      });
+    expect((await ask(service.webSocketUrl)).error?.code).toBe(-32001);
+    expect((await ask(`${service.webSocketUrl}?apikey=${apiKey}`)).result).toMatchObject({ paymaster: devnet.deployments["0.7"].paymasters.verifying });
   });
 
   it("refuses to sign for another chain or an EntryPoint it does not serve (-32602)", async () => {

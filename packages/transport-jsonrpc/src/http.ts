@@ -114,7 +114,7 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
       sendJson(response, 200, handler.parseError((error as Error).message));
       return true;
     }
-    const answer = await handler.handle(parsed);
+    const answer = await handler.handle(parsed, { url: request.url, headers: request.headers });
     if (answer === undefined) response.writeHead(204).end();
     else sendJson(response, 200, answer);
     return true;

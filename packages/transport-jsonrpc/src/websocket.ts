@@ -51,7 +51,8 @@ export function createJsonRpcUpgradeHandler(
   });
   server.on("connection", serve);
 
-  function serve(socket: WebSocket) {
+  /** One connection; `upgrade` (its URL and headers) goes with every request it sends. */
+  function serve(socket: WebSocket, upgrade: IncomingMessage) {
     metrics?.connections.inc();
     const send = (message: unknown) => {
       if (socket.readyState !== WebSocket.OPEN) return;
@@ -97,7 +98,7 @@ export function createJsonRpcUpgradeHandler(
         send(handler.parseError((error as Error).message));
         return;
       }
-      const reply = await handler.handle(body);
+      const reply = await handler.handle(body, { url: upgrade.url, headers: upgrade.headers });
       if (reply !== undefined) send(reply);
       for (const subscription of created) subscription.start();
     }

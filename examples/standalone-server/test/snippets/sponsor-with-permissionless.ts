@@ -7,6 +7,7 @@ import { createPaymasterClient, type EntryPointVersion } from "viem/account-abst
 /** The same with permissionless's smart account client: it estimates, sponsors, signs and sends. */
 export async function sponsorWithPermissionless(options: {
   bundlerUrl: string;
+  paymasterUrl: string;
   nodeUrl: string;
   chain: Chain;
   entryPoint: { address: Address; version: EntryPointVersion };
@@ -23,7 +24,7 @@ export async function sponsorWithPermissionless(options: {
     client, // fees come from the node
     chain: options.chain,
     bundlerTransport: http(options.bundlerUrl),
-    paymaster: createPaymasterClient({ transport: http(options.bundlerUrl) }),
+    paymaster: createPaymasterClient({ transport: http(options.paymasterUrl) }),
   });
   // A transaction hash: the bundle's, once the operation is included.
   return smartAccount.sendTransaction({ to: options.to, value: 0n });

@@ -6,6 +6,8 @@ import { createBundlerClient, createPaymasterClient, type EntryPointVersion } fr
 /** One call from a new SimpleAccount that holds no ETH: the bundler's ERC-7677 endpoint sponsors it. */
 export async function sponsorWithViem(options: {
   bundlerUrl: string; // `bundler:` from `pnpm start`
+  // `paymaster:` from `pnpm start`, with `?apikey=<key>` where the policy has API keys
+  paymasterUrl: string;
   nodeUrl: string; // `node:` from `pnpm start`
   chain: Chain;
   entryPoint: { address: Address; version: EntryPointVersion };
@@ -21,8 +23,8 @@ export async function sponsorWithViem(options: {
     account,
     client,
     transport: http(options.bundlerUrl),
-    // The same URL serves pm_getPaymasterStubData and pm_getPaymasterData.
-    paymaster: createPaymasterClient({ transport: http(options.bundlerUrl) }),
+    // The bundler's URL serves pm_getPaymasterStubData and pm_getPaymasterData too.
+    paymaster: createPaymasterClient({ transport: http(options.paymasterUrl) }),
   });
   const hash = await bundler.sendUserOperation({ calls: [{ to: options.to, value: 0n }] });
   return bundler.waitForUserOperationReceipt({ hash });

@@ -3,7 +3,10 @@ import { type FailureReason, parseFailureReason } from "../entrypoint/failure-re
 
 /**
  * JSON-RPC error codes of ERC-7769 plus the JSON-RPC 2.0 base codes. Every error the engine
- * raises carries one of these, so transports map errors to the wire in one place.
+ * raises carries one of these, so transports map errors to the wire in one place. The engine
+ * never raises `sponsorshipRefused`: an ERC-7677 paymaster endpoint answers it when its policy
+ * refuses a caller or an operation (ERC-7677 names no code; -32001 is what hosted paymasters
+ * such as Coinbase's answer for an unauthorized or policy-denied request).
  */
 export const RpcErrorCode = {
   parseError: -32700,
@@ -20,6 +23,7 @@ export const RpcErrorCode = {
   signatureInvalid: -32507,
   paymasterDepositTooLow: -32508,
   executionReverted: -32521,
+  sponsorshipRefused: -32001,
 } as const;
 
 export type RpcErrorCode = (typeof RpcErrorCode)[keyof typeof RpcErrorCode];

@@ -1,7 +1,7 @@
 import type { Bundler } from "../engine/create-bundler.ts";
 import { BundlerError, RpcErrorCode } from "../errors/errors.ts";
 import { type Logger, silentLogger } from "../ports/logger.ts";
-import { type RpcMethod, rpcMethods } from "./methods.ts";
+import { type RpcMethod, type RpcRequestContext, rpcMethods } from "./methods.ts";
 
 export type JsonRpcId = string | number | null;
 
@@ -34,8 +34,9 @@ export interface RpcHandler {
   /**
    * Answer one parsed body: a request, or a batch array. Resolves with the response (an array
    * for a batch), or undefined when nothing is owed (only notifications). Never rejects.
+   * `request` (the URL and headers it came with) is passed to every method of the body.
    */
-  handle(body: unknown): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined>;
+  handle(body: unknown, request?: RpcRequestContext): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined>;
   /** The response to a body that was not valid JSON. */
   parseError(detail: string): JsonRpcResponse;
 }
@@ -60,7 +61,7 @@ export function createRpcHandler(bundler: Bundler, options: RpcHandlerOptions = 
   const logger = options.logger ?? silentLogger;
 
   /** The answer to one request, with its method label; `notification` when no answer is owed. */
-  async function answer(request: unknown): Promise<{ label: string; response: JsonRpcResponse; notification: boolean }> {
+  async function answer(request: unknown, context: RpcRequestContext): Promise<{ label: string; response: JsonRpcResponse; notification: boolean }> {
     const invalid = (id: JsonRpcId, message: string) => ({
       label: "invalid",
       response: errorResponse(id, RpcErrorCode.invalidRequest, `invalid request: ${message}`),
@@ -84,7 +85,7 @@ export function createRpcHandler(bundler: Bundler, options: RpcHandlerOptions = 
       return reply(errorResponse(replyId, RpcErrorCode.invalidParams, "invalid params: params must be an array"));
     }
     try {
-      const result = await run(withoutTrailingNulls((params as unknown[] | null | undefined) ?? []), bundler);
+      const result = await run(withoutTrailingNulls((params as unknown[] | null | undefined) ?? []), bundler, context);
       return reply({ jsonrpc: "2.0", id: replyId, result });
     } catch (error) {
       if (error instanceof BundlerError) return reply(errorResponse(replyId, error.code, error.message, error.data));
@@ -93,21 +94,21 @@ export function createRpcHandler(bundler: Bundler, options: RpcHandlerOptions = 
     }
   }
 
-  async function handleOne(request: unknown): Promise<JsonRpcResponse | undefined> {
+  async function handleOne(request: unknown, context: RpcRequestContext): Promise<JsonRpcResponse | undefined> {
     const started = performance.now();
-    const { label, response, notification } = await answer(request);
+    const { label, response, notification } = await answer(request, context);
     options.observe?.(label, "error" in response ? response.error.code : undefined, (performance.now() - started) / 1000);
     return notification ? undefined : response;
   }
 
   return {
-    async handle(body) {
-      if (!Array.isArray(body)) return handleOne(body);
+    async handle(body, context = {}) {
+      if (!Array.isArray(body)) return handleOne(body, context);
       if (body.length === 0) return errorResponse(null, RpcErrorCode.invalidRequest, "invalid request: empty batch");
       if (body.length > maxBatchSize) {
         return errorResponse(null, RpcErrorCode.invalidRequest, `invalid request: batch of ${body.length} exceeds the limit of ${maxBatchSize}`);
       }
-      const responses = (await Promise.all(body.map(handleOne))).filter((r): r is JsonRpcResponse => r !== undefined);
+      const responses = (await Promise.all(body.map((request) => handleOne(request, context)))).filter((r): r is JsonRpcResponse => r !== undefined);
       return responses.length > 0 ? responses : undefined;
     },
     parseError(detail) {

@@ -6,8 +6,22 @@ import { parseStateOverride } from "../validation/state-override.ts";
 import { encodeBundlerConfig } from "./bundler-config.ts";
 import { encodeFeeHistory, encodeGasEstimate, encodeGasPrice, encodeUserOperationLookup, encodeUserOperationReceipt } from "./encode.ts";
 
-/** One JSON-RPC method: positional params in, JSON result out. Errors are thrown `BundlerError`s. */
-export type RpcMethod = (params: readonly unknown[], bundler: Bundler) => Promise<unknown>;
+/**
+ * What a transport knows of the request a method answers, for methods that authenticate their
+ * caller (e.g. an API key in the URL or a header). Empty when the handler is called without one.
+ */
+export interface RpcRequestContext {
+  /** The request's path and query as sent, e.g. `/v1/1/?apikey=…` (over WebSocket: the upgrade's). */
+  url?: string | undefined;
+  /** The HTTP headers (over WebSocket: the upgrade's), names in lower case. */
+  headers?: Readonly<Record<string, string | readonly string[] | undefined>>;
+}
+
+/**
+ * One JSON-RPC method: positional params in, JSON result out. Errors are thrown `BundlerError`s.
+ * `request` says where the call came from; the standard methods ignore it.
+ */
+export type RpcMethod = (params: readonly unknown[], bundler: Bundler, request?: RpcRequestContext) => Promise<unknown>;
 
 /** The version string `web3_clientVersion` answers. */
 export const clientVersion = "bundlekit/0.1.0";

@@ -50,6 +50,11 @@ contract RuleTarget {
         return createTiny(false);
     }
 
+    /// CREATE of `init` from a contract that is not an entity; 0 when the creation fails.
+    function createFrom(bytes memory init) external returns (address created) {
+        assembly { created := create(0, add(init, 32), mload(init)) }
+    }
+
     /// SELFDESTRUCT (since Cancun it only moves the balance of a contract not created in the same transaction).
     function destroy() external {
         selfdestruct(payable(address(this)));
@@ -152,6 +157,10 @@ abstract contract RuleRunner {
         else if (r == keccak256("ECRECOVER")) v = uint160(ecrecover(bytes32(0), 27, bytes32(uint256(1)), bytes32(uint256(2))));
         else if (r == keccak256("CREATE2")) v = uint160(createTiny(true));
         else if (r == keccak256("OUT_OF_GAS")) try this.burn{gas: 20000}() {} catch { v = 1; }
+        // Init code JUMPDEST PUSH1 0 JUMP loops until out of gas, in a frame of 100,000 gas (the 1/64 left is enough to return).
+        else if (r == keccak256("CREATE_OUT_OF_GAS")) v = uint160(target.createFrom{gas: 100000}(hex"5b600056"));
+        // Init code PUSH1 0 PUSH1 0 REVERT.
+        else if (r == keccak256("CREATE_REVERTS")) v = uint160(target.createFrom(hex"60006000fd"));
         else if (r == keccak256("BLOBHASH")) v = uint256(blobhash(0));
         else if (r == keccak256("BLOBBASEFEE")) v = block.blobbasefee;
         else if (r == keccak256("INVALID")) try target.invalid{gas: 10000}() {} catch { v = 1; }

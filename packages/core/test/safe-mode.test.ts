@@ -2,46 +2,50 @@ import { ruleProbeAbis } from "@bundlekit/devnet";
 import { concat, createWalletClient, getAddress, http, parseEther, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Bundler } from "../src/engine/create-bundler.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
 import { type engineFixture, eip7702Operation } from "./fixtures.ts";
 import { ruleCases, ruleProbesFixture } from "./rule-probes-fixture.ts";
 
-/** ERC-7562 in safe mode, the default, on a real anvil: purpose-built entities run one rule each during validation. */
+/**
+ * ERC-7562 in safe mode, the default, on a real anvil: purpose-built entities run one rule each
+ * during validation, each case on an engine of its own (fresh pool and reputation).
+ */
 
 let fixture: Awaited<ReturnType<typeof engineFixture>>;
-let bundler: Bundler;
+let close: () => Promise<void>;
 let deployer: Awaited<ReturnType<typeof ruleProbesFixture>>["deployer"];
 let ruleOp: Awaited<ReturnType<typeof ruleProbesFixture>>["ruleOp"];
 let expectRuleOutcome: Awaited<ReturnType<typeof ruleProbesFixture>>["expectRuleOutcome"];
 
 beforeAll(async () => {
-  ({ fixture, deployer, ruleOp, expectRuleOutcome } = await ruleProbesFixture());
-  ({ bundler } = await fixture.makeBundler({ config: { minStake: parseEther("1"), minUnstakeDelay: 10 } }));
+  ({ fixture, deployer, ruleOp, expectRuleOutcome, close } = await ruleProbesFixture());
 }, 60_000);
 afterAll(async () => {
-  await bundler?.stop();
+  await close?.();
   await fixture?.devnet.stop();
 });
 
 describe.each(["0.6", "0.7", "0.8"] as const)("safe mode on EntryPoint v%s", (version) => {
-  it.each(ruleCases)("$name", (ruleCase) => expectRuleOutcome(bundler, version, ruleCase));
+  for (const ruleCase of ruleCases) it(ruleCase.name, () => expectRuleOutcome(version, ruleCase));
 });
 
 describe.each(["0.6", "0.7", "0.8"] as const)("before bundling on EntryPoint v%s", (version) => {
   it("drops an operation whose account's code changed since validation (COD-010), with the reason in its record and status event", async () => {
     const { bundler: fresh, store } = await fixture.makeBundler({ config: { minStake: parseEther("1"), minUnstakeDelay: 10 } });
-    const changes: StatusChange[] = [];
-    fresh.onStatusChange((c) => changes.push(c));
-    const { op, set, sender } = await ruleOp(version, { accountRule: "OK" });
-    const hash = await fresh.sendUserOperation(op, set.entryPoint);
-    const code = await fixture.client.getCode({ address: sender });
-    await fixture.client.request({ method: "anvil_setCode", params: [sender, `${code}00`] } as never);
-    expect(await fresh.sendBundleNow()).toEqual([]);
-    const reason = expect.stringMatching(new RegExp(`^COD-010: the code of ${sender.toLowerCase()} changed`));
-    expect(changes.at(-1)).toEqual({ userOpHash: hash, status: "dropped", reason });
-    expect(await store.get(hash)).toMatchObject({ status: "dropped", failureReason: reason });
-    await fresh.stop();
+    try {
+      const changes: StatusChange[] = [];
+      fresh.onStatusChange((c) => changes.push(c));
+      const { op, set, sender } = await ruleOp(version, { accountRule: "OK" });
+      const hash = await fresh.sendUserOperation(op, set.entryPoint);
+      const code = await fixture.client.getCode({ address: sender });
+      await fixture.client.request({ method: "anvil_setCode", params: [sender, `${code}00`] } as never);
+      expect(await fresh.sendBundleNow()).toEqual([]);
+      const reason = expect.stringMatching(new RegExp(`^COD-010: the code of ${sender.toLowerCase()} changed`));
+      expect(changes.at(-1)).toEqual({ userOpHash: hash, status: "dropped", reason });
+      expect(await store.get(hash)).toMatchObject({ status: "dropped", failureReason: reason });
+    } finally {
+      await fresh.stop();
+    }
   });
 
   it("bans a paymaster that fails the bundle after passing its second validation (GREP-040)", async () => {
@@ -63,31 +67,37 @@ describe.each(["0.6", "0.7", "0.8"] as const)("before bundling on EntryPoint v%s
 
   it("leaves in the pool an operation that reads storage of another bundled operation's sender (STO-041), and bundles it next time", async () => {
     const { bundler: fresh, store } = await fixture.makeBundler({ config: { minStake: parseEther("1"), minUnstakeDelay: 10 } });
-    const first = await ruleOp(version, { accountRule: "OK" });
-    const reader = await ruleOp(version, { accountRule: `READ:${first.sender.slice(2)}` });
-    reader.op.signature = concat([toHex("READ:"), first.sender]);
-    const firstHash = await fresh.sendUserOperation(first.op, first.set.entryPoint);
-    const readerHash = await fresh.sendUserOperation(reader.op, reader.set.entryPoint);
-    expect(await fresh.sendBundleNow()).toHaveLength(1);
-    expect(await fresh.getUserOperationReceipt(firstHash)).toMatchObject({ success: true });
-    expect(await store.get(readerHash)).toMatchObject({ status: "pending" });
-    await fresh.sendBundleNow();
-    expect(await fresh.getUserOperationReceipt(readerHash)).toMatchObject({ success: true });
-    await fresh.stop();
+    try {
+      const first = await ruleOp(version, { accountRule: "OK" });
+      const reader = await ruleOp(version, { accountRule: `READ:${first.sender.slice(2)}` });
+      reader.op.signature = concat([toHex("READ:"), first.sender]);
+      const firstHash = await fresh.sendUserOperation(first.op, first.set.entryPoint);
+      const readerHash = await fresh.sendUserOperation(reader.op, reader.set.entryPoint);
+      expect(await fresh.sendBundleNow()).toHaveLength(1);
+      expect(await fresh.getUserOperationReceipt(firstHash)).toMatchObject({ success: true });
+      expect(await store.get(readerHash)).toMatchObject({ status: "pending" });
+      await fresh.sendBundleNow();
+      expect(await fresh.getUserOperationReceipt(readerHash)).toMatchObject({ success: true });
+    } finally {
+      await fresh.stop();
+    }
   });
 });
 
 describe("well-behaved accounts in safe mode", () => {
   it("v0.8: an EIP-7702 account (an EOA delegating to Simple7702Account) is accepted and included", async () => {
     const { bundler: fresh } = await fixture.makeBundler();
-    const eoa = privateKeyToAccount(generatePrivateKey());
-    const funder = createWalletClient({ chain: fixture.devnet.chain, transport: http(fixture.devnet.rpcUrl), account: privateKeyToAccount(fixture.devnet.accountKeys.at(-3)!) });
-    await fixture.client.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: eoa.address, value: parseEther("1") }) });
-    const deployment = fixture.devnet.deployments["0.8"];
-    const op = await eip7702Operation(eoa, { nonce: 0n, delegate: deployment.simple7702Account!, entryPoint: deployment.entryPoint, chainId: fixture.devnet.chainId });
-    const hash = await fresh.sendUserOperation(op, deployment.entryPoint);
-    await fresh.sendBundleNow();
-    expect(await fresh.getUserOperationReceipt(hash)).toMatchObject({ success: true });
-    await fresh.stop();
+    try {
+      const eoa = privateKeyToAccount(generatePrivateKey());
+      const funder = createWalletClient({ chain: fixture.devnet.chain, transport: http(fixture.devnet.rpcUrl), account: privateKeyToAccount(fixture.devnet.accountKeys.at(-3)!) });
+      await fixture.client.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: eoa.address, value: parseEther("1") }) });
+      const deployment = fixture.devnet.deployments["0.8"];
+      const op = await eip7702Operation(eoa, { nonce: 0n, delegate: deployment.simple7702Account!, entryPoint: deployment.entryPoint, chainId: fixture.devnet.chainId });
+      const hash = await fresh.sendUserOperation(op, deployment.entryPoint);
+      await fresh.sendBundleNow();
+      expect(await fresh.getUserOperationReceipt(hash)).toMatchObject({ success: true });
+    } finally {
+      await fresh.stop();
+    }
   });
 });

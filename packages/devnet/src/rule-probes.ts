@@ -28,7 +28,7 @@ export interface RuleProbes {
   target: Address;
   factory: Address;
   paymaster: Address;
-  /** The counterfactual RuleAccount the factory creates for `salt`. */
+  /** The counterfactual account (a RuleAccountProxy to the factory's RuleAccount) the factory creates for `salt`. */
   accountAddress(salt: bigint): Promise<Address>;
   /** `factoryData` of a deployment of the account for `salt` that runs `rule` during deployment. */
   factoryData(salt: bigint, rule: string): Hex;

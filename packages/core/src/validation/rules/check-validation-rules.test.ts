@@ -58,6 +58,7 @@ interface Case {
 const opFor = (role: Role) => (role === "factory" ? withFactory : role === "paymaster" ? withPaymaster : baseOp);
 const read = (slot: Hex) => ({ [slot]: { read: true, write: false } });
 const write = (slot: Hex) => ({ [slot]: { read: false, write: true } });
+const depositTo = (account: Address) => `${toFunctionSelector("depositTo(address)")}${pad(account).slice(2)}` as Hex;
 const call = (to: Address, extra: Partial<PhaseTrace["calls"][number]> = {}) => ({ type: "CALL" as const, from: sender, to, value: 0n, input: "0x" as Hex, code: "contract" as const, ...extra });
 
 const cases: Case[] = (["factory", "account", "paymaster"] as const).flatMap((role): Case[] => {
@@ -111,7 +112,15 @@ const cases: Case[] = (["factory", "account", "paymaster"] as const).flatMap((ro
 cases.push(
   { name: "new account's associated storage with a staked factory (STO-022)", op: withFactory, role: "account", phase: { storage: { [token]: write(mappingSlot(sender)) } }, keccak: [mappingInput(sender)], stakes: { ...unstaked, factory: true }, rule: undefined },
   { name: "new account's associated storage with an unstaked factory", op: withFactory, role: "account", phase: { storage: { [token]: write(mappingSlot(sender)) } }, keccak: [mappingInput(sender)], rule: "STO-022" },
-  { name: "account deposits to itself (depositTo)", role: "account", phase: { calls: [call(entryPoint, { value: 5n, input: `${toFunctionSelector("depositTo(address)")}${pad(sender).slice(2)}` as Hex })] }, rule: undefined },
+  { name: "account deposits to itself (depositTo)", role: "account", phase: { calls: [call(entryPoint, { value: 5n, input: depositTo(sender) })] }, rule: undefined },
+  { name: "account deposits for another address (OP-052 allows only depositTo(sender))", role: "account", phase: { calls: [call(entryPoint, { value: 5n, input: depositTo(other) })] }, rule: "OP-054" },
+  { name: "account calls depositTo with its argument cut short", role: "account", phase: { calls: [call(entryPoint, { input: toFunctionSelector("depositTo(address)") })] }, rule: "OP-054" },
+  { name: "factory deposits for the sender it deploys", op: withFactory, role: "factory", phase: { calls: [call(entryPoint, { from: factory, value: 5n, input: depositTo(sender) })] }, rule: undefined },
+  { name: "paymaster deposits for the sender", op: withPaymaster, role: "paymaster", phase: { calls: [call(entryPoint, { from: paymaster, value: 5n, input: depositTo(sender) })] }, rule: "OP-054" },
+  { name: "factory calls the EntryPoint's fallback", op: withFactory, role: "factory", phase: { calls: [call(entryPoint, { from: factory, value: 5n })] }, rule: "OP-054" },
+  { name: "paymaster increments a nonce", op: withPaymaster, role: "paymaster", phase: { calls: [call(entryPoint, { from: paymaster, input: `${toFunctionSelector("incrementNonce(uint192)")}${pad("0x01").slice(2)}` as Hex })] }, rule: "OP-054" },
+  { name: "factory EXTCODEHASH of the sender before it has code (OP-042)", op: withFactory, role: "factory", phase: { codeAccesses: [{ opcode: "EXTCODEHASH", from: factory, address: sender, code: "none", thenIszero: false }] }, rule: undefined },
+  { name: "paymaster calls the sender while it has no code (OP-042 is the factory's only)", op: withPaymaster, role: "paymaster", phase: { calls: [call(sender, { from: paymaster, code: "none" })] }, rule: "OP-041" },
   { name: "account pays the EntryPoint's fallback with value", role: "account", phase: { calls: [call(entryPoint, { value: 5n })] }, rule: undefined },
   { name: "a helper of the account pays the EntryPoint", role: "account", phase: { calls: [call(entryPoint, { from: other, value: 5n })] }, rule: "OP-054" },
   { name: "paymaster pays the EntryPoint's fallback", role: "paymaster", phase: { calls: [call(entryPoint, { from: paymaster, value: 5n })] }, rule: "OP-054" },
@@ -121,14 +130,17 @@ cases.push(
   { name: "factory CREATE2s twice", op: withFactory, role: "factory", phase: { creates: [{ opcode: "CREATE2", from: factory, address: sender }, { opcode: "CREATE2", from: factory, address: other }] }, rule: "OP-031" },
   { name: "staked factory CREATE2s twice (EREP-060)", op: withFactory, role: "factory", stakes: { ...unstaked, factory: true }, phase: { creates: [{ opcode: "CREATE2", from: factory, address: sender }, { opcode: "CREATE2", from: factory, address: other }] }, rule: undefined },
   { name: "factory CREATE2s something other than the sender", op: withFactory, role: "factory", phase: { creates: [{ opcode: "CREATE2", from: factory, address: other }] }, rule: "OP-031" },
-  { name: "account without factory uses CREATE", role: "account", phase: { creates: [{ opcode: "CREATE", from: sender, address: other }] }, rule: "OP-032" },
+  { name: "account without factory uses CREATE (banned by OP-011 but for OP-032)", role: "account", phase: { creates: [{ opcode: "CREATE", from: sender, address: other }] }, rule: "OP-011" },
   { name: "account without factory uses CREATE2", role: "account", phase: { creates: [{ opcode: "CREATE2", from: sender, address: other }] }, rule: "OP-031" },
   { name: "account with an unstaked factory uses CREATE (OP-032)", op: withFactory, role: "account", phase: { creates: [{ opcode: "CREATE", from: sender, address: other }] }, rule: undefined },
   { name: "account with an unstaked factory uses CREATE2", op: withFactory, role: "account", phase: { creates: [{ opcode: "CREATE2", from: sender, address: other }] }, rule: "OP-031" },
   { name: "account with a staked factory uses CREATE2 (EREP-060)", op: withFactory, role: "account", stakes: { ...unstaked, factory: true }, phase: { creates: [{ opcode: "CREATE2", from: sender, address: other }] }, rule: undefined },
-  { name: "account's helper CREATEs, staked factory", op: withFactory, role: "account", stakes: { ...unstaked, factory: true }, phase: { creates: [{ opcode: "CREATE", from: other, address: token }] }, rule: "OP-032" },
+  { name: "account's helper CREATEs, staked factory", op: withFactory, role: "account", stakes: { ...unstaked, factory: true }, phase: { creates: [{ opcode: "CREATE", from: other, address: token }] }, rule: "OP-011" },
   { name: "staked factory's helper CREATEs (EREP-061)", op: withFactory, role: "factory", stakes: { ...unstaked, factory: true }, phase: { creates: [{ opcode: "CREATE2", from: factory, address: sender }, { opcode: "CREATE", from: other, address: token }] }, rule: undefined },
-  { name: "paymaster uses CREATE", op: withPaymaster, role: "paymaster", stakes: allStaked, phase: { creates: [{ opcode: "CREATE", from: paymaster, address: other }] }, rule: "OP-032" },
+  { name: "paymaster uses CREATE", op: withPaymaster, role: "paymaster", stakes: allStaked, phase: { creates: [{ opcode: "CREATE", from: paymaster, address: other }] }, rule: "OP-011" },
+  { name: "unstaked factory uses CREATE", op: withFactory, role: "factory", phase: { creates: [{ opcode: "CREATE2", from: factory, address: sender }, { opcode: "CREATE", from: factory, address: other }] }, rule: "OP-011" },
+  { name: "staked factory uses CREATE (EREP-060)", op: withFactory, role: "factory", stakes: { ...unstaked, factory: true }, phase: { creates: [{ opcode: "CREATE", from: factory, address: other }, { opcode: "CREATE2", from: factory, address: sender }] }, rule: undefined },
+  { name: "unstaked factory's helper CREATEs", op: withFactory, role: "factory", phase: { creates: [{ opcode: "CREATE2", from: factory, address: sender }, { opcode: "CREATE", from: other, address: token }] }, rule: "OP-011" },
 );
 
 describe("checkValidationRules", () => {

@@ -147,7 +147,8 @@ function checkCreates(phase: PhaseTrace, c: PhaseContext) {
     const byEntity = from === c.sender || from === c.factory;
     if (c.role !== "paymaster" && c.factoryStaked && (byEntity || (c.role === "factory" && create.opcode === "CREATE"))) continue;
     if (c.role === "account" && create.opcode === "CREATE" && c.factory && from === c.sender) continue;
-    const rule = create.opcode === "CREATE2" ? "OP-031" : "OP-032";
+    // CREATE is among OP-011's banned opcodes but for OP-032's and EREP-060/061's exceptions.
+    const rule = create.opcode === "CREATE2" ? "OP-031" : "OP-011";
     c.violate(rule, `uses banned opcode ${create.opcode}${from !== c.address ? ` (from ${from})` : ""}`);
   }
 }
@@ -159,7 +160,7 @@ function checkCalls(phase: PhaseTrace, c: PhaseContext) {
     const from = lower(call.from);
     if (to === c.entryPoint) {
       const selector = call.input.slice(0, 10);
-      if (selector === selectors.depositTo && (from === c.sender || from === c.factory)) continue; // OP-052
+      if (selector === selectors.depositTo && depositsFor(call.input) === BigInt(c.sender) && (from === c.sender || from === c.factory)) continue; // OP-052
       if (call.input === "0x" && from === c.sender) continue; // OP-053
       if (selector === selectors.incrementNonce && from === c.sender) continue; // OP-055
       c.violate("OP-054", `calls the EntryPoint (${call.input === "0x" ? "fallback" : selector}) from ${from}`);
@@ -215,6 +216,11 @@ function checkStorage(accesses: StorageAccesses, kind: string, c: PhaseContext) 
       }
     }
   }
+}
+
+/** The address `depositTo(address)` credits, from the call's first 36 bytes; -1 when they are cut short. */
+function depositsFor(input: Hex): bigint {
+  return input.length === 2 + 2 * 36 ? BigInt(`0x${input.slice(10)}`) : -1n;
 }
 
 function dedupe(violations: RuleViolation[]): RuleViolation[] {

@@ -1,5 +1,5 @@
 import type { Common } from "@ethereumjs/common";
-import { type EVM, getOpcodesForHF, type Message } from "@ethereumjs/evm";
+import { type EVM, EVMError, getOpcodesForHF, type Message } from "@ethereumjs/evm";
 import type { EVMResult } from "@ethereumjs/evm";
 import { bytesToHex, createAddressFromString } from "@ethereumjs/util";
 import type { Address, Hex } from "viem";
@@ -80,7 +80,11 @@ export class Erc7562Collector {
     this.prestate = prestate;
   }
 
-  /** The wrapped opcodes, for `createEVM({ customOpcodes })`. */
+  /**
+   * The wrapped opcodes, for `createEVM({ customOpcodes })`; and INVALID and every opcode the fork
+   * leaves unassigned, on which the EVM halts before any handler runs: here they are recorded
+   * (OP-011, OP-013), then halt the frame the same way.
+   */
   customOpcodes(common: Common): CustomOpcode[] {
     const { handlers, dynamicGasHandlers, opcodes } = getOpcodesForHF(common);
     const wrapped = [
@@ -91,9 +95,10 @@ export class Erc7562Collector {
       KECCAK256,
       CREATE,
       CREATE2,
-      INVALID,
     ];
-    return wrapped.flatMap((code) => {
+    const halting = Array.from({ length: 256 }, (_, code) => code).filter((code) => code === INVALID || !opcodes.has(code));
+    const halts = halting.map((code): CustomOpcode => ({ opcode: code, opcodeName: "RECORDED_INVALID", baseFee: 0, logicFunction: this.halt(code) }));
+    const wrappers = wrapped.flatMap((code) => {
       const info = opcodes.get(code);
       const handler = handlers.get(code);
       if (!info || !handler) return [];
@@ -108,6 +113,7 @@ export class Erc7562Collector {
         } as CustomOpcode,
       ];
     });
+    return [...halts, ...wrappers];
   }
 
   /** Follow frames: a call the EntryPoint makes (depth 1) opens a phase. */
@@ -154,13 +160,6 @@ export class Erc7562Collector {
         return handler(runState, common);
       };
     }
-    if (code === INVALID) {
-      return function invalid(runState, common) {
-        const op = runState.opCode;
-        collector.count(runState, op === INVALID ? "INVALID" : `0x${op.toString(16).padStart(2, "0")}`);
-        return handler(runState, common);
-      };
-    }
     const storage = storageOpcodes.get(code);
     if (storage) {
       return function stored(runState, common) {
@@ -192,6 +191,15 @@ export class Erc7562Collector {
     return async function create(runState, common) {
       await handler(runState, common);
       collector.created(runState, opcode);
+    };
+  }
+
+  /** Records INVALID or an unassigned opcode, then halts the frame as the EVM does (spending all its gas). */
+  private halt(code: number): Handler {
+    const name = code === INVALID ? "INVALID" : `0x${code.toString(16).padStart(2, "0")}`;
+    return (runState) => {
+      this.count(runState, name);
+      throw new EVMError(EVMError.errorMessages.INVALID_OPCODE);
     };
   }
 

@@ -5,6 +5,7 @@ import type { TraceCallRequest, TracedValidation } from "../../../ports/validati
 import type { Hex } from "viem";
 import { type BlockEnvironment, codeHashesOf, type Prestate } from "../prestate.ts";
 import { Erc7562Collector } from "./erc7562-collector.ts";
+import { lazyKzg } from "./lazy-kzg.ts";
 import { nativeEcrecover } from "./native-ecrecover.ts";
 import { StrictStateManager } from "./strict-state-manager.ts";
 
@@ -42,7 +43,7 @@ function engineFor(input: TracedCallInput): Promise<Engine> {
       const common = createCustomCommon({ chainId: input.chainId }, Mainnet, {
         hardfork: Hardfork.Prague,
         eips: input.p256Precompile ? [7951] : [],
-        customCrypto: { ecrecover: nativeEcrecover },
+        customCrypto: { ecrecover: nativeEcrecover, kzg: lazyKzg() },
       });
       common.updateParams(paramsEVM);
       const collector = new Erc7562Collector(input.request.entryPoint);

@@ -3,7 +3,8 @@
  * this object), written for anvil's tracer engine and its pitfalls (anvil-js-tracer-notes.md):
  * every memory read is clamped (reads past memory throw there, even of length 0, and silently
  * revert the frame), stack values are read through `toString(16)` (BigInt on anvil), errors are
- * tested with `!= null`, out-of-gas comes from `exit()`, and every hook body is wrapped so a
+ * tested with `!= null`, out-of-gas comes from `exit()` (for a creation, which anvil reports
+ * without an error even when it fails, from all its gas spent), and every hook body is wrapped so a
  * tracer bug is reported instead of changing execution. It collects the same facts, per phase,
  * as the in-process collector; `parseJsTrace` turns its result into the normalised trace.
  */
@@ -40,6 +41,7 @@ const tracerSource = `{
   depth: 1,
   pending: null,
   lastCreate: null,
+  frames: [],
   errors: [],
   counted: { 0x32: "ORIGIN", 0x3a: "GASPRICE", 0x40: "BLOCKHASH", 0x41: "COINBASE", 0x42: "TIMESTAMP", 0x43: "NUMBER", 0x44: "PREVRANDAO", 0x45: "GASLIMIT", 0x48: "BASEFEE", 0x49: "BLOBHASH", 0x4a: "BLOBBASEFEE", 0xff: "SELFDESTRUCT", 0x31: "BALANCE", 0x47: "SELFBALANCE", 0xfe: "INVALID" },
   calls: { 0xf1: "CALL", 0xf2: "CALLCODE", 0xf4: "DELEGATECALL", 0xfa: "STATICCALL" },
@@ -65,7 +67,9 @@ const tracerSource = `{
   enter: function (frame) {
     try {
       this.depth++;
-      if (this.lastCreate && (frame.getType() === "CREATE" || frame.getType() === "CREATE2")) { this.lastCreate.address = toHex(frame.getTo()); this.lastCreate = null; }
+      var create = null;
+      if (this.lastCreate && (frame.getType() === "CREATE" || frame.getType() === "CREATE2")) { create = this.lastCreate; create.address = toHex(frame.getTo()); this.lastCreate = null; }
+      this.frames.push({ create: create, gas: this.num(frame.getGas()), reverted: false, halted: false });
       if (this.depth === 2 && toHex(frame.getFrom()) === this.ep) {
         var input = frame.getInput();
         this.phase = { to: toHex(frame.getTo()), selector: toHex(input.length >= 4 ? input.slice(0, 4) : input), opcodes: {}, storage: {}, transientStorage: {}, calls: [], codeAccesses: [], creates: [], outOfGas: false };
@@ -76,6 +80,13 @@ const tracerSource = `{
   exit: function (result) {
     try {
       if (this.phase && result.getError() != null && String(result.getError()).indexOf("out of gas") >= 0) this.phase.outOfGas = true;
+      var frame = this.frames.pop();
+      if (frame && frame.create && result.getError() == null) {
+        // anvil reports no error when a creation fails; a frame that spent all its gas without halting on an opcode ran out of it.
+        var spentAll = this.num(result.getGasUsed()) === frame.gas;
+        if (spentAll || frame.reverted || frame.halted) frame.create.address = null;
+        if (spentAll && !frame.halted && this.phase) this.phase.outOfGas = true;
+      }
       if (this.depth === 2) this.phase = null;
       this.depth--;
     } catch (e) { this.errors.push("exit: " + e); }
@@ -90,6 +101,9 @@ const tracerSource = `{
         if (pending.kind === "GAS" && !this.calls[op]) this.count("GAS");
         if (pending.kind === "CODE" && op === 0x15) pending.access.thenIszero = true;
       }
+      var frame = this.frames[this.frames.length - 1];
+      if (frame && op === 0xfd) frame.reverted = true;
+      if (frame && (op === 0xfe || !this.assigned[op])) frame.halted = true;
       var self = toHex(log.contract.getAddress());
       if (op === 0x54 || op === 0x55 || op === 0x5c || op === 0x5d) {
         var transient = op >= 0x5c;

@@ -21,13 +21,26 @@ export function ruleRefusal(
   requirement: StakeRequirement,
 ): RuleViolationError | StakeTooLowError {
   const stakeOf = (role: EntityRole): StakeInfo =>
-    role === "account" ? stakes.sender : role === "factory" ? stakes.factory : stakes.paymasterStake;
-  const short = violations.every((v) => v.allowedIfStaked !== undefined && stakeOf(v.allowedIfStaked.role).stake > 0n);
+    role === "account"
+      ? stakes.sender
+      : role === "factory"
+        ? stakes.factory
+        : stakes.paymasterStake;
+  const short = violations.every(
+    (v) => v.allowedIfStaked !== undefined && stakeOf(v.allowedIfStaked.role).stake > 0n,
+  );
   if (!short) return new RuleViolationError(violations);
   const { role, address } = violations[0]!.allowedIfStaked!;
   const { stake, unstakeDelaySec } = stakeOf(role);
   return new StakeTooLowError(
-    { entity: role, address, stake, unstakeDelaySec, minStake: requirement.minStake, minUnstakeDelay: requirement.minUnstakeDelay },
+    {
+      entity: role,
+      address,
+      stake,
+      unstakeDelaySec,
+      minStake: requirement.minStake,
+      minUnstakeDelay: requirement.minUnstakeDelay,
+    },
     violations,
   );
 }

@@ -91,26 +91,25 @@ describe("the validity window through the service (-32503)", () => {
         version === "0.6"
           ? { paymasterAndData: concat([paymaster(), data]) }
           : { paymaster: paymaster(), paymasterData: data };
-      const client_ = bundlerClient(account);
-      const prepared = (await client_.prepareUserOperation({
+      const wallet = bundlerClient(account);
+      const prepared = (await wallet.prepareUserOperation({
         calls: [{ to: account.address, value: 0n }],
         ...sponsorship(stub),
       } as never)) as Record<string, unknown>;
       const now = Math.floor(Date.now() / 1000);
-      const window = windowAt(now);
       const data = await verifyingPaymasterData({
         client,
         version,
         paymaster: paymaster(),
         userOperation: prepared as never,
-        ...window,
+        ...windowAt(now),
       });
       // The account signs last, over the paymaster's data: viem's client does, as the stub signature is left out.
       delete prepared.signature;
       const paymasterFields =
         version === "0.6" ? { paymasterAndData: data } : { paymasterData: data };
-      const sent = client_.sendUserOperation({ ...prepared, ...paymasterFields } as never);
-      return { now, window, sent };
+      const sent = wallet.sendUserOperation({ ...prepared, ...paymasterFields } as never);
+      return { now, sent };
     }
 
     /** What the client sees of a refusal: viem's error for it, and the JSON-RPC error's code, message and data. */
@@ -129,19 +128,14 @@ describe("the validity window through the service (-32503)", () => {
       };
     }
 
-    /** The seconds a message states, between the moment it was signed and this one. */
-    function secondsIn(
-      message: string,
-      pattern: RegExp,
-      signedAt: number,
-      sign: 1 | -1,
-      offset: number,
-    ) {
+    /** The seconds `message` states (`pattern`'s first group) lie within `[low, high]`. */
+    function expectSeconds(message: string, pattern: RegExp, [low, high]: [number, number]) {
       const seconds = Number(message.match(pattern)?.[1]);
-      const elapsed = Math.floor(Date.now() / 1000) - signedAt;
-      expect(seconds).toBeGreaterThanOrEqual(sign > 0 ? offset - elapsed : offset);
-      expect(seconds).toBeLessThanOrEqual(sign > 0 ? offset : offset + elapsed);
+      expect(seconds).toBeGreaterThanOrEqual(low);
+      expect(seconds).toBeLessThanOrEqual(high);
     }
+    /** Whole seconds since `signedAt`: how far the service's clock may have moved past the signing. */
+    const since = (signedAt: number) => Math.floor(Date.now() / 1000) - signedAt;
 
     it("refuses a paymaster window that ended an hour ago: -32503, viem's out-of-time-range error, both bounds and the paymaster in data", async () => {
       const { now, sent } = await sendSponsored((t) => ({
@@ -153,7 +147,7 @@ describe("the validity window through the service (-32503)", () => {
       expect(code).toBe(-32503);
       const pattern = new RegExp(`^paymaster validity expired at ${now - 3600}, (\\d+) s ago$`);
       expect(message).toMatch(pattern);
-      secondsIn(message, pattern, now, -1, 3600);
+      expectSeconds(message, pattern, [3600, 3600 + since(now)]);
       expect(data).toEqual({
         validUntil: `0x${(now - 3600).toString(16)}`,
         validAfter: `0x${(now - 7200).toString(16)}`,
@@ -168,7 +162,7 @@ describe("the validity window through the service (-32503)", () => {
       expect(code).toBe(-32503);
       const pattern = new RegExp(`^paymaster validity starts at ${now + 3600}, (\\d+) s from now$`);
       expect(message).toMatch(pattern);
-      secondsIn(message, pattern, now, 1, 3600);
+      expectSeconds(message, pattern, [3600 - since(now), 3600]);
       expect(data).toEqual({
         validUntil: "0xffffffffffff",
         validAfter: `0x${(now + 3600).toString(16)}`,
@@ -185,7 +179,7 @@ describe("the validity window through the service (-32503)", () => {
         `^paymaster validity ends at ${now + 20}, (\\d+) s from now: too soon to bundle \\(at least 30 s needed\\)$`,
       );
       expect(message).toMatch(pattern);
-      secondsIn(message, pattern, now, 1, 20);
+      expectSeconds(message, pattern, [20 - since(now), 20]);
       expect(data).toEqual({
         validUntil: `0x${(now + 20).toString(16)}`,
         validAfter: "0x0",

@@ -1,3 +1,4 @@
+import type { MempoolStore, ReputationStore } from "@bundlekit/core";
 import { createMemoryMempoolStore, createMemoryReputationStore } from "@bundlekit/core/testing";
 import {
   createPostgresMempoolStore,
@@ -21,16 +22,29 @@ export const memoryStores: Layer.Layer<MempoolStoreService | ReputationStoreServ
   Layer.sync(ReputationStoreService, () => createMemoryReputationStore()),
 );
 
+/**
+ * Both stores on one database, opened one after the other: the mempool store first, then the
+ * reputation store, each migrating the schema when it opens. Two stores migrating a new SQLite
+ * file at once both create the tables, and the second fails.
+ */
+const storesInOrder = (
+  openMempool: () => Promise<MempoolStore>,
+  openReputation: () => Promise<ReputationStore>,
+): Layer.Layer<MempoolStoreService | ReputationStoreService> =>
+  Layer.effect(ReputationStoreService, scopedStore(openReputation)).pipe(
+    Layer.provideMerge(Layer.effect(MempoolStoreService, scopedStore(openMempool))),
+  );
+
 /** Mempool and reputation in one SQLite file (`:memory:` keeps nothing), opened and closed with the scope. */
 export const sqliteStores = (filename: string): Layer.Layer<MempoolStoreService | ReputationStoreService> =>
-  Layer.merge(
-    Layer.effect(MempoolStoreService, scopedStore(() => createSqliteMempoolStore({ filename }))),
-    Layer.effect(ReputationStoreService, scopedStore(() => createSqliteReputationStore({ filename }))),
+  storesInOrder(
+    () => createSqliteMempoolStore({ filename }),
+    () => createSqliteReputationStore({ filename }),
   );
 
 /** Mempool and reputation in PostgreSQL (shared by every engine on the database), opened and closed with the scope. */
 export const postgresStores = (connectionString: string): Layer.Layer<MempoolStoreService | ReputationStoreService> =>
-  Layer.merge(
-    Layer.effect(MempoolStoreService, scopedStore(() => createPostgresMempoolStore({ connectionString }))),
-    Layer.effect(ReputationStoreService, scopedStore(() => createPostgresReputationStore({ connectionString }))),
+  storesInOrder(
+    () => createPostgresMempoolStore({ connectionString }),
+    () => createPostgresReputationStore({ connectionString }),
   );

@@ -98,7 +98,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     paymaster: isStaked(validation.paymasterStake, config),
   };
   await context.reputation.checkUnstakedAllowance(entryPoint.address, op, staked);
-  if (validation.trace) refuseUnstakedContext(op, validation.paymasterContext, staked.paymaster);
+  if (validation.trace) refuseUnstakedContext(op, validation, config);
   const stakedRoles = (["account", "factory", "paymaster"] as const).filter((role) => staked[role]);
   await refuseUnfundedPaymaster(context, entryPoint.address, op);
   const entry = {

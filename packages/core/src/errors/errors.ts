@@ -214,11 +214,58 @@ export class RuleViolationError extends BundlerError {
     super(RpcErrorCode.opcodeOrStorageRule, `${first!.entity} ${first!.address} ${first!.subject} (${first!.rule})${more}`, {
       rule: first!.rule,
       [first!.entity]: first!.address,
-      violations: violations.map((v) => ({ ...v })),
+      violations: violations.map(violationData),
     });
     this.violations = violations;
   }
 }
+
+function violationData({ rule, entity, address, subject }: RuleViolationDetail): RuleViolationDetail {
+  return { rule, entity, address, subject };
+}
+
+/** An entity's stake as the EntryPoint reports it, and the least the bundler counts as staked. */
+export interface StakeShortfall {
+  entity: string;
+  address: Address;
+  stake: bigint;
+  unstakeDelaySec: bigint;
+  minStake: bigint;
+  minUnstakeDelay: number;
+}
+
+/**
+ * The operation broke ERC-7562 rules that a staked entity may break, and the entity has a stake
+ * below `minStake` or an unstake delay below `minUnstakeDelay` (-32505). The message names the
+ * entity, what is below the minimum and the first violation; `data` carries the entity's address
+ * under its role, its `stake` and `unstakeDelaySec`, ERC-7769's `minimumStake` and
+ * `minimumUnstakeDelay`, and every violation.
+ */
+export class StakeTooLowError extends BundlerError {
+  override name = "StakeTooLowError";
+  readonly violations: readonly RuleViolationDetail[];
+  constructor(shortfall: StakeShortfall, violations: readonly RuleViolationDetail[]) {
+    const { entity, address, stake, unstakeDelaySec, minStake, minUnstakeDelay } = shortfall;
+    const short = [
+      ...(stake < minStake ? [`stake ${stake} wei is below the minimum ${minStake} wei`] : []),
+      ...(unstakeDelaySec < BigInt(minUnstakeDelay) ? [`unstake delay ${unstakeDelaySec} s is below the minimum ${minUnstakeDelay} s`] : []),
+    ];
+    const [first] = violations;
+    const more = violations.length > 1 ? `; and ${violations.length - 1} more` : "";
+    super(RpcErrorCode.stakeTooLow, `${entity} ${address} ${short.join(" and ")}: ${first!.entity} ${first!.address} ${first!.subject} (${first!.rule})${more}`, {
+      [entity]: address,
+      stake: toHexQuantity(stake),
+      unstakeDelaySec: toHexQuantity(unstakeDelaySec),
+      minimumStake: toHexQuantity(minStake),
+      minimumUnstakeDelay: toHexQuantity(BigInt(minUnstakeDelay)),
+      rule: first!.rule,
+      violations: violations.map(violationData),
+    });
+    this.violations = violations;
+  }
+}
+
+const toHexQuantity = (value: bigint) => `0x${value.toString(16)}`;
 
 /**
  * The validation read state the node's prestate did not include, so its trace cannot be trusted

@@ -1,7 +1,8 @@
-import { type Address, concat, decodeErrorResult, decodeFunctionResult, encodeFunctionData, type Hex, zeroAddress } from "viem";
+import { type Address, concat, decodeErrorResult, decodeFunctionResult, encodeFunctionData, getAddress, type Hex, parseAbi, slice, zeroAddress } from "viem";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { EntryPointRejectionError, InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
+import { getUserOperationHash } from "../userop/hash.ts";
 import { toEntryPointStruct } from "../userop/pack.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { isUserOperationV06 } from "../userop/types.ts";
@@ -60,7 +61,19 @@ export async function simulateValidation(
   options: SimulateOptions = {},
 ): Promise<ValidationResult> {
   const result = await ethCall(client, validationCall(entryPoint, op, options.stateOverride));
-  return attributeSignatureFailureV06(client, entryPoint, op, decodeValidationResult(entryPoint, op, result), options.stateOverride);
+  return attributeV06(client, entryPoint, op, decodeValidationResult(entryPoint, op, result), options.stateOverride);
+}
+
+/** v0.6 reports the account's and the paymaster's signature check and window as one: tell whose is whose. */
+export async function attributeV06(
+  client: ChainClient,
+  entryPoint: EntryPoint,
+  op: UserOperation,
+  result: ValidationResult,
+  stateOverride?: StateOverride,
+): Promise<ValidationResult> {
+  const signed = await attributeSignatureFailureV06(client, entryPoint, op, result, stateOverride);
+  return attributeTimeRangeV06(client, entryPoint, op, signed, stateOverride);
 }
 
 /** The `simulateValidation` call of `op`, as `eth_call` or a tracer runs it. */
@@ -126,6 +139,45 @@ export async function attributeSignatureFailureV06(
   const failure = outcome.reverted ? decodeEntryPointRevert(entryPoint.abi, outcome.data) : undefined;
   if (!failure?.reason.startsWith("AA34")) return { ...result, paymaster: { ...result.paymaster, signatureFailed: false, aggregator: zeroAddress } };
   return { ...result, account: { ...result.account, signatureFailed: false, aggregator: zeroAddress }, paymaster: { ...result.paymaster, signatureFailed: true } };
+}
+
+const validatePaymasterUserOpV06 = parseAbi([
+  "struct UserOperation { address sender; uint256 nonce; bytes initCode; bytes callData; uint256 callGasLimit; uint256 verificationGasLimit; uint256 preVerificationGas; uint256 maxFeePerGas; uint256 maxPriorityFeePerGas; bytes paymasterAndData; bytes signature; }",
+  "function validatePaymasterUserOp(UserOperation userOp, bytes32 userOpHash, uint256 maxCost) returns (bytes context, uint256 validationData)",
+]);
+const maxUint48 = (1n << 48n) - 1n;
+
+/**
+ * v0.6's `simulateValidation` reports one validity window: the account's and the paymaster's
+ * intersected. When an operation with a paymaster has a bounded one, the paymaster's own
+ * `validatePaymasterUserOp`, called as the EntryPoint calls it, tells the paymaster's window; the
+ * account keeps only the bounds the paymaster's does not explain. So a window that refuses the
+ * operation names the entity that set it, as on v0.7+. If the paymaster's call reverts, the
+ * intersection stays the account's.
+ */
+export async function attributeTimeRangeV06(
+  client: ChainClient,
+  entryPoint: EntryPoint,
+  op: UserOperation,
+  result: ValidationResult,
+  stateOverride?: StateOverride,
+): Promise<ValidationResult> {
+  if (!isUserOperationV06(op) || !result.paymaster) return result;
+  const window = result.account;
+  if (window.validAfter === 0n && window.validUntil === maxUint48) return result;
+  const chainId = client.chain?.id ?? (await client.getChainId());
+  const args = [toEntryPointStruct(op), getUserOperationHash(op, entryPoint, chainId), result.prefund] as const;
+  const data = encodeFunctionData({ abi: validatePaymasterUserOpV06, functionName: "validatePaymasterUserOp", args: args as never });
+  const outcome = await ethCall(client, { from: entryPoint.address, to: getAddress(slice(op.paymasterAndData, 0, 20)), data, gas: op.verificationGasLimit, stateOverride });
+  if (outcome.reverted) return result;
+  const [, validationData] = decodeFunctionResult({ abi: validatePaymasterUserOpV06, functionName: "validatePaymasterUserOp", data: outcome.data });
+  const own = parseValidationData(validationData);
+  const account = {
+    ...window,
+    validAfter: window.validAfter > own.validAfter ? window.validAfter : 0n,
+    validUntil: window.validUntil < own.validUntil ? window.validUntil : maxUint48,
+  };
+  return { ...result, account, paymaster: { ...result.paymaster, validAfter: own.validAfter, validUntil: own.validUntil } };
 }
 
 /** Run `simulateHandleOp`: validation and execution of one operation, reporting what it paid. */

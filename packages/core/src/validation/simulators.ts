@@ -2,7 +2,7 @@ import type { Address } from "viem";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Simulator } from "../ports/simulator.ts";
 import type { ValidationTracer } from "../ports/validation-tracer.ts";
-import { attributeSignatureFailureV06, decodeValidationResult, simulateValidation, validationCall } from "./simulate.ts";
+import { attributeV06, decodeValidationResult, simulateValidation, validationCall } from "./simulate.ts";
 
 /** The caller of traced simulations, as `eth_call` without `from`. */
 const simulationCaller: Address = "0x0000000000000000000000000000000000000000";
@@ -33,7 +33,7 @@ export function createTracingSimulator(tracer: ValidationTracer, client: ChainCl
         stateOverride: call.stateOverride,
         entryPoint: entryPoint.address,
       });
-      const validation = await attributeSignatureFailureV06(client, entryPoint, op, decodeValidationResult(entryPoint, op, result), options.stateOverride);
+      const validation = await attributeV06(client, entryPoint, op, decodeValidationResult(entryPoint, op, result), options.stateOverride);
       return { validation, trace };
     },
     close: async () => {

@@ -1,5 +1,6 @@
+import { getAddress } from "viem";
 import type { EntryPoint } from "../entrypoint/registry.ts";
-import { BundlerError, EntryPointRejectionError, InvalidParamsError, RpcErrorCode, RuleViolationError } from "../errors/errors.ts";
+import { BundlerError, EntryPointRejectionError, InvalidParamsError, RpcErrorCode } from "../errors/errors.ts";
 import { calculatePreVerificationGas, type PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
 import type { Simulator } from "../ports/simulator.ts";
 import { isStaked, type StakeRequirement } from "../reputation/stake.ts";
@@ -8,10 +9,12 @@ import { factoryOf, paymasterOf, type UserOperation } from "../userop/types.ts";
 import { senderCreatorOf } from "./deployment-override.ts";
 import { checkValidationRules } from "./rules/check-validation-rules.ts";
 import type { RuleViolation } from "./rules/rule-violation.ts";
+import { ruleRefusal } from "./rules/stake-refusal.ts";
 import { checkPaymasterContextSize } from "./size-limits.ts";
 import type { StateOverride } from "./state-override.ts";
 import type { ValidationResult } from "./simulate.ts";
 import type { ValidationTrace } from "./trace/validation-trace.ts";
+import type { ValidationData } from "./validation-data.ts";
 
 /** What the ERC-7562 rules are checked with. */
 export interface ValidationRulesConfig extends StakeRequirement {
@@ -59,7 +62,7 @@ export async function validateUserOperation(
   ]);
   if (trace) {
     const violations = ruleViolations(context.rules, entryPoint, op, result, trace);
-    if (violations.length > 0) throw new RuleViolationError(violations);
+    if (violations.length > 0) throw ruleRefusal(violations, result, context.rules);
   }
   checkPaymasterContextSize(op, result.paymasterContext, context.rules.maxPaymasterContextSize);
   const minValidity = context.minValiditySeconds ?? 30n;
@@ -73,16 +76,7 @@ export async function validateUserOperation(
         aggregator: data.aggregator,
       });
     }
-    if (data.validUntil < context.nowSeconds + minValidity) {
-      throw new BundlerError(RpcErrorCode.outOfTimeRange, `${entity} validity expires at ${data.validUntil}, too soon to bundle`, {
-        validUntil: `0x${data.validUntil.toString(16)}`,
-      });
-    }
-    if (data.validAfter > context.nowSeconds) {
-      throw new BundlerError(RpcErrorCode.outOfTimeRange, `${entity} is not valid before ${data.validAfter}`, {
-        validAfter: `0x${data.validAfter.toString(16)}`,
-      });
-    }
+    checkValidityWindow(entity, data, op, context.nowSeconds, minValidity);
   }
   const verificationGasUsed = result.preOpGas - op.preVerificationGas;
   const required = calculatePreVerificationGas(op, verificationGasUsed > 0n ? verificationGasUsed : 0n, entryPoint.version, context.preVerificationGas) + l1Gas;
@@ -94,6 +88,27 @@ export async function validateUserOperation(
     );
   }
   return { ...result, trace };
+}
+
+/**
+ * -32503 when the account's or the paymaster's validity window does not hold the operation long
+ * enough to be bundled: expired (`validUntil` before now), not yet valid (`validAfter` after now),
+ * or ending less than `minValidity` seconds from now. As ERC-7769 asks, `data` carries both bounds
+ * and, for the paymaster's window, the paymaster.
+ */
+function checkValidityWindow(entity: "account" | "paymaster", window: ValidationData, op: UserOperation, now: bigint, minValidity: bigint) {
+  const { validUntil, validAfter } = window;
+  const refuse = (message: string) =>
+    new BundlerError(RpcErrorCode.outOfTimeRange, `${entity} ${message}`, {
+      validUntil: `0x${validUntil.toString(16)}`,
+      validAfter: `0x${validAfter.toString(16)}`,
+      ...(entity === "paymaster" ? { paymaster: getAddress(paymasterOf(op)!) } : {}),
+    });
+  if (validUntil < now) throw refuse(`validity expired at ${validUntil}, ${now - validUntil} s ago`);
+  if (validAfter > now) throw refuse(`validity starts at ${validAfter}, ${validAfter - now} s from now`);
+  if (validUntil < now + minValidity) {
+    throw refuse(`validity ends at ${validUntil}, ${validUntil - now} s from now: too soon to bundle (at least ${minValidity} s needed)`);
+  }
 }
 
 /** ERC-7769: a rejection by the paymaster (-32501) carries its address in `data`. */

@@ -83,7 +83,16 @@ export function checkValidationRules(parameters: CheckValidationRulesParameters)
       paymaster,
       associated,
       p256: parameters.p256Precompile ?? false,
-      violate: (rule, subject) => violations.push({ rule, entity: role, address: getAddress(address), subject }),
+      violate: (rule, subject, allowedIfStaked) => {
+        const staker = allowedIfStaked === "factory" ? { role: "factory" as const, address: factory! } : { role, address };
+        violations.push({
+          rule,
+          entity: role,
+          address: getAddress(address),
+          subject,
+          ...(allowedIfStaked ? { allowedIfStaked: { role: staker.role, address: getAddress(staker.address) } } : {}),
+        });
+      },
     };
     checkOpcodes(phase, context);
     checkCreates(phase, context);
@@ -105,7 +114,8 @@ interface PhaseContext {
   paymaster: Address | undefined;
   associated: AssociatedSlots;
   p256: boolean;
-  violate(rule: string, subject: string): void;
+  /** Record a violation; `allowedIfStaked` names the entity (this one or the factory) whose stake would allow it. */
+  violate(rule: string, subject: string, allowedIfStaked?: "self" | "factory"): void;
 }
 
 function phaseRole(
@@ -125,7 +135,7 @@ function checkOpcodes(phase: PhaseTrace, c: PhaseContext) {
     if (bannedOpcodes.has(name)) c.violate("OP-011", `uses banned opcode ${name}`);
     else if (name === "GAS") c.violate("OP-012", "uses GAS other than right before a call");
     else if (name.startsWith("0x")) c.violate("OP-013", `uses unassigned opcode ${name}`);
-    else if ((name === "BALANCE" || name === "SELFBALANCE") && !c.staked) c.violate("OP-080", `uses ${name}, allowed only to a staked entity`);
+    else if ((name === "BALANCE" || name === "SELFBALANCE") && !c.staked) c.violate("OP-080", `uses ${name}, allowed only to a staked entity`, "self");
   }
   if (phase.outOfGas) c.violate("OP-020", "runs out of gas in validation");
 }
@@ -145,11 +155,12 @@ function checkCreates(phase: PhaseTrace, c: PhaseContext) {
       continue;
     }
     const byEntity = from === c.sender || from === c.factory;
-    if (c.role !== "paymaster" && c.factoryStaked && (byEntity || (c.role === "factory" && create.opcode === "CREATE"))) continue;
+    const allowedIfFactoryStaked = c.role !== "paymaster" && c.factory !== undefined && (byEntity || (c.role === "factory" && create.opcode === "CREATE"));
+    if (allowedIfFactoryStaked && c.factoryStaked) continue;
     if (c.role === "account" && create.opcode === "CREATE" && c.factory && from === c.sender) continue;
     // CREATE is among OP-011's banned opcodes but for OP-032's and EREP-060/061's exceptions.
     const rule = create.opcode === "CREATE2" ? "OP-031" : "OP-011";
-    c.violate(rule, `uses banned opcode ${create.opcode}${from !== c.address ? ` (from ${from})` : ""}`);
+    c.violate(rule, `uses banned opcode ${create.opcode}${from !== c.address ? ` (from ${from})` : ""}`, allowedIfFactoryStaked ? "factory" : undefined);
   }
 }
 
@@ -204,13 +215,13 @@ function checkStorage(accesses: StorageAccesses, kind: string, c: PhaseContext) 
       const verb = access.write ? "writes" : "reads";
       if (c.associated(slot, c.sender)) {
         if (!c.factory || c.factoryStaked || c.staked) continue; // STO-021, STO-022
-        c.violate("STO-022", `${verb} ${kind} ${slot} of ${addr}, associated with an account not yet deployed, and the factory is unstaked`);
+        c.violate("STO-022", `${verb} ${kind} ${slot} of ${addr}, associated with an account not yet deployed, and the factory is unstaked`, "factory");
       } else if (addr === c.address) {
-        if (!c.staked) c.violate("STO-031", `${verb} its own ${kind} ${slot}, allowed only when staked`);
+        if (!c.staked) c.violate("STO-031", `${verb} its own ${kind} ${slot}, allowed only when staked`, "self");
       } else if (c.associated(slot, c.address)) {
-        if (!c.staked) c.violate("STO-032", `${verb} ${kind} ${slot} of ${addr}, associated with it, allowed only when staked`);
+        if (!c.staked) c.violate("STO-032", `${verb} ${kind} ${slot} of ${addr}, associated with it, allowed only when staked`, "self");
       } else if (!access.write) {
-        if (!c.staked) c.violate("STO-033", `reads ${kind} ${slot} of ${addr}, not associated with it or the account, allowed only when staked`);
+        if (!c.staked) c.violate("STO-033", `reads ${kind} ${slot} of ${addr}, not associated with it or the account, allowed only when staked`, "self");
       } else {
         c.violate("STO-033", `writes ${kind} ${slot} of ${addr}, not associated with it or the account`);
       }

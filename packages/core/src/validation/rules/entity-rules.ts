@@ -2,13 +2,22 @@ import { type Address, getAddress, isAddressEqual, size } from "viem";
 import { RuleViolationError } from "../../errors/errors.ts";
 import type { MempoolStore } from "../../ports/mempool-store.ts";
 import { entitiesOf } from "../../reputation/entities.ts";
+import { isStaked, type StakeRequirement } from "../../reputation/stake.ts";
 import { paymasterOf, type UserOperation } from "../../userop/types.ts";
+import type { ValidationResult } from "../simulate.ts";
+import { ruleRefusal } from "./stake-refusal.ts";
 
-/** EREP-050 (-32502): only a staked paymaster may return a context (for its `postOp`). */
-export function refuseUnstakedContext(op: UserOperation, context: `0x${string}`, paymasterStaked: boolean) {
+/**
+ * EREP-050: only a staked paymaster may return a context (for its `postOp`). -32502, or -32505
+ * when the paymaster has a stake below the minimum (`ruleRefusal`).
+ */
+export function refuseUnstakedContext(op: UserOperation, validation: ValidationResult, requirement: StakeRequirement) {
   const paymaster = paymasterOf(op);
-  if (!paymaster || paymasterStaked || context === "0x") return;
-  throw new RuleViolationError([{ rule: "EREP-050", entity: "paymaster", address: getAddress(paymaster), subject: `returns a context of ${size(context)} bytes but is not staked` }]);
+  const context = validation.paymasterContext;
+  if (!paymaster || context === "0x" || isStaked(validation.paymasterStake, requirement)) return;
+  const entity = { role: "paymaster" as const, address: getAddress(paymaster) };
+  const subject = `returns a context of ${size(context)} bytes but is not staked`;
+  throw ruleRefusal([{ rule: "EREP-050", entity: entity.role, address: entity.address, subject, allowedIfStaked: entity }], validation, requirement);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Address } from "viem";
 import { RuleViolationError } from "../../errors/errors.ts";
-import type { EntityRole } from "../../reputation/entities.ts";
+import type { Entity, EntityRole } from "../../reputation/entities.ts";
 
 /** An ERC-7562 rule an entity broke during validation. */
 export interface RuleViolation {
@@ -11,6 +11,8 @@ export interface RuleViolation {
   address: Address;
   /** What it did, naming the subject, e.g. "uses banned opcode TIMESTAMP". */
   subject: string;
+  /** The entity whose stake (SREP-010) would allow it, e.g. the factory for STO-022; absent when no stake would. */
+  allowedIfStaked?: Entity | undefined;
 }
 
 /** "factory 0x… uses banned opcode TIMESTAMP (OP-011)". */

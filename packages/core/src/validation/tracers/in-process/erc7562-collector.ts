@@ -91,7 +91,6 @@ export class Erc7562Collector {
       KECCAK256,
       CREATE,
       CREATE2,
-      INVALID,
     ];
     return wrapped.flatMap((code) => {
       const info = opcodes.get(code);
@@ -135,7 +134,12 @@ export class Erc7562Collector {
   }
 
   private exit(result: EVMResult) {
-    if (this.phase && result.execResult.exceptionError?.error === "out of gas") this.phase.outOfGas = true;
+    const { exceptionError, runState } = result.execResult;
+    if (this.phase && exceptionError?.error === "out of gas") this.phase.outOfGas = true;
+    // The EVM stops at INVALID and unassigned opcodes before any handler runs: count them as the frame ends.
+    if (exceptionError?.error === "invalid opcode" && runState) {
+      this.count(runState, runState.opCode === INVALID ? "INVALID" : `0x${runState.opCode.toString(16).padStart(2, "0")}`);
+    }
     if (this.depth === 1) this.phase = undefined;
     this.depth--;
   }
@@ -151,13 +155,6 @@ export class Erc7562Collector {
       const afterGas = code === 0x5a;
       return function counted(runState, common) {
         collector.count(runState, afterGas ? gasName(runState) : name);
-        return handler(runState, common);
-      };
-    }
-    if (code === INVALID) {
-      return function invalid(runState, common) {
-        const op = runState.opCode;
-        collector.count(runState, op === INVALID ? "INVALID" : `0x${op.toString(16).padStart(2, "0")}`);
         return handler(runState, common);
       };
     }

@@ -5,7 +5,7 @@
  * test notices "survives". See docs/testing.md ("Mutation testing").
  */
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Stryker } from "@stryker-mutator/core";
@@ -23,8 +23,14 @@ export const modules: Record<string, readonly string[]> = {
     "packages/core/src/validation/rules/associated-slots.ts",
   ],
   collector: ["packages/core/src/validation/tracers/in-process/erc7562-collector.ts"],
-  reputation: ["packages/core/src/reputation/reputation.ts", "packages/core/src/reputation/reputation-status.ts"],
-  admission: ["packages/core/src/engine/admission.ts", "packages/core/src/mempool/erc7562-admission.ts"],
+  reputation: [
+    "packages/core/src/reputation/reputation.ts",
+    "packages/core/src/reputation/reputation-status.ts",
+  ],
+  admission: [
+    "packages/core/src/engine/admission.ts",
+    "packages/core/src/mempool/erc7562-admission.ts",
+  ],
 };
 
 const usage = `usage: pnpm mutation [--module name]… [--concurrency N]
@@ -64,7 +70,8 @@ export function scoresOf(results: readonly MutantResult[], chosen: readonly stri
   return chosen.flatMap((module) =>
     modules[module]!.map((file) => {
       const mine = results.filter((r) => r.fileName.endsWith(file));
-      const count = (...statuses: MutantResult["status"][]) => mine.filter((r) => statuses.includes(r.status)).length;
+      const count = (...statuses: MutantResult["status"][]) =>
+        mine.filter((r) => statuses.includes(r.status)).length;
       const killed = count("Killed");
       const timeout = count("Timeout");
       const survived = count("Survived");
@@ -90,13 +97,46 @@ export function scoreTable(scores: readonly FileScore[]): string {
   const sum = (key: "mutants" | "killed" | "survived" | "noCoverage" | "timeout" | "errors") =>
     scores.reduce((total, s) => total + s[key], 0);
   const valid = sum("killed") + sum("timeout") + sum("survived") + sum("noCoverage");
-  const total = valid === 0 ? 100 : Math.round(((sum("killed") + sum("timeout")) / valid) * 1000) / 10;
+  const total =
+    valid === 0 ? 100 : Math.round(((sum("killed") + sum("timeout")) / valid) * 1000) / 10;
   const row = (cells: (string | number)[]) => `| ${cells.join(" | ")} |`;
   return [
-    row(["module", "file", "mutants", "killed", "survived", "no coverage", "timeout", "errors", "score %"]),
+    row([
+      "module",
+      "file",
+      "mutants",
+      "killed",
+      "survived",
+      "no coverage",
+      "timeout",
+      "errors",
+      "score %",
+    ]),
     row(Array(9).fill("---")),
-    ...scores.map((s) => row([s.module, s.file, s.mutants, s.killed, s.survived, s.noCoverage, s.timeout, s.errors, s.score.toFixed(1)])),
-    row(["**all**", "", sum("mutants"), sum("killed"), sum("survived"), sum("noCoverage"), sum("timeout"), sum("errors"), `**${total.toFixed(1)}**`]),
+    ...scores.map((s) =>
+      row([
+        s.module,
+        s.file,
+        s.mutants,
+        s.killed,
+        s.survived,
+        s.noCoverage,
+        s.timeout,
+        s.errors,
+        s.score.toFixed(1),
+      ]),
+    ),
+    row([
+      "**all**",
+      "",
+      sum("mutants"),
+      sum("killed"),
+      sum("survived"),
+      sum("noCoverage"),
+      sum("timeout"),
+      sum("errors"),
+      `**${total.toFixed(1)}**`,
+    ]),
   ].join("\n");
 }
 
@@ -111,7 +151,9 @@ function parseOptions(argv: string[]) {
   });
   exitWithUsageOnHelp(values.help, usage);
   const chosen = values.module ?? Object.keys(modules);
-  for (const m of chosen) if (!modules[m]) throw new UsageError(`--module: unknown module "${m}" (${Object.keys(modules).join(", ")})`);
+  for (const m of chosen)
+    if (!modules[m])
+      throw new UsageError(`--module: unknown module "${m}" (${Object.keys(modules).join(", ")})`);
   return { modules: chosen, concurrency: integerFlag("concurrency", values.concurrency, 1) };
 }
 
@@ -123,7 +165,10 @@ async function main() {
   // Stryker mutates the files in place (below) and restores them when it ends, even on Ctrl-C;
   // only a killed run leaves its backup behind.
   if (existsSync(tempDirName) && readdirSync(tempDirName).some((d) => d.startsWith("backup-"))) {
-    throw new Error(`${tempDirName}/backup-* is left from an interrupted run: it holds the original sources. Restore them from there (or git), then remove ${tempDirName}.`);
+    throw new Error(
+      `${tempDirName}/backup-* is left from an interrupted run: it holds the original sources. ` +
+        `Restore them from there (or git), then remove ${tempDirName}.`,
+    );
   }
   const before = new Map(files.map((f) => [f, digest(f)]));
   const machine = machineFacts();
@@ -148,8 +193,11 @@ async function main() {
     thresholds: { high: 80, low: 60, break: null },
   }).runMutationTest();
   const wallSeconds = Math.round((Date.now() - started) / 1000);
+  // The vitest runner's set-up files, one per test runner, which it leaves behind.
+  for (const file of readdirSync(".")) if (/^stryker-setup-\d+\.js$/.test(file)) rmSync(file);
   for (const [file, hash] of before) {
-    if (digest(file) !== hash) throw new Error(`${file} differs from before the run: restore it from git`);
+    if (digest(file) !== hash)
+      throw new Error(`${file} differs from before the run: restore it from git`);
   }
 
   const scores = scoresOf(results, options.modules);
@@ -159,15 +207,21 @@ async function main() {
 
   const date = new Date().toISOString();
   const commit = gitCommit();
-  writeFileSync(resultsJson, `${JSON.stringify({ date, command, commit, machine, wallSeconds, concurrency: options.concurrency, scores }, null, 2)}\n`);
+  const { concurrency } = options;
+  const report = { date, command, commit, machine, wallSeconds, concurrency, scores };
+  writeFileSync(resultsJson, `${JSON.stringify(report, null, 2)}\n`);
+  const load = machine.loadAverageAtStart.join(" ");
   const latest = [
     latestStart,
-    `\`${command}\` at ${commit}, ${date}: ${wallSeconds} s wall time with ${options.concurrency} test runners, on ${machine.cores} cores (${machine.cpuModel}), load average ${machine.loadAverageAtStart.join(" ")} at the start.`,
+    `\`${command}\` at ${commit}, ${date}: ${wallSeconds} s wall time with ${concurrency} test runners, ` +
+      `on ${machine.cores} cores (${machine.cpuModel}), load average ${load} at the start.`,
     "",
     table,
     latestEnd,
   ].join("\n");
-  const existing = existsSync(resultsMarkdown) ? readFileSync(resultsMarkdown, "utf8") : `# Mutation testing\n\n${latestStart}\n${latestEnd}\n`;
+  const existing = existsSync(resultsMarkdown)
+    ? readFileSync(resultsMarkdown, "utf8")
+    : `# Mutation testing\n\n${latestStart}\n${latestEnd}\n`;
   const [head, rest] = existing.split(latestStart);
   const tail = rest?.split(latestEnd)[1] ?? "\n";
   writeFileSync(resultsMarkdown, `${head}${latest}${tail}`);

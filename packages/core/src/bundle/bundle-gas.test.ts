@@ -47,14 +47,24 @@ describe("gas an operation can take in handleOps (bundleGasOf)", () => {
   });
 
   it("v0.7 with a paymaster: adds its verification and post-op limits", () => {
-    const sponsored = { ...v07, paymaster, paymasterVerificationGasLimit: 30_000n, paymasterPostOpGasLimit: 20_000n, paymasterData: "0x" as const };
+    const sponsored = {
+      ...v07,
+      paymaster,
+      paymasterVerificationGasLimit: 30_000n,
+      paymasterPostOpGasLimit: 20_000n,
+      paymasterData: "0x" as const,
+    };
     // (50,000 + 100,000 + 30,000 + 20,000 + 200,000 + 10,000) × 64 / 63 = 416,507.9…
     expect(bundleGasOf(sponsored)).toBe(416_507n);
   });
 
   it("v0.7 with only a paymaster post-op limit given counts it alone", () => {
-    expect(bundleGasOf({ ...v07, paymaster, paymasterPostOpGasLimit: 20_000n })).toBe(((360_000n + 20_000n) * 64n) / 63n);
-    expect(bundleGasOf({ ...v07, paymaster, paymasterVerificationGasLimit: 30_000n })).toBe(((360_000n + 30_000n) * 64n) / 63n);
+    expect(bundleGasOf({ ...v07, paymaster, paymasterPostOpGasLimit: 20_000n })).toBe(
+      ((360_000n + 20_000n) * 64n) / 63n,
+    );
+    expect(bundleGasOf({ ...v07, paymaster, paymasterVerificationGasLimit: 30_000n })).toBe(
+      ((360_000n + 30_000n) * 64n) / 63n,
+    );
   });
 });
 

@@ -1,7 +1,10 @@
 import type { Hex } from "viem";
 import { describe, expect, it } from "vitest";
 import type { UserOperation, UserOperationV06, UserOperationV07 } from "../userop/types.ts";
-import { calculatePreVerificationGas, defaultPreVerificationGasConfig } from "./pre-verification-gas.ts";
+import {
+  calculatePreVerificationGas,
+  defaultPreVerificationGasConfig,
+} from "./pre-verification-gas.ts";
 
 /**
  * Each term of preVerificationGas, seen as the difference it makes between two operations that
@@ -31,10 +34,17 @@ const sponsoredBy = (op: UserOperationV07, postOp: bigint): UserOperationV07 => 
   paymasterPostOpGasLimit: postOp,
   paymasterData: "0x",
 });
-const pvg = (op: UserOperation, verificationGasUsed = 0n, config = defaultPreVerificationGasConfig) => calculatePreVerificationGas(op, verificationGasUsed, config);
+const pvg = (
+  op: UserOperation,
+  verificationGasUsed = 0n,
+  config = defaultPreVerificationGasConfig,
+) => calculatePreVerificationGas(op, verificationGasUsed, config);
 /** pvg(b) − pvg(a). */
 const difference = (a: UserOperation, b: UserOperation) => pvg(b) - pvg(a);
-const withWord = <T extends UserOperation>(op: T): T => ({ ...op, callData: `${op.callData}${"cd".repeat(32)}` as Hex });
+const withWord = <T extends UserOperation>(op: T): T => ({
+  ...op,
+  callData: `${op.callData}${"cd".repeat(32)}` as Hex,
+});
 const zeroSignature = `0x${"00".repeat(65)}` as Hex;
 
 describe("preVerificationGas below the EIP-7623 floor", () => {
@@ -60,13 +70,22 @@ describe("preVerificationGas below the EIP-7623 floor", () => {
   });
 
   it("adds 25,000 for an EIP-7702 authorization", () => {
-    const authorization = { address: small.sender, chainId: 1, nonce: 0, r: "0x01", s: "0x01", yParity: 0 } as const;
+    const authorization = {
+      address: small.sender,
+      chainId: 1,
+      nonce: 0,
+      r: "0x01",
+      s: "0x01",
+      yParity: 0,
+    } as const;
     expect(difference(small, { ...small, authorization })).toBe(25_000n);
   });
 
   it("charges executeUserOp calls 1,610 and 8.2 per word of the whole operation instead of 9.5 per callData word", () => {
     // 19 words encoded: 1,610 + 8.2 × 19 − 9.5 × 2 = 1,746.8, rounded.
-    expect(difference(small, { ...small, callData: `0x8dd7712f${callData.slice(10)}` })).toBe(1_747n);
+    expect(difference(small, { ...small, callData: `0x8dd7712f${callData.slice(10)}` })).toBe(
+      1_747n,
+    );
   });
 });
 

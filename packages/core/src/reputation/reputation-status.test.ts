@@ -3,7 +3,8 @@ import { reputationStatus } from "./reputation-status.ts";
 
 /** ERC-7562's defaults. */
 const parameters = { minInclusionDenominator: 10, throttlingSlack: 10, banSlack: 50 };
-const statusOf = (opsSeen: number, opsIncluded: number) => reputationStatus({ opsSeen, opsIncluded }, parameters);
+const statusOf = (opsSeen: number, opsIncluded: number) =>
+  reputationStatus({ opsSeen, opsIncluded }, parameters);
 
 describe("an entity's standing (reputationStatus, ERC-7562)", () => {
   it("is ok for a new entity", () => {

@@ -1,11 +1,20 @@
-import { type Address, encodeAbiParameters, getAddress, type Hex, keccak256, pad, toHex } from "viem";
+import {
+  type Address,
+  encodeAbiParameters,
+  getAddress,
+  type Hex,
+  keccak256,
+  pad,
+  toHex,
+} from "viem";
 import { describe, expect, it } from "vitest";
 import { associatedSlots } from "./associated-slots.ts";
 
 const account: Address = "0x1111111111111111111111111111111111111111";
 const other: Address = "0x5555555555555555555555555555555555555555";
 /** What `mapping(address => …)` at slot 3 hashes for `key`: the key and the slot, 64 bytes. */
-const mappingInput = (key: Address) => encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [key, 3n]);
+const mappingInput = (key: Address) =>
+  encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [key, 3n]);
 const plus = (slot: Hex, n: bigint) => toHex(BigInt(slot) + n, { size: 32 });
 
 describe("ERC-7562 associated storage (associatedSlots)", () => {

@@ -12,7 +12,9 @@ const designator = (to: Address) => `0xef0100${to.slice(2)}` as Hex;
 describe("the EIP-7702 delegation designator (delegateOf)", () => {
   it("reads the address after 0xef0100, checksummed, in either letter case", () => {
     expect(delegateOf(designator(delegate))).toBe(delegate);
-    expect(delegateOf(designator(delegate).toUpperCase().replace("0X", "0x") as Hex)).toBe(delegate);
+    expect(delegateOf(designator(delegate).toUpperCase().replace("0X", "0x") as Hex)).toBe(
+      delegate,
+    );
   });
 
   it("is undefined for no code, contract code, or code of another length", () => {
@@ -38,13 +40,27 @@ describe("AUTH-020: an EIP-7702 account may only be a sender (refuseDelegatedEnt
   it.each([
     ["factory", fixtureFactory],
     ["paymaster", fixturePaymaster],
-  ] as const)("refuses an operation whose %s is an EIP-7702 account (-32502)", async (role, address) => {
-    const op = (await fixtureEntry({ sponsored: true })).userOperation;
-    await expect(refuseDelegatedEntities(node([address]).client, op)).rejects.toMatchObject({
-      code: -32502,
-      data: { rule: "AUTH-020", [role]: address, violations: [{ rule: "AUTH-020", entity: role, address, subject: `is an EIP-7702 account (delegating to ${delegate}), which may only be a sender` }] },
-    });
-  });
+  ] as const)(
+    "refuses an operation whose %s is an EIP-7702 account (-32502)",
+    async (role, address) => {
+      const op = (await fixtureEntry({ sponsored: true })).userOperation;
+      await expect(refuseDelegatedEntities(node([address]).client, op)).rejects.toMatchObject({
+        code: -32502,
+        data: {
+          rule: "AUTH-020",
+          [role]: address,
+          violations: [
+            {
+              rule: "AUTH-020",
+              entity: role,
+              address,
+              subject: `is an EIP-7702 account (delegating to ${delegate}), which may only be a sender`,
+            },
+          ],
+        },
+      });
+    },
+  );
 
   it("accepts a delegated sender, without reading its code", async () => {
     const op = (await fixtureEntry({ sponsored: true })).userOperation;
@@ -58,7 +74,12 @@ describe("AUTH-040: one delegate per sender in the pool (refuseSecondDelegate)",
   const eip7702 = async (nonce: bigint, to: Address = delegate) => {
     const entry = await fixtureEntry({ version: "0.8", eip7702: true, nonce });
     const op = entry.userOperation as UserOperationV07;
-    return { ...entry, status: "pending", updatedAt: 0, userOperation: { ...op, authorization: { ...op.authorization!, address: to } } } as MempoolEntry;
+    return {
+      ...entry,
+      status: "pending",
+      updatedAt: 0,
+      userOperation: { ...op, authorization: { ...op.authorization!, address: to } },
+    } as MempoolEntry;
   };
 
   it("refuses an operation whose authorization names another delegate than one pooled (-32502)", async () => {
@@ -67,7 +88,14 @@ describe("AUTH-040: one delegate per sender in the pool (refuseSecondDelegate)",
     expect(() => refuseSecondDelegate(pooled, op)).toThrow(
       expect.objectContaining({
         code: -32502,
-        violations: [{ rule: "AUTH-040", entity: "account", address: getAddress(op.sender), subject: `has an operation in the mempool whose authorization delegates to ${otherDelegate}, not ${delegate}` }],
+        violations: [
+          {
+            rule: "AUTH-040",
+            entity: "account",
+            address: getAddress(op.sender),
+            subject: `has an operation in the mempool whose authorization delegates to ${otherDelegate}, not ${delegate}`,
+          },
+        ],
       }),
     );
   });
@@ -78,7 +106,13 @@ describe("AUTH-040: one delegate per sender in the pool (refuseSecondDelegate)",
   });
 
   it("does not count the operation it replaces (same nonce), nor pooled operations without an authorization", async () => {
-    const pooled = [await eip7702(1n, otherDelegate), { ...(await eip7702(2n)), userOperation: { ...(await eip7702(2n)).userOperation, authorization: undefined } }];
+    const pooled = [
+      await eip7702(1n, otherDelegate),
+      {
+        ...(await eip7702(2n)),
+        userOperation: { ...(await eip7702(2n)).userOperation, authorization: undefined },
+      },
+    ];
     expect(refuseSecondDelegate(pooled, (await eip7702(1n)).userOperation)).toBeUndefined();
   });
 
@@ -86,6 +120,11 @@ describe("AUTH-040: one delegate per sender in the pool (refuseSecondDelegate)",
     const pooled = [await eip7702(0n, otherDelegate)];
     const plain = (await fixtureEntry({ version: "0.8", nonce: 1n })).userOperation;
     expect(refuseSecondDelegate(pooled, plain)).toBeUndefined();
-    expect(refuseSecondDelegate(pooled, (await fixtureEntry({ version: "0.6", nonce: 1n })).userOperation)).toBeUndefined();
+    expect(
+      refuseSecondDelegate(
+        pooled,
+        (await fixtureEntry({ version: "0.6", nonce: 1n })).userOperation,
+      ),
+    ).toBeUndefined();
   });
 });

@@ -2,7 +2,13 @@ import { type Address, getAddress } from "viem";
 import { describe, expect, it } from "vitest";
 import { canonicalEntryPoints } from "../../entrypoint/version.ts";
 import type { NewMempoolEntry } from "../../ports/mempool-store.ts";
-import { createMemoryMempoolStore, fixtureAccount, fixtureEntry, fixtureFactory, fixturePaymaster } from "../../testing/index.ts";
+import {
+  createMemoryMempoolStore,
+  fixtureAccount,
+  fixtureEntry,
+  fixtureFactory,
+  fixturePaymaster,
+} from "../../testing/index.ts";
 import type { UserOperationV07 } from "../../userop/types.ts";
 import { refuseMultipleRoles, refuseUnstakedContext } from "./entity-rules.ts";
 
@@ -14,7 +20,14 @@ describe("EREP-050: only a staked paymaster may return a context (refuseUnstaked
     expect(() => refuseUnstakedContext(op, "0x123456", false)).toThrow(
       expect.objectContaining({
         code: -32502,
-        violations: [{ rule: "EREP-050", entity: "paymaster", address: fixturePaymaster, subject: "returns a context of 3 bytes but is not staked" }],
+        violations: [
+          {
+            rule: "EREP-050",
+            entity: "paymaster",
+            address: fixturePaymaster,
+            subject: "returns a context of 3 bytes but is not staked",
+          },
+        ],
       }),
     );
   });
@@ -23,45 +36,87 @@ describe("EREP-050: only a staked paymaster may return a context (refuseUnstaked
     const op = (await fixtureEntry({ sponsored: true })).userOperation;
     expect(refuseUnstakedContext(op, "0x123456", true)).toBeUndefined();
     expect(refuseUnstakedContext(op, "0x", false)).toBeUndefined();
-    expect(refuseUnstakedContext((await fixtureEntry()).userOperation, "0x123456", false)).toBeUndefined();
+    expect(
+      refuseUnstakedContext((await fixtureEntry()).userOperation, "0x123456", false),
+    ).toBeUndefined();
   });
 });
 
 describe("STO-040: one address, one role across the pool (refuseMultipleRoles)", () => {
   /** A pooled operation of sender `index` with its factory and paymaster replaced. */
-  async function pooled(index: number, roles: { factory?: Address; paymaster?: Address }): Promise<NewMempoolEntry> {
+  async function pooled(
+    index: number,
+    roles: { factory?: Address; paymaster?: Address },
+  ): Promise<NewMempoolEntry> {
     const entry = await fixtureEntry({ sponsored: true, sender: index });
     return { ...entry, userOperation: { ...(entry.userOperation as UserOperationV07), ...roles } };
   }
 
-  it.each(["factory", "paymaster"] as const)("refuses a sender that is the %s of another pooled operation (-32502)", async (role) => {
-    const store = createMemoryMempoolStore();
-    const sender = fixtureAccount(0).address;
-    await store.add(await pooled(1, { [role]: sender }));
-    await expect(refuseMultipleRoles(store, entryPoint, (await fixtureEntry()).userOperation)).rejects.toMatchObject({
-      code: -32502,
-      violations: [{ rule: "STO-040", entity: "account", address: sender, subject: `is the ${role} of another operation in the mempool` }],
-    });
-  });
+  it.each(["factory", "paymaster"] as const)(
+    "refuses a sender that is the %s of another pooled operation (-32502)",
+    async (role) => {
+      const store = createMemoryMempoolStore();
+      const sender = fixtureAccount(0).address;
+      await store.add(await pooled(1, { [role]: sender }));
+      await expect(
+        refuseMultipleRoles(store, entryPoint, (await fixtureEntry()).userOperation),
+      ).rejects.toMatchObject({
+        code: -32502,
+        violations: [
+          {
+            rule: "STO-040",
+            entity: "account",
+            address: sender,
+            subject: `is the ${role} of another operation in the mempool`,
+          },
+        ],
+      });
+    },
+  );
 
   it.each([
     ["factory", fixtureFactory],
     ["paymaster", fixturePaymaster],
-  ] as const)("refuses an operation whose %s is the sender of another pooled operation (-32502)", async (role, address) => {
-    const store = createMemoryMempoolStore();
-    const entry = await fixtureEntry({ sender: 1 });
-    await store.add({ ...entry, userOperation: { ...entry.userOperation, sender: address } });
-    await expect(refuseMultipleRoles(store, entryPoint, (await fixtureEntry({ sponsored: true })).userOperation)).rejects.toMatchObject({
-      violations: [{ rule: "STO-040", entity: role, address: getAddress(address), subject: "is the sender of another operation in the mempool" }],
-    });
-  });
+  ] as const)(
+    "refuses an operation whose %s is the sender of another pooled operation (-32502)",
+    async (role, address) => {
+      const store = createMemoryMempoolStore();
+      const entry = await fixtureEntry({ sender: 1 });
+      await store.add({ ...entry, userOperation: { ...entry.userOperation, sender: address } });
+      await expect(
+        refuseMultipleRoles(
+          store,
+          entryPoint,
+          (await fixtureEntry({ sponsored: true })).userOperation,
+        ),
+      ).rejects.toMatchObject({
+        violations: [
+          {
+            rule: "STO-040",
+            entity: role,
+            address: getAddress(address),
+            subject: "is the sender of another operation in the mempool",
+          },
+        ],
+      });
+    },
+  );
 
   it("accepts entities in the same roles as in the pool, and a sender that sponsors its own pooled operation", async () => {
     const store = createMemoryMempoolStore();
     const sender = fixtureAccount(0).address;
     await store.add(await pooled(1, {}));
     const selfSponsored = await pooled(0, { paymaster: sender });
-    await store.add({ ...selfSponsored, userOperation: { ...selfSponsored.userOperation, nonce: 1n } });
-    await expect(refuseMultipleRoles(store, entryPoint, (await fixtureEntry({ sponsored: true })).userOperation)).resolves.toBeUndefined();
+    await store.add({
+      ...selfSponsored,
+      userOperation: { ...selfSponsored.userOperation, nonce: 1n },
+    });
+    await expect(
+      refuseMultipleRoles(
+        store,
+        entryPoint,
+        (await fixtureEntry({ sponsored: true })).userOperation,
+      ),
+    ).resolves.toBeUndefined();
   });
 });

@@ -174,6 +174,13 @@ describe("CREATE and CREATE2 (OP-031, OP-032, EREP-060, EREP-061)", () => {
     ]);
   });
 
+  it("only the deployment may CREATE2 the sender's address", () => {
+    const atSender = [{ opcode: "CREATE2", from: paymaster, address: sender }] as const;
+    expect(rules(check(sponsored, [phase("paymaster", { creates: [...atSender] })]))).toEqual([
+      "OP-031",
+    ]);
+  });
+
   it("a staked factory does not cover CREATE in the paymaster's phase", () => {
     const op = { ...deploying, ...sponsored, factory, factoryData: "0x" as Hex };
     expect(
@@ -194,6 +201,9 @@ describe("calls (OP-041, OP-052 to OP-055, OP-061, OP-062, AUTH-030)", () => {
     `${toFunctionSelector("incrementNonce(uint192)")}${pad("0x01").slice(2)}` as Hex;
 
   it("only the sender or the factory may call depositTo; only the sender incrementNonce", () => {
+    const deposit = (from: Address) => call(from, entryPoint, { value: 1n, input: depositTo });
+    expect(check(deploying, [phase("factory", { calls: [deposit(factory)] })])).toEqual([]);
+    expect(check(plain, [phase("account", { calls: [deposit(sender)] })])).toEqual([]);
     expect(
       check(sponsored, [
         phase("paymaster", {

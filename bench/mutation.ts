@@ -157,6 +157,11 @@ function parseOptions(argv: string[]) {
   return { modules: chosen, concurrency: integerFlag("concurrency", values.concurrency, 1) };
 }
 
+/** The vitest runner's set-up files, one per test runner, which it leaves behind (also after Ctrl-C). */
+function removeSetupFiles() {
+  for (const file of readdirSync(".")) if (/^stryker-setup-\d+\.js$/.test(file)) rmSync(file);
+}
+
 const digest = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
 
 async function main() {
@@ -170,6 +175,7 @@ async function main() {
         `Restore them from there (or git), then remove ${tempDirName}.`,
     );
   }
+  removeSetupFiles();
   const before = new Map(files.map((f) => [f, digest(f)]));
   const machine = machineFacts();
   const command = commandLine("mutation");
@@ -193,8 +199,7 @@ async function main() {
     thresholds: { high: 80, low: 60, break: null },
   }).runMutationTest();
   const wallSeconds = Math.round((Date.now() - started) / 1000);
-  // The vitest runner's set-up files, one per test runner, which it leaves behind.
-  for (const file of readdirSync(".")) if (/^stryker-setup-\d+\.js$/.test(file)) rmSync(file);
+  removeSetupFiles();
   for (const [file, hash] of before) {
     if (digest(file) !== hash)
       throw new Error(`${file} differs from before the run: restore it from git`);

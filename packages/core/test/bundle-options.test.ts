@@ -22,7 +22,7 @@ import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { Logger } from "../src/ports/logger.ts";
 import { createMemoryMempoolStore } from "../src/testing/index.ts";
-import { engineFixture, rejection, testSigner } from "./fixtures.ts";
+import { engineFixture, rejection, testEngineConfig, testSigner } from "./fixtures.ts";
 
 /** Bundle options of the engine on a real anvil: fees, access lists, validation, relayers, relaying modes. */
 describe("bundle options", () => {
@@ -52,7 +52,7 @@ describe("bundle options", () => {
       store,
       signer: testSigner(relayerKeys),
       logger,
-      config: { bundlingMode: "manual", ...config },
+      config: { ...testEngineConfig, ...config },
     });
     return { bundler, store, warnings };
   }
@@ -274,7 +274,7 @@ describe("bundle options", () => {
         client: counting as unknown as ChainClient,
         store: createMemoryMempoolStore(),
         signer: testSigner([poor, ...fx.devnet.relayerKeys]),
-        config: { bundlingMode: "manual", multicall },
+        config: { ...testEngineConfig, multicall },
       });
       const account = await fx.makeAccount("0.7");
       await bundler.sendUserOperation(

@@ -63,6 +63,8 @@ export async function engineFixture() {
       store?: MempoolStore;
       config?: Partial<BundlerConfig>;
       relayerKeys?: readonly Hex[];
+      /** Default: `testSigner` of `relayerKeys`. */
+      signer?: RelayerSigner;
     } = {},
   ) {
     const store = options.store ?? createMemoryMempoolStore();
@@ -74,7 +76,7 @@ export async function engineFixture() {
       clock: options.clock,
       instanceId: options.instanceId,
       l1DataCost: options.l1DataCost,
-      signer: testSigner(options.relayerKeys ?? devnet.relayerKeys),
+      signer: options.signer ?? testSigner(options.relayerKeys ?? devnet.relayerKeys),
       config: { ...testEngineConfig, ...options.config },
     });
     return { bundler, store };

@@ -5,13 +5,8 @@ import {
   openRpcSocket,
   type RpcSocket,
 } from "../../../packages/transport-jsonrpc/test/rpc-socket.ts";
+import { metricValue } from "../../../packages/transport-jsonrpc/test/metric-value.ts";
 import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
-
-/** The value of the metric line `series` (name and labels) in a Prometheus scrape; 0 when it has not been counted yet. */
-function metric(text: string, series: string): number {
-  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
-  return line === undefined ? 0 : Number(line.slice(series.length + 1));
-}
 
 /** The service's one port: viem's bundler client over WebSocket, a status subscription, and the metrics scrape. */
 describe("stand-alone service over WebSocket, with metrics", () => {
@@ -85,9 +80,9 @@ describe("stand-alone service over WebSocket, with metrics", () => {
       return response.text();
     };
     const counts = (text: string) => ({
-      sent: metric(text, 'bundlekit_rpc_requests_total{transport="ws",method="eth_sendUserOperation",code="ok"}'),
-      included: metric(text, 'bundlekit_user_operations{status="included"}'),
-      bundles: metric(text, "bundlekit_bundles_submitted_total"),
+      sent: metricValue(text, 'bundlekit_rpc_requests_total{transport="ws",method="eth_sendUserOperation",code="ok"}'),
+      included: metricValue(text, 'bundlekit_user_operations{status="included"}'),
+      bundles: metricValue(text, "bundlekit_bundles_submitted_total"),
     });
     const before = counts(await scrape());
     await sendOverWebSocket();

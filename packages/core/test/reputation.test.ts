@@ -108,8 +108,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)("ERC-7562 reputation on EntryPoint
 
   it("drops the pooled operations of an entity once it is banned (GREP-010), naming it", async () => {
     const { bundler, store } = await fx.makeBundler();
-    const changes: StatusChange[] = [];
-    bundler.onStatusChange((c) => changes.push(c));
+    const { changes } = recordStatusChanges(bundler);
     const first = await deployingOperation(bundler);
     const second = await deployingOperation(bundler);
     const hashes = [await bundler.sendUserOperation(first.op, first.entryPoint), await bundler.sendUserOperation(second.op, second.entryPoint)];

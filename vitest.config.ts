@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 /** The order's seed: `BUNDLEKIT_TEST_SEED` to repeat a run, else vitest's own (the time); printed at the start. */
@@ -15,6 +16,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // Two files at once even on 2 cores (vitest would take one): a file spends part of its time
+    // waiting on anvil, a child process or a polling client, and the other file runs meanwhile.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // Files and the tests in them run in an order shuffled by the seed: every test must pass alone and in any order.
     sequence: { shuffle: true, seed: seedFromEnvironment() },
     // expect.poll waits for an event, never measures one: its timeout only bounds a hang.

@@ -14,8 +14,13 @@ const described = {
   embedded: "a PostgreSQL started for this run (none at 127.0.0.1:5432)",
 } as const;
 
-/** Once per test run: find PostgreSQL or bring one, and stop it afterwards if this run started it. */
+/**
+ * Once per test run: say the seed of the shuffled order, so that a failure can be repeated; find
+ * PostgreSQL or bring one, and stop it afterwards if this run started it.
+ */
 export default async function setup(project: TestProject) {
+  const { shuffle, seed } = project.globalConfig.sequence;
+  if (shuffle) process.stderr.write(`bundlekit: test order shuffled with seed ${seed}; repeat it with BUNDLEKIT_TEST_SEED=${seed}\n`);
   const postgres = await findOrStartPostgres();
   process.stderr.write(`bundlekit: tests use ${described[postgres.source]}\n`);
   project.provide("postgresUrl", postgres.url);

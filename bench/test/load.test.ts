@@ -4,6 +4,10 @@ import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { openLoopSchedule, parseLoadOptions } from "../load-options.ts";
+import { type OpRecord, summarise, summaryTable } from "../load-report.ts";
+import { UsageError } from "../script.ts";
+import { medianOf } from "../stats.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const outDir = mkdtempSync(join(os.tmpdir(), "bundlekit-bench-test-"));
@@ -40,11 +44,14 @@ function alive(pid: number): boolean {
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 describe("bench/load.ts", () => {
-  it("records every metric of a small run with the command and the machine", {
+  // The one run of the benchmark in these tests: small, offered open-loop, a block a second.
+  it("records every metric of a small open-loop run on a devnet with a block time, with the command and the machine", {
     timeout: 180_000,
   }, async () => {
-    const args = ["--ops", "4", "--accounts", "2", "--runs", "2", "--out", outDir];
+    const args = ["--ops", "4", "--accounts", "2", "--rate", "4", "--block-time", "1", "--out", outDir];
+    const started = Date.now();
     const { code, stdout, stderr } = await runBench(args).done;
+    const ended = Date.now();
     expect(code, stderr).toBe(0);
     expect(stdout).toContain("accepted ops/s");
 
@@ -53,7 +60,9 @@ describe("bench/load.ts", () => {
     expect(report.command).toBe(
       `node --experimental-strip-types --no-warnings bench/load.ts ${args.join(" ")}`,
     );
-    expect(Date.now() - Date.parse(report.date)).toBeLessThan(180_000);
+    // The date of this run (an order of events, not a duration).
+    expect(Date.parse(report.date)).toBeGreaterThanOrEqual(started);
+    expect(Date.parse(report.date)).toBeLessThanOrEqual(ended);
     expect(report.machine.cores).toBe(os.cpus().length);
     expect(report.machine.node).toBe(process.version);
     expect(report.parameters).toMatchObject({
@@ -61,6 +70,9 @@ describe("bench/load.ts", () => {
       accounts: 2,
       version: "0.7",
       concurrency: 2,
+      rate: 4,
+      blockTime: 1,
+      runs: 1,
     });
 
     const r = report.results;
@@ -82,31 +94,57 @@ describe("bench/load.ts", () => {
       expect(latency.p95).toBeGreaterThanOrEqual(latency.p50);
       expect(latency.max).toBeGreaterThanOrEqual(latency.p95);
     }
-    // An operation is on chain only after the service accepted it.
+    // An operation is on chain only after the service accepted it, and no sooner than the next block.
     expect(r.timeToReceiptMs.p50).toBeGreaterThan(r.sendLatencyMs.p50);
+    expect(r.timeToReceiptMs.max).toBeGreaterThan(r.sendLatencyMs.max);
     expect(r.cpuSeconds.service).toBeGreaterThan(0);
     expect(r.cpuSeconds.anvil).toBeGreaterThan(0);
     expect(r.serviceCpuSecondsPerOp).toBeGreaterThan(0);
     expect(r.serviceCpuSecondsPerOp).toBeLessThan(r.totalSeconds * os.cpus().length);
+    expect(report.runs).toEqual([r]);
 
     const summary = readFileSync(join(outDir, "load-v0.7-4ops-2accounts.md"), "utf8");
     expect(summary).toContain(report.command);
-    expect(summary).toContain("time to receipt p50 / p95 (ms)");
-    expect(summary).toContain("| metric | median | run 1 | run 2 |");
+    expect(summary).toContain("| metric | value |");
+    expect(summary).toContain(`| time to receipt p50 / p95 (ms) | ${r.timeToReceiptMs.p50} / ${r.timeToReceiptMs.p95} |`);
   });
 
-  it("offers load open-loop at a fixed rate on a devnet with a block time", { timeout: 180_000 }, async () => {
-    const out = join(outDir, "rate");
-    const args = ["--ops", "6", "--accounts", "3", "--rate", "4", "--block-time", "1", "--out", out];
-    const { code, stderr } = await runBench(args).done;
-    expect(code, stderr).toBe(0);
-    const report = JSON.parse(readFileSync(join(out, "load-v0.7-6ops-3accounts.json"), "utf8"));
-    expect(report.parameters).toMatchObject({ rate: 4, blockTime: 1 });
-    expect(report.results).toMatchObject({ accepted: 6, includedSuccessfully: 6, errors: [] });
-    // Six operations offered at 4 per second take at least 1.25 s to send.
-    expect(report.results.sendingSeconds).toBeGreaterThanOrEqual(1.25);
-    // With a block a second, nothing is on chain sooner than the next block could hold it.
-    expect(report.results.timeToReceiptMs.max).toBeGreaterThan(report.results.sendLatencyMs.max);
+  it("summarises several runs in one table: the median, then each run", () => {
+    const run = (sendLatencies: number[]) =>
+      summarise(
+        sendLatencies.map((latency, i) => ({
+          account: i,
+          nonce: 1n,
+          hash: `0x${String(i).padStart(64, "0")}`,
+          op: {},
+          sentAt: 0,
+          acceptedAt: latency,
+          includedAt: 1_000,
+          success: true,
+          transactionHash: `0x${"ab".repeat(32)}`,
+        })) as OpRecord[],
+        { sendingMs: 500, totalMs: 1_000, timedOut: false, cpuSeconds: { service: 0.5, anvil: 0.2, loadGenerator: 0.1 }, serviceIdleCpuPerSecond: 0.01 },
+        { logCounts: {} },
+      );
+    const runs = [run([100, 300]), run([200, 400]), run([50, 250])];
+    const table = summaryTable({
+      date: "2026-11-25T00:00:00.000Z",
+      command: "pnpm bench --ops 2 --accounts 2 --runs 3",
+      commit: "abc1234",
+      machine: { cores: 2, node: "v24.21.0", loadAverageAtStart: [0, 0, 0] } as never,
+      parameters: { ...parseLoadOptions(["--ops", "2", "--accounts", "2", "--runs", "3"]) },
+      results: medianOf(runs),
+      runs,
+    });
+    expect(table).toContain("| metric | median | run 1 | run 2 | run 3 |");
+    // Each run's p50 and p95 of its two send latencies, and the medians of those: 200 of 200, 300, 150; 290 of 290, 390, 240.
+    expect(table).toContain("| send latency p50 / p95 (ms) | 200 / 290 | 200 / 290 | 300 / 390 | 150 / 240 |");
+    expect(table).toContain("| operations accepted / sent | 2 / 2 | 2 / 2 | 2 / 2 | 2 / 2 |");
+  });
+
+  it("offers operations open-loop: the i-th, taking the accounts in turn, due at i / rate seconds", () => {
+    const due = openLoopSchedule([["a1", "a2", "a3"], ["b1"], ["c1", "c2"]], 4);
+    expect(Object.fromEntries(due)).toEqual({ a1: 0, b1: 250, c1: 500, a2: 750, c2: 1_000, a3: 1_250 });
   });
 
   it("stops the service and anvil when interrupted", { timeout: 120_000 }, async () => {
@@ -135,9 +173,11 @@ describe("bench/load.ts", () => {
     expect(existsSync(join(outDir, "interrupted"))).toBe(false);
   });
 
-  it("rejects an unknown EntryPoint version naming the flag", async () => {
-    const { code, stderr } = await runBench(["--version", "0.9"]).done;
-    expect(code).toBe(2);
-    expect(stderr).toContain('--version must be 0.6, 0.7 or 0.8, got "0.9"');
+  it.each([
+    [["--version", "0.9"], '--version must be 0.6, 0.7 or 0.8, got "0.9"'],
+    [["--ops", "2", "--accounts", "3"], "--accounts (3) must not exceed --ops (2)"],
+    [["--rate", "0"], '--rate must be an integer of at least 1, got "0"'],
+  ])("refuses %j naming the flag (pnpm bench prints it with the usage and exits 2)", (argv, message) => {
+    expect(() => parseLoadOptions(argv)).toThrow(new UsageError(message));
   });
 });

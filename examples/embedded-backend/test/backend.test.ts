@@ -1,9 +1,10 @@
 import { type Devnet, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
 import { createPublicClient, createWalletClient, http, parseEther } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createBundlerClient } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openRpcSocket } from "../../../packages/transport-jsonrpc/test/rpc-socket.ts";
+import { metricValue } from "../../../packages/transport-jsonrpc/test/metric-value.ts";
 import { type Backend, bundlerPath, startBackend } from "../src/backend.ts";
 
 /** The bundler inside a backend that keeps its own routes: HTTP and WebSocket on the backend's one server. */
@@ -33,7 +34,11 @@ describe("embedded backend", () => {
     expect(await missing.json()).toEqual({ error: "no route for GET /nothing" });
   });
 
-  it("sends an operation with viem over HTTP while a WebSocket subscriber follows it to inclusion", async () => {
+  /**
+   * A new account's first operation, sent with viem over HTTP while a WebSocket subscriber
+   * follows it: its receipt, and the first three statuses the subscriber was told.
+   */
+  async function followedOperation() {
     const socket = await openRpcSocket(`${backend.origin.replace(/^http/, "ws")}${bundlerPath}`);
     try {
       const subscription = (
@@ -52,7 +57,7 @@ describe("embedded backend", () => {
       });
       const account = await toSimpleAccount({
         client,
-        owner: privateKeyToAccount(devnet.accountKeys[0]!),
+        owner: privateKeyToAccount(generatePrivateKey()),
         version: "0.7",
       });
       const funder = createWalletClient({
@@ -77,38 +82,49 @@ describe("embedded backend", () => {
         hash: userOpHash,
         timeout: 30_000,
       });
-      expect(receipt.success).toBe(true);
-
       const statuses = [];
       for (let i = 0; i < 3; i++)
         statuses.push((await socket.notification(subscription)).params.result);
-      expect(statuses).toEqual([
-        { userOpHash, status: "pending" },
-        { userOpHash, status: "submitted", transactionHash: receipt.receipt.transactionHash },
-        {
-          userOpHash,
-          status: "included",
-          transactionHash: receipt.receipt.transactionHash,
-          success: true,
-        },
-      ]);
+      return { userOpHash, receipt, statuses };
     } finally {
       await socket.close();
     }
+  }
+
+  it("sends an operation with viem over HTTP while a WebSocket subscriber follows it to inclusion", async () => {
+    const { userOpHash, receipt, statuses } = await followedOperation();
+    expect(receipt.success).toBe(true);
+    expect(statuses).toEqual([
+      { userOpHash, status: "pending" },
+      { userOpHash, status: "submitted", transactionHash: receipt.receipt.transactionHash },
+      {
+        userOpHash,
+        status: "included",
+        transactionHash: receipt.receipt.transactionHash,
+        success: true,
+      },
+    ]);
   });
 
-  it("serves the bundler's health and metrics under its own path", async () => {
+  it("serves the bundler's health and metrics under its own path, counting an operation sent and a subscription", async () => {
     expect(await (await fetch(`${backend.origin}${bundlerPath}/health`)).json()).toEqual({
       status: "ok",
     });
-    const text = await (await fetch(`${backend.origin}${bundlerPath}/metrics`)).text();
-    expect(text).toMatch(
-      /^bundlekit_rpc_requests_total\{transport="http",method="eth_sendUserOperation",code="ok"\} 1$/m,
-    );
-    expect(text).toMatch(
-      /^bundlekit_rpc_requests_total\{transport="ws",method="eth_subscribe",code="ok"\} 1$/m,
-    );
-    expect(text).toMatch(/^bundlekit_user_operations\{status="included"\} 1$/m);
+    const counts = async () => {
+      const text = await (await fetch(`${backend.origin}${bundlerPath}/metrics`)).text();
+      return {
+        sent: metricValue(text, 'bundlekit_rpc_requests_total{transport="http",method="eth_sendUserOperation",code="ok"}'),
+        subscribed: metricValue(text, 'bundlekit_rpc_requests_total{transport="ws",method="eth_subscribe",code="ok"}'),
+        included: metricValue(text, 'bundlekit_user_operations{status="included"}'),
+      };
+    };
+    const before = await counts();
+    await followedOperation();
+    expect(await counts()).toEqual({
+      sent: before.sent + 1,
+      subscribed: before.subscribed + 1,
+      included: before.included + 1,
+    });
     // The backend's root paths stay its own.
     expect((await fetch(`${backend.origin}/metrics`)).status).toBe(404);
   });

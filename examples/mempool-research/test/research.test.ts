@@ -3,8 +3,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { mempoolPolicies } from "@bundlekit/core";
+import { mempoolPolicies, mempoolPolicyNames } from "@bundlekit/core";
 import { afterAll, describe, expect, it } from "vitest";
+import { parseResearchArguments, UsageError } from "../src/arguments.ts";
 import { replay } from "../src/replay.ts";
 import { generateWorkload } from "../src/workload.ts";
 
@@ -43,6 +44,7 @@ describe("mempool research lab", () => {
     expect({ ...again, wallSeconds: 0 }).toEqual({ ...report, wallSeconds: 0 });
   });
 
+  // The one test that runs pnpm research as a process.
   it("compares policies from the command line: a table, report.json and report.svg", () => {
     const run = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--ops", "150", "--policies", "default,fair", "--out", out], { cwd: root, encoding: "utf8" });
     expect(run.status, run.stderr).toBe(0);
@@ -54,9 +56,30 @@ describe("mempool research lab", () => {
     expect(readFileSync(join(out, "report.svg"), "utf8")).toContain('aria-label="policy: fair;');
   });
 
-  it("names an unknown policy and exits 2", () => {
-    const run = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--policies", "lifo"], { cwd: root, encoding: "utf8" });
-    expect(run.status).toBe(2);
-    expect(run.stderr).toContain('unknown policy "lifo"');
+  it.each([
+    [["--policies", "lifo"], `unknown policy "lifo"; choose from ${mempoolPolicyNames.join(", ")}`],
+    [["--ops", "0"], '--ops must be a positive integer, got "0"'],
+    [["--seed", "1.5"], '--seed must be an integer, got "1.5"'],
+    [["capture", "--rpc", "http://127.0.0.1:1"], "capture needs --rpc URL --from N --to M"],
+  ])("refuses %j, saying what is wrong (pnpm research prints it and exits 2)", (argv, message) => {
+    expect(() => parseResearchArguments(argv)).toThrow(new UsageError(message));
+  });
+
+  it("reads a comparison and a capture from the command line", () => {
+    expect(parseResearchArguments(["--policies", "default, fair", "--ops", "150", "--out", "here"])).toEqual({
+      command: "compare",
+      policies: ["default", "fair"],
+      ops: 150,
+      seed: 1,
+      workload: undefined,
+      out: "here",
+    });
+    expect(parseResearchArguments(["capture", "--rpc", "http://node", "--from", "5", "--to", "9"])).toEqual({
+      command: "capture",
+      rpc: "http://node",
+      fromBlock: 5n,
+      toBlock: 9n,
+      out: "workload.json",
+    });
   });
 });

@@ -18,10 +18,15 @@ export interface SequencerPath {
 /**
  * The whole path on one machine: anvil as the rollup's chain (automine off, transactions in
  * arrival order), the stand-alone service in pull mode with the operator's policy, and the
- * sequencer that builds a block every `blockTimeMs`.
+ * sequencer that builds a block every `blockTimeMs`, or when told.
  */
 export async function startSequencerPath(
-  options: { blockTimeMs?: number; port?: number; logger?: Logger } = {},
+  options: {
+    /** Milliseconds between blocks (default 1000), or "on demand": a block whenever `sequencer.next()` is called. */
+    blockTimeMs?: number | "on demand";
+    port?: number;
+    logger?: Logger;
+  } = {},
 ): Promise<SequencerPath> {
   const devnet = await startDevnet({ order: "fifo" });
   try {
@@ -45,7 +50,7 @@ export async function startSequencerPath(
       bundler: service.bundler,
       sequencer: privateKeyToAccount(sequencerKey!),
       filler: privateKeyToAccount(fillerKey!),
-      blockTimeMs: options.blockTimeMs ?? 1_000,
+      blockTimeMs: options.blockTimeMs === "on demand" ? undefined : (options.blockTimeMs ?? 1_000),
     });
     return {
       devnet,

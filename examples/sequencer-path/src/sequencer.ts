@@ -13,8 +13,8 @@ export interface StartSequencerParameters {
   filler?: Account | undefined;
   /** Ordinary transactions per block after the bundle. Default 3. */
   fillerTransactions?: number;
-  /** Milliseconds between blocks. */
-  blockTimeMs: number;
+  /** Milliseconds between blocks. Without it, the sequencer builds a block only when `next()` is called. */
+  blockTimeMs?: number | undefined;
   /** Share of the block gas limit offered to bundles. Default 1/2. */
   bundleShare?: number;
 }
@@ -77,28 +77,42 @@ export function startSequencer(parameters: StartSequencerParameters) {
     return { blockNumber, minedAt: Date.now(), bundle, fillers };
   }
 
-  async function tick() {
+  async function built(): Promise<SequencedBlock> {
+    const block = await buildBlock();
+    blocks.push(block);
+    for (const listener of listeners) listener(block);
+    return block;
+  }
+
+  async function tick(blockTimeMs: number) {
     if (!running) return;
     const startedAt = Date.now();
     try {
-      const block = await buildBlock();
-      blocks.push(block);
-      for (const listener of listeners) listener(block);
+      await built();
     } catch (error) {
       process.stderr.write(`sequencer: block failed: ${(error as Error).message.split("\n")[0]}\n`);
     }
     // A steady block time: the next block is due one block time after this one started.
-    if (running) schedule(parameters.blockTimeMs - (Date.now() - startedAt));
+    if (running) schedule(blockTimeMs, blockTimeMs - (Date.now() - startedAt));
   }
-  const schedule = (delayMs: number) => {
+  const schedule = (blockTimeMs: number, delayMs: number) => {
     timer = setTimeout(() => {
-      current = tick();
+      current = tick(blockTimeMs);
     }, Math.max(0, delayMs));
   };
-  schedule(parameters.blockTimeMs);
+  if (parameters.blockTimeMs !== undefined) schedule(parameters.blockTimeMs, parameters.blockTimeMs);
 
   return {
     blocks,
+    /** Build the next block now, after the one being built if any, and resolve with it. */
+    next(): Promise<SequencedBlock> {
+      const block = current.then(built);
+      current = block.then(
+        () => {},
+        () => {},
+      );
+      return block;
+    },
     /** Call `listener` with each block built. Returns the unsubscribe function. */
     onBlock(listener: (block: SequencedBlock) => void) {
       listeners.add(listener);

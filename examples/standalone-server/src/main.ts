@@ -7,9 +7,10 @@ import {
 } from "@bundlekit/devnet";
 import { EngineLoggerService, effectLogger } from "@bundlekit/effect";
 import { NodeRuntime } from "@effect/platform-node";
-import { Cause, Config, Effect, Exit, Layer, Logger, References, Schedule } from "effect";
+import { Cause, Effect, Exit, Layer, Logger, References, Schedule } from "effect";
 import { ConfigError, redactUrl, type ServerConfig, serverConfig } from "./config.ts";
 import { describeDatabase } from "./database-url.ts";
+import { describeFailure } from "./start-failure.ts";
 import { jsonLinesLogger } from "./logger.ts";
 import {
   createConfiguredSponsorshipPolicy,
@@ -129,15 +130,6 @@ function startupLines(
     `  relayers:    ${service.bundler.relayers.join(", ")}`,
     "Press Ctrl-C to stop.",
   ];
-}
-
-/** A failure to start, in one line: the setting at fault, or what failed. */
-function describeFailure(cause: Cause.Cause<unknown>): string {
-  const error = Cause.squash(cause);
-  const setting =
-    error instanceof Config.ConfigError ? (error.cause as { cause?: unknown }).cause : error;
-  if (setting instanceof ConfigError) return setting.message;
-  return `failed to start: ${String((setting as Error)?.message ?? setting).split("\n")[0]}`;
 }
 
 /** `logLevel` as Effect's minimum log level. */

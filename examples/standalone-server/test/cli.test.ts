@@ -4,7 +4,6 @@ import { DEVNET_PAYMASTER_SIGNER_KEY, ENTRY_POINT_VERSIONS, SIMPLE_7702_ACCOUNT,
 import { describe, expect, it } from "vitest";
 
 const main = fileURLToPath(new URL("../src/main.ts", import.meta.url));
-const key = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 
 function start(env: Record<string, string>): { child: ChildProcess; output: () => { stdout: string; stderr: string }; exited: Promise<number | null> } {
   const child = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", main], {
@@ -31,6 +30,7 @@ const alive = (pid: number) => {
 /** Any address: a paymaster stub is the same for every sender. */
 const DEVNET_ADDRESS = "0x1111111111111111111111111111111111111111";
 
+/** The one test that starts the service as a process; a bad configuration is checked in-process (config.test.ts). */
 describe("pnpm start (src/main.ts)", () => {
   it("starts the devnet and the bundler, serves, and stops both on SIGINT", async () => {
     const run = start({});
@@ -69,20 +69,5 @@ describe("pnpm start (src/main.ts)", () => {
     expect(await run.exited).toBe(0);
     await expect(fetch(nodeUrl, { method: "POST", body: "{}" })).rejects.toThrow();
     expect(alive(run.child.pid!)).toBe(false);
-  });
-
-  it.each([
-    [{ BUNDLEKIT_RPC_URL: "not-a-url", BUNDLEKIT_RELAYER_KEYS: key }, /^bundlekit: BUNDLEKIT_RPC_URL "not-a-url" is not a valid URL\n$/],
-    [{ BUNDLEKIT_RPC_URL: "http://127.0.0.1:9", BUNDLEKIT_RELAYER_KEYS: "0x1234" }, /^bundlekit: relayer key #1 is not a 0x-prefixed 32-byte hex private key\n$/],
-    [{ BUNDLEKIT_RPC_URL: "http://127.0.0.1:9" }, /^bundlekit: BUNDLEKIT_RELAYER_KEYS .* is required with an RPC URL\n$/],
-    [{ BUNDLEKIT_PORT: "http" }, /^bundlekit: port must be an integer from 0 to 65535, got "http"\n$/],
-    [{ BUNDLEKIT_DATABASE: "postgres://bundler:s3cret@localhost:port/x" }, /^bundlekit: database \(BUNDLEKIT_DATABASE\) is not a valid PostgreSQL URL; expected postgres:\/\/user:password@host:5432\/database\n$/],
-    // Port 1 on this machine: nothing listens there, so the connection is refused at once.
-    [{ BUNDLEKIT_DATABASE: "postgres://bundler:s3cret@127.0.0.1:1/bundlekit" }, /^bundlekit: cannot open the database postgres:\/\/bundler:\*\*\*@127\.0\.0\.1:1\/bundlekit: connect ECONNREFUSED 127\.0\.0\.1:1\n$/],
-  ])("stops with one clear line for a bad configuration (%o)", async (env, message) => {
-    const run = start(env);
-    expect(await run.exited).toBe(1);
-    expect(run.output().stderr).toMatch(message);
-    expect(run.output().stdout).toBe("");
   });
 });

@@ -1,10 +1,13 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
+import { silentLogger } from "@bundlekit/core";
 import { describe, expect, it } from "vitest";
-import { ConfigProvider, Effect } from "effect";
+import { Cause, ConfigProvider, Effect, Exit } from "effect";
 import { ConfigError, loadConfig, redactUrl, serverConfig, settingNames } from "../src/config.ts";
 import { describeDatabase } from "../src/database-url.ts";
+import { describeFailure } from "../src/start-failure.ts";
+import { openStores } from "../src/stores.ts";
 
 const key = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 
@@ -292,5 +295,38 @@ describe("loadConfig: engine settings", () => {
         }
       })());
     });
+  });
+});
+
+/** What `pnpm start` prints after "bundlekit: " before it exits 1 (cli.test.ts starts the process itself). */
+describe("a bad configuration, in the one line pnpm start prints", () => {
+  const startFailure = async (env: Record<string, string>) => {
+    const exit = await Effect.runPromiseExit(serverConfig([]).pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))));
+    return Exit.isFailure(exit) ? describeFailure(exit.cause) : "started";
+  };
+
+  it.each([
+    ["an RPC URL that is no URL", { BUNDLEKIT_RPC_URL: "not-a-url", BUNDLEKIT_RELAYER_KEYS: key }, 'BUNDLEKIT_RPC_URL "not-a-url" is not a valid URL'],
+    ["a relayer key that is no key", { BUNDLEKIT_RPC_URL: "http://127.0.0.1:9", BUNDLEKIT_RELAYER_KEYS: "0x1234" }, "relayer key #1 is not a 0x-prefixed 32-byte hex private key"],
+    ["an RPC URL without relayer keys", { BUNDLEKIT_RPC_URL: "http://127.0.0.1:9" }, "BUNDLEKIT_RELAYER_KEYS (or relayerKeys) is required with an RPC URL"],
+    ["a port that is no number", { BUNDLEKIT_PORT: "http" }, 'port must be an integer from 0 to 65535, got "http"'],
+    [
+      "a PostgreSQL URL with no port number",
+      { BUNDLEKIT_DATABASE: "postgres://bundler:s3cret@localhost:port/x" },
+      "database (BUNDLEKIT_DATABASE) is not a valid PostgreSQL URL; expected postgres://user:password@host:5432/database",
+    ],
+  ])("%s: the setting's message", async (_what, env, message) => {
+    expect(await startFailure(env)).toBe(message);
+  });
+
+  it("a database that cannot be opened: named without its password, with the reason", async () => {
+    // Port 1 on this machine: nothing listens there, so the connection is refused at once.
+    const error = await openStores("postgres://bundler:s3cret@127.0.0.1:1/bundlekit", silentLogger).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(describeFailure(Cause.fail(error))).toBe("cannot open the database postgres://bundler:***@127.0.0.1:1/bundlekit: connect ECONNREFUSED 127.0.0.1:1");
+  });
+
+  it("anything else: failed to start, with the first line of what failed", () => {
+    expect(describeFailure(Cause.die(new Error("listen EADDRINUSE: address already in use\n    at Server.listen")))).toBe("failed to start: listen EADDRINUSE: address already in use");
   });
 });

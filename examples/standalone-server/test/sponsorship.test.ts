@@ -141,13 +141,17 @@ describe("sponsored operations: every paymaster path", () => {
       const probe = await sponsored(first, [{ to: first.address, value: 0n }]);
       const gas = probe.callGasLimit + probe.preVerificationGas + probe.verificationGasLimit * (version === "0.6" ? 3n : 1n) + (probe.paymasterVerificationGasLimit ?? 0n) + (probe.paymasterPostOpGasLimit ?? 0n);
       const fees = { maxFeePerGas: (available * 6n) / 10n / gas, maxPriorityFeePerGas: parseGwei("1") };
-      const accepted = await rpc("eth_sendUserOperation", [formatUserOperationRequest(await sponsored(first, [{ to: first.address, value: 0n }], { gas: fees })), entryPoint()]);
-      expect(accepted.error).toBeUndefined();
-      const { error } = await rpc("eth_sendUserOperation", [formatUserOperationRequest(await sponsored(second, [{ to: second.address, value: 0n }], { gas: fees })), entryPoint()]);
-      expect(error?.code).toBe(-32508);
-      expect(error?.message).toMatch(new RegExp(`^paymaster ${paymaster()} deposit of ${available} wei cannot cover its 1 operation in the mempool and this one`, "i"));
-      expect(error?.data?.paymaster).toBe(paymaster());
-      await rpc("debug_bundler_clearMempool", []);
+      try {
+        const accepted = await rpc("eth_sendUserOperation", [formatUserOperationRequest(await sponsored(first, [{ to: first.address, value: 0n }], { gas: fees })), entryPoint()]);
+        expect(accepted.error).toBeUndefined();
+        const { error } = await rpc("eth_sendUserOperation", [formatUserOperationRequest(await sponsored(second, [{ to: second.address, value: 0n }], { gas: fees })), entryPoint()]);
+        expect(error?.code).toBe(-32508);
+        expect(error?.message).toMatch(new RegExp(`^paymaster ${paymaster()} deposit of ${available} wei cannot cover its 1 operation in the mempool and this one`, "i"));
+        expect(error?.data?.paymaster).toBe(paymaster());
+      } finally {
+        // The pooled operation would hold most of the deposit for the other tests.
+        await rpc("debug_bundler_clearMempool", []);
+      }
     });
 
     it("an account's failure at bundle time is not counted against its paymaster (EREP-015)", async () => {
@@ -174,16 +178,20 @@ describe("sponsored operations: every paymaster path", () => {
       const now = Number((await client.getBlock()).timestamp);
       // Valid for 45 s: long enough to be admitted, expired once the chain moves on two minutes.
       const op = await sponsored(account, [{ to: account.address, value: 0n }], { validUntil: now + 45 });
-      expect((await rpc("eth_sendUserOperation", [formatUserOperationRequest(op), entryPoint()])).error).toBeUndefined();
-      await client.request({ method: "evm_increaseTime" as never, params: [120] as never });
-      await client.request({ method: "evm_mine" as never, params: [] as never });
-      expect((await rpc("debug_bundler_sendBundleNow", [])).error).toBeUndefined();
-      expect((await reputationOf(paymaster())).status).toBe(2n);
-      const next = await sponsored(await deployedAccount(), [{ to: account.address, value: 0n }]);
-      const { error } = await rpc("eth_sendUserOperation", [formatUserOperationRequest(next), entryPoint()]);
-      expect(error?.code).toBe(-32504);
-      expect(error?.message).toBe(`paymaster ${paymaster()} is banned`);
-      await rpc("debug_bundler_clearReputation", []);
+      try {
+        expect((await rpc("eth_sendUserOperation", [formatUserOperationRequest(op), entryPoint()])).error).toBeUndefined();
+        await client.request({ method: "evm_increaseTime" as never, params: [120] as never });
+        await client.request({ method: "evm_mine" as never, params: [] as never });
+        expect((await rpc("debug_bundler_sendBundleNow", [])).error).toBeUndefined();
+        expect((await reputationOf(paymaster())).status).toBe(2n);
+        const next = await sponsored(await deployedAccount(), [{ to: account.address, value: 0n }]);
+        const { error } = await rpc("eth_sendUserOperation", [formatUserOperationRequest(next), entryPoint()]);
+        expect(error?.code).toBe(-32504);
+        expect(error?.message).toBe(`paymaster ${paymaster()} is banned`);
+      } finally {
+        // Banned, the shared paymaster would refuse every other test's operations.
+        await rpc("debug_bundler_clearReputation", []);
+      }
     });
   });
 });

@@ -12,9 +12,10 @@ import {
   http,
   multicall3Abi,
   parseEther,
+  parseGwei,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { BundlerConfig } from "../src/engine/config.ts";
 import { createBundler } from "../src/engine/create-bundler.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
@@ -22,7 +23,7 @@ import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { Logger } from "../src/ports/logger.ts";
 import { createMemoryMempoolStore } from "../src/testing/index.ts";
-import { engineFixture, rejection, testSigner } from "./fixtures.ts";
+import { engineFixture, rejection, testEngineConfig, testSigner } from "./fixtures.ts";
 
 /** Bundle options of the engine on a real anvil: fees, access lists, validation, relayers, relaying modes. */
 describe("bundle options", () => {
@@ -52,7 +53,7 @@ describe("bundle options", () => {
       store,
       signer: testSigner(relayerKeys),
       logger,
-      config: { bundlingMode: "manual", ...config },
+      config: { ...testEngineConfig, ...config },
     });
     return { bundler, store, warnings };
   }
@@ -61,6 +62,15 @@ describe("bundle options", () => {
     it("rejects fees more than enforceGasPriceThreshold below the suggestion with -32602 naming the minimum", async () => {
       const { bundler } = await engineWith({ enforceGasPrice: true, enforceGasPriceThreshold: 10 });
       const account = await fx.makeAccount("0.7");
+      // A base fee of its own: where the blocks mined before have let it decay to almost nothing,
+      // 85% of the suggested maxFeePerGas is below the suggested tip, and the tip is what is refused.
+      const baseFee = (await fx.client.getBlock()).baseFeePerGas!;
+      const mineWithBaseFee = async (fee: bigint) => {
+        await fx.client.request({ method: "anvil_setNextBlockBaseFeePerGas", params: [`0x${fee.toString(16)}`] } as never);
+        await fx.client.request({ method: "evm_mine" } as never);
+      };
+      await mineWithBaseFee(parseGwei("10"));
+      onTestFinished(() => mineWithBaseFee(baseFee));
       const suggested = await bundler.getGasPrice();
       const cheapTip = await fx.makeOperation(
         bundler,
@@ -274,7 +284,7 @@ describe("bundle options", () => {
         client: counting as unknown as ChainClient,
         store: createMemoryMempoolStore(),
         signer: testSigner([poor, ...fx.devnet.relayerKeys]),
-        config: { bundlingMode: "manual", multicall },
+        config: { ...testEngineConfig, multicall },
       });
       const account = await fx.makeAccount("0.7");
       await bundler.sendUserOperation(

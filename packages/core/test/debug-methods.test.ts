@@ -1,6 +1,5 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { EntryPointVersion } from "@bundlekit/devnet";
-import { type Address, createWalletClient, http, parseEther } from "viem";
+import { type Address, createWalletClient, type Hash, http, parseEther } from "viem";
 import { entryPoint07Abi } from "viem/account-abstraction";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,7 +14,10 @@ import {
   type RpcHandler,
 } from "../src/rpc/handle-request.ts";
 import { encodeUserOperation } from "../src/userop/codec.ts";
+import type { MempoolStore } from "../src/ports/mempool-store.ts";
+import { createMemoryMempoolStore } from "../src/testing/index.ts";
 import { engineFixture } from "./fixtures.ts";
+import { recordStatusChanges } from "./status-changes.ts";
 
 /** The `debug_bundler_*` methods through the JSON-RPC handler, on a real anvil. */
 describe("debug_bundler_* methods", () => {
@@ -129,25 +131,48 @@ describe("debug_bundler_* methods", () => {
   });
 
   it("setBundlingMode and setBundleInterval switch a running engine to automatic bundling", async () => {
-    const { bundler, handler } = await debugHandler();
+    // The engine keeps house on each tick of its bundling timer (it expires operations past useropsTTL):
+    // counting those passes at the store port shows the ticks that went by.
+    const store = createMemoryMempoolStore();
+    let ticks = 0;
+    const ticked = new Set<() => void>();
+    const counted: MempoolStore = {
+      ...store,
+      expire(olderThan, now) {
+        ticks++;
+        for (const wake of [...ticked]) wake();
+        return store.expire(olderThan, now);
+      },
+    };
+    const tickedTwiceMore = () => {
+      const target = ticks + 2;
+      return new Promise<void>((resolve) => {
+        const wake = () => {
+          if (ticks < target) return;
+          ticked.delete(wake);
+          resolve();
+        };
+        ticked.add(wake);
+      });
+    };
+    const { bundler, handler } = await debugHandler({ store: counted });
+    const { change } = recordStatusChanges(bundler);
     bundler.start();
     try {
       expect(await result(handler, "debug_bundler_setBundleInterval", [0.1])).toBe("ok");
       expect(bundler.config.bundleInterval).toBe(100);
       expect(await result(handler, "debug_bundler_setBundlingMode", ["manual"])).toBe("ok");
       const { wire, entryPoint } = await wireOperation(bundler);
-      const hash = await result(handler, "eth_sendUserOperation", [wire, entryPoint]);
-      await sleep(500);
+      const hash = (await result(handler, "eth_sendUserOperation", [wire, entryPoint])) as Hash;
+      // Two ticks in manual mode with the operation in the pool: nothing is bundled.
+      await tickedTwiceMore();
       expect(await result(handler, "eth_getUserOperationReceipt", [hash])).toBeNull();
+      expect((await store.get(hash))?.status).toBe("pending");
 
       expect(await result(handler, "debug_bundler_setBundlingMode", ["auto"])).toBe("ok");
       expect(bundler.config.bundlingMode).toBe("auto");
-      let receipt: unknown = null;
-      for (let waited = 0; receipt === null && waited < 10_000; waited += 100) {
-        await sleep(100);
-        receipt = await result(handler, "eth_getUserOperationReceipt", [hash]);
-      }
-      expect(receipt).toMatchObject({ userOpHash: hash, success: true });
+      await change(hash, "included");
+      expect(await result(handler, "eth_getUserOperationReceipt", [hash])).toMatchObject({ userOpHash: hash, success: true });
     } finally {
       await bundler.stop();
     }

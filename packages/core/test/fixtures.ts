@@ -42,6 +42,14 @@ export function testSigner(keys: readonly Hex[]): RelayerSigner {
   };
 }
 
+/**
+ * Engine settings every test engine starts from: it bundles only when asked, and the in-process
+ * tracer re-executes on the test's own thread. A pool of tracer threads takes about a second of
+ * CPU to start, once per engine, and tests make many engines; the stand-alone service's tests run
+ * the pool (its default).
+ */
+export const testEngineConfig = { bundlingMode: "manual", tracerWorkers: 0 } as const satisfies Partial<BundlerConfig>;
+
 /** A devnet with a client, and engines over it that bundle only when asked. */
 export async function engineFixture() {
   const devnet: Devnet = await startDevnet();
@@ -55,6 +63,8 @@ export async function engineFixture() {
       store?: MempoolStore;
       config?: Partial<BundlerConfig>;
       relayerKeys?: readonly Hex[];
+      /** Default: `testSigner` of `relayerKeys`. */
+      signer?: RelayerSigner;
     } = {},
   ) {
     const store = options.store ?? createMemoryMempoolStore();
@@ -66,8 +76,8 @@ export async function engineFixture() {
       clock: options.clock,
       instanceId: options.instanceId,
       l1DataCost: options.l1DataCost,
-      signer: testSigner(options.relayerKeys ?? devnet.relayerKeys),
-      config: { bundlingMode: "manual", ...options.config },
+      signer: options.signer ?? testSigner(options.relayerKeys ?? devnet.relayerKeys),
+      config: { ...testEngineConfig, ...options.config },
     });
     return { bundler, store };
   }

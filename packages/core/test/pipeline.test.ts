@@ -5,12 +5,12 @@ import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
 import { decodeHandleOps } from "../src/entrypoint/decode-handle-ops.ts";
 import { createEntryPointRegistry } from "../src/entrypoint/registry.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
-import { systemClock } from "../src/ports/clock.ts";
 import type { Submitter } from "../src/ports/submitter.ts";
 import { userOperationEventTopic } from "../src/receipt/user-operation-event.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
 import { createMemoryMempoolStore } from "../src/testing/index.ts";
 import { engineFixture, rejection } from "./fixtures.ts";
+import { manualClock } from "./manual-clock.ts";
 
 /** From admission to the chain under the pipeline's limits, and across crashes and restarts. */
 describe("bundle pipeline", () => {
@@ -97,16 +97,21 @@ describe("bundle pipeline", () => {
       const account = await fx.makeAccount("0.7");
       const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n });
       const hash = await bundler.sendUserOperation(op, account.entryPoint.address);
-      // The base fee rises above what the operation offers.
-      const block = await fx.client.getBlock();
-      await fx.client.request({ method: "anvil_setNextBlockBaseFeePerGas" as never, params: [`0x${(op.maxFeePerGas + 1n).toString(16)}`] as never });
-      await fx.client.request({ method: "evm_mine" as never });
-      expect((await fx.client.getBlock()).baseFeePerGas).toBeGreaterThan(op.maxFeePerGas);
-      expect(await bundler.sendBundleNow()).toEqual([]);
-      expect((await store.get(hash))?.status).toBe("pending");
+      // The base fee rises above what the operation offers; the devnet gets its own back whatever happens.
+      const baseFee = (await fx.client.getBlock()).baseFeePerGas!;
+      const mineWithBaseFee = async (fee: bigint) => {
+        await fx.client.request({ method: "anvil_setNextBlockBaseFeePerGas" as never, params: [`0x${fee.toString(16)}`] as never });
+        await fx.client.request({ method: "evm_mine" as never });
+      };
+      try {
+        await mineWithBaseFee(op.maxFeePerGas + 1n);
+        expect((await fx.client.getBlock()).baseFeePerGas).toBe(op.maxFeePerGas + 1n);
+        expect(await bundler.sendBundleNow()).toEqual([]);
+        expect((await store.get(hash))?.status).toBe("pending");
+      } finally {
+        await mineWithBaseFee(baseFee);
+      }
       // Once the base fee falls back, it is bundled.
-      await fx.client.request({ method: "anvil_setNextBlockBaseFeePerGas" as never, params: [`0x${(block.baseFeePerGas ?? 1n).toString(16)}`] as never });
-      await fx.client.request({ method: "evm_mine" as never });
       await bundler.sendBundleNow();
       expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
     });
@@ -156,11 +161,12 @@ describe("bundle pipeline", () => {
 
     it("bundles an operation whose claim lapsed with the engine that claimed it", async () => {
       const store = createMemoryMempoolStore();
-      const { bundler } = await fx.makeBundler({ store });
+      const clock = manualClock();
+      const { bundler } = await fx.makeBundler({ store, clock });
       const account = await fx.makeAccount("0.7");
       const hash = await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: recipient(), value: 1n }), account.entryPoint.address);
       // A peer claimed it for a bundle a second ago, with a one-second lease, and died.
-      await store.claimForBundle({ entryPoint: account.entryPoint.address, limit: 10, claimant: "dead-peer", leaseMs: 1_000, now: Date.now() - 1_000 });
+      await store.claimForBundle({ entryPoint: account.entryPoint.address, limit: 10, claimant: "dead-peer", leaseMs: 1_000, now: clock.now() - 1_000 });
       expect((await store.get(hash))?.status).toBe("bundling");
       await bundler.sendBundleNow();
       expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
@@ -168,12 +174,13 @@ describe("bundle pipeline", () => {
 
     it("releases at once, on restart, what it had claimed for a bundle and not sent, instead of waiting for its lease", async () => {
       const store = createMemoryMempoolStore();
-      const { bundler } = await fx.makeBundler({ store, instanceId: "engine-5" });
+      const clock = manualClock();
+      const { bundler } = await fx.makeBundler({ store, clock, instanceId: "engine-5" });
       const account = await fx.makeAccount("0.8");
       const hash = await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: recipient(), value: 1n }), account.entryPoint.address);
       // The engine claimed it for a bundle with a minute's lease, and died before sending.
-      await store.claimForBundle({ entryPoint: account.entryPoint.address, limit: 10, claimant: "engine-5", leaseMs: 60_000, now: Date.now() });
-      const { bundler: restarted } = await fx.makeBundler({ store, instanceId: "engine-5" });
+      await store.claimForBundle({ entryPoint: account.entryPoint.address, limit: 10, claimant: "engine-5", leaseMs: 60_000, now: clock.now() });
+      const { bundler: restarted } = await fx.makeBundler({ store, clock, instanceId: "engine-5" });
       const changes: StatusChange[] = [];
       restarted.onStatusChange((c) => changes.push(c));
       await restarted.sendBundleNow();
@@ -185,25 +192,25 @@ describe("bundle pipeline", () => {
     it("adopts another engine's sent operations only once its claims lapse", async () => {
       const store = createMemoryMempoolStore();
       const dying = dyingSubmitter({ sendFirst: true });
-      const { bundler: dead } = await fx.makeBundler({ store, submitter: dying, instanceId: "engine-3", config: { bundleClaimLeaseMs: 60_000 } });
+      const clock = manualClock();
+      const { bundler: dead } = await fx.makeBundler({ store, clock, submitter: dying, instanceId: "engine-3", config: { bundleClaimLeaseMs: 60_000 } });
       const account = await fx.makeAccount("0.6");
       const op = await fx.makeOperation(dead, account, { to: recipient(), value: 1n });
       const hash = await dead.sendUserOperation(op, account.entryPoint.address);
       void dead.sendBundleNow();
       await dying.reached;
 
-      const { bundler: peer } = await fx.makeBundler({ store, instanceId: "engine-4" });
+      const { bundler: peer } = await fx.makeBundler({ store, clock, instanceId: "engine-4" });
       await peer.sendBundleNow();
       expect((await store.get(hash))?.status).toBe("submitted");
       // Not adopted yet, but what the chain holds is served already.
       expect((await peer.getUserOperationReceipt(hash))?.success).toBe(true);
       expect((await peer.getUserOperationByHash(hash))?.blockNumber).toBeGreaterThan(0n);
-      // A minute later, by the peer's clock, the claim has lapsed.
-      const later = { ...systemClock, now: () => Date.now() + 61_000 };
-      const { bundler: peerLater } = await fx.makeBundler({ store, instanceId: "engine-4", clock: later });
-      await peerLater.sendBundleNow();
+      // A minute later the claim has lapsed.
+      clock.advance(60_000);
+      await peer.sendBundleNow();
       expect((await store.get(hash))?.status).toBe("included");
-      expect((await peerLater.getUserOperationReceipt(hash))?.success).toBe(true);
+      expect((await peer.getUserOperationReceipt(hash))?.success).toBe(true);
     });
   });
 

@@ -5,8 +5,10 @@ import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
 import type { BundlerConfig } from "../src/engine/config.ts";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
-import type { StatusChange } from "../src/status/status-change.ts";
+import type { Clock } from "../src/ports/clock.ts";
 import { engineFixture, rejection } from "./fixtures.ts";
+import { manualClock } from "./manual-clock.ts";
+import { recordStatusChanges } from "./status-changes.ts";
 
 /** The pull path on a chain that mines when the sequencer says so. */
 describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
@@ -25,12 +27,10 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
   const sequencer = () => privateKeyToAccount(sequencerKey());
   const recipient = (): Address => privateKeyToAccount(fx.devnet.accountKeys[11]!).address;
 
-  async function pullEngine(config: Partial<BundlerConfig> = {}) {
-    const { bundler, store } = await fx.makeBundler({ config: { bundlingMode: "pull", ...config } });
-    const changes: StatusChange[] = [];
-    bundler.onStatusChange((c) => changes.push(c));
+  async function pullEngine(config: Partial<BundlerConfig> = {}, clock?: Clock) {
+    const { bundler, store } = await fx.makeBundler({ clock, config: { bundlingMode: "pull", ...config } });
     engines.push(bundler);
-    return { bundler, store, changes };
+    return { bundler, store, ...recordStatusChanges(bundler) };
   }
 
   async function admitted(bundler: Bundler, version: "0.7" | "0.8" = "0.7") {
@@ -46,7 +46,7 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
   }
 
   it("proposes the policy's bundle for the block, claimed until the sequencer commits it: preconfirmed, then included", async () => {
-    const { bundler, store, changes } = await pullEngine();
+    const { bundler, store, changes, change } = await pullEngine();
     const { hash } = await admitted(bundler);
     await fx.client.request({ method: "evm_setAutomine" as never, params: [false] as never });
     const block = await nextBlock();
@@ -63,8 +63,7 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     await fx.client.sendRawTransaction({ serializedTransaction: proposal!.signedTransaction! });
     await fx.client.request({ method: "evm_mine" as never });
     bundler.start();
-    const deadline = Date.now() + 10_000;
-    while (!changes.some((c) => c.userOpHash === hash && c.status === "included") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await change(hash, "included");
     const receipt = await bundler.getUserOperationReceipt(hash);
     expect(receipt?.success).toBe(true);
     expect(BigInt(receipt!.receipt.blockNumber as string)).toBe(block.blockNumber);
@@ -86,7 +85,8 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
   });
 
   it("puts released operations back in the pool at once, and lapsed ones after proposalLeaseMs", async () => {
-    const { bundler, store } = await pullEngine({ proposalLeaseMs: 300 });
+    const clock = manualClock();
+    const { bundler, store } = await pullEngine({ proposalLeaseMs: 300 }, clock);
     const { hash } = await admitted(bundler);
     const block = await nextBlock();
     const released = await bundler.proposeBundle(block);
@@ -95,7 +95,9 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
 
     const lapsing = await bundler.proposeBundle(block);
     expect(lapsing?.userOpHashes).toEqual([hash]);
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    clock.advance(299);
+    expect(await bundler.proposeBundle(block)).toBeUndefined(); // still claimed
+    clock.advance(1);
     const again = await bundler.proposeBundle(block);
     expect(again?.userOpHashes).toEqual([hash]);
     const error = await rejection(bundler.commitBundle(lapsing!.id));

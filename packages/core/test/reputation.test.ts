@@ -1,9 +1,9 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Address } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { StatusChange } from "../src/status/status-change.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import { engineFixture, rejection } from "./fixtures.ts";
+import { manualClock } from "./manual-clock.ts";
+import { recordStatusChanges } from "./status-changes.ts";
 
 /** ERC-7562 reputation and the mempool TTL in the engine, on a real anvil. */
 let fx: Awaited<ReturnType<typeof engineFixture>>;
@@ -108,8 +108,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)("ERC-7562 reputation on EntryPoint
 
   it("drops the pooled operations of an entity once it is banned (GREP-010), naming it", async () => {
     const { bundler, store } = await fx.makeBundler();
-    const changes: StatusChange[] = [];
-    bundler.onStatusChange((c) => changes.push(c));
+    const { changes } = recordStatusChanges(bundler);
     const first = await deployingOperation(bundler);
     const second = await deployingOperation(bundler);
     const hashes = [await bundler.sendUserOperation(first.op, first.entryPoint), await bundler.sendUserOperation(second.op, second.entryPoint)];
@@ -175,9 +174,9 @@ describe.each(["0.6", "0.7", "0.8"] as const)("ERC-7562 reputation on EntryPoint
       if (throttled) await bundler.setReputation(entryPoint, [{ address: factory, opsSeen: 200, opsIncluded: 0 }]);
       // The base fee jumps far above what the operation offers: it waits in the pool, block after block.
       const baseFee = (await fx.client.getBlock()).baseFeePerGas!;
-      await setNextBaseFee(op.maxFeePerGas * 100n);
-      await mine(1);
       try {
+        await setNextBaseFee(op.maxFeePerGas * 100n);
+        await mine(1);
         expect(await bundler.sendBundleNow()).toEqual([]);
         await mine(9);
         expect(await bundler.sendBundleNow()).toEqual([]);
@@ -202,21 +201,15 @@ describe("mempool expiry", () => {
   const deployingOperation = (bundler: TestBundler) => deployingOperationOn(bundler, "0.7");
 
   it("drops an operation pending longer than useropsTTL with a dropped 'expired' event, on the engine's timer", async () => {
-    const { bundler, store } = await fx.makeBundler({
-      config: { useropsTTL: 1, bundleInterval: 100 },
-    });
-    const changes: StatusChange[] = [];
-    bundler.onStatusChange((change) => changes.push(change));
+    const clock = manualClock();
+    const { bundler, store } = await fx.makeBundler({ clock, config: { useropsTTL: 1, bundleInterval: 100 } });
+    const { changes, change } = recordStatusChanges(bundler);
     const { op, entryPoint } = await deployingOperation(bundler);
     const hash = await bundler.sendUserOperation(op, entryPoint);
+    clock.advance(1_001);
     bundler.start(); // manual bundling: the timer only keeps house
     try {
-      for (
-        let waited = 0;
-        !changes.some((c) => c.status === "dropped") && waited < 5_000;
-        waited += 50
-      )
-        await sleep(50);
+      await change(hash, "dropped");
     } finally {
       await bundler.stop();
     }
@@ -230,16 +223,17 @@ describe("mempool expiry", () => {
     expect(await fx.client.getCode({ address: op.sender })).toBeUndefined();
   });
 
-  it("expires stale operations before bundling on sendBundleNow, and keeps fresh ones", async () => {
-    const { bundler, store } = await fx.makeBundler({ config: { useropsTTL: 2 } });
+  it("expires an operation pending longer than useropsTTL before bundling on sendBundleNow, and keeps one pending exactly that long", async () => {
+    const clock = manualClock();
+    const { bundler, store } = await fx.makeBundler({ clock, config: { useropsTTL: 2 } });
     const stale = await deployingOperation(bundler);
     const staleHash = await bundler.sendUserOperation(stale.op, stale.entryPoint);
-    await sleep(1_200);
+    clock.advance(1);
     const fresh = await deployingOperation(bundler);
     const freshHash = await bundler.sendUserOperation(fresh.op, fresh.entryPoint);
-    await sleep(900); // the stale one is now over 2 s old, the fresh one under 1 s
+    clock.advance(2_000); // the stale one is now 2.001 s old, the fresh one 2 s
     expect(await bundler.sendBundleNow()).toHaveLength(1);
-    expect((await store.get(staleHash))?.status).toBe("dropped");
+    expect(await store.get(staleHash)).toMatchObject({ status: "dropped", failureReason: "expired" });
     expect((await bundler.getUserOperationReceipt(freshHash))?.success).toBe(true);
   });
 });

@@ -1,10 +1,43 @@
-import { type Address, createWalletClient, type Hash, http, parseEther } from "viem";
+import { type Address, createWalletClient, type Hash, type Hex, http, parseEther } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import { userOperationEventTopic } from "../src/receipt/user-operation-event.ts";
-import type { StatusChange } from "../src/status/status-change.ts";
-import { engineFixture } from "./fixtures.ts";
+import type { RelayerSigner } from "../src/ports/relayer-signer.ts";
+import { engineFixture, testSigner } from "./fixtures.ts";
+import { recordStatusChanges } from "./status-changes.ts";
+
+/** The test signer, counting the leases it refused because its every relayer was leased already. */
+function refusalCountingSigner(keys: readonly Hex[]): RelayerSigner & { readonly refused: number; refusals(count: number): Promise<void> } {
+  const signer = testSigner(keys);
+  let refused = 0;
+  const waiters = new Set<() => void>();
+  return {
+    addresses: signer.addresses,
+    lease() {
+      const lease = signer.lease();
+      if (!lease) {
+        refused++;
+        for (const wake of [...waiters]) wake();
+      }
+      return lease;
+    },
+    get refused() {
+      return refused;
+    },
+    /** Resolves once `count` leases in all have been refused. */
+    refusals: (count) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (refused < count) return;
+          waiters.delete(check);
+          resolve();
+        };
+        waiters.add(check);
+        check();
+      }),
+  };
+}
 
 /**
  * The transaction tracker on a chain that mines only when told: bundles left unmined are
@@ -28,25 +61,15 @@ describe("transaction tracker", () => {
   const mine = (blocks = 1) => fx.client.request({ method: "anvil_mine" as never, params: [`0x${blocks.toString(16)}`] as never });
   const fast = { bundlingMode: "auto" as const, bundleInterval: 20, blockPollingInterval: 20, bundleReplaceAfterBlocks: 2 };
 
-  async function until<T>(look: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = await look();
-      if (found !== undefined && found !== false) return found as T;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+  /** Once the relayer's pending nonce (the node's pool) has moved past `nonce`: a replacement or a cancellation is in. */
+  const pendingNonceAbove = (relayer: Address, nonce: number) =>
+    expect.poll(() => fx.client.getTransactionCount({ address: relayer, blockTag: "pending" })).toBeGreaterThan(nonce);
 
   /** A running engine (auto bundling) with its status changes recorded. */
   async function started(options: Parameters<typeof fx.makeBundler>[0] = {}) {
     const { bundler, store } = await fx.makeBundler({ ...options, config: { ...fast, ...options.config } });
-    const changes: StatusChange[] = [];
-    bundler.onStatusChange((c) => changes.push(c));
     running.push(bundler);
-    const change = (userOpHash: Hash, status: StatusChange["status"], skip = 0) =>
-      until(() => changes.filter((c) => c.userOpHash === userOpHash && c.status === status)[skip], `${status} of ${userOpHash}`);
-    return { bundler, store, changes, change };
+    return { bundler, store, ...recordStatusChanges(bundler) };
   }
 
   async function admitted(bundler: Bundler, version: "0.7" | "0.8", fees: { maxFeeMultiplier?: bigint } = {}) {
@@ -66,7 +89,7 @@ describe("transaction tracker", () => {
     await fx.client.request({ method: "anvil_dropTransaction" as never, params: [first.hash] as never });
     await mine(2);
     // The replacement is in the node's pool once the relayer's pending nonce moves past the mined one.
-    await until(async () => (await fx.client.getTransactionCount({ address: first.from, blockTag: "pending" })) > first.nonce, "a replacement");
+    await pendingNonceAbove(first.from, first.nonce);
     await mine();
     const included = await change(hash, "included");
     expect(included.transactionHash).not.toBe(first.hash);
@@ -87,7 +110,7 @@ describe("transaction tracker", () => {
     const first = await fx.client.getTransaction({ hash: (await change(hash, "submitted")).transactionHash! });
     await fx.client.request({ method: "anvil_dropTransaction" as never, params: [first.hash] as never });
     await mine(2);
-    await until(async () => (await fx.client.getTransactionCount({ address: first.from, blockTag: "pending" })) > first.nonce, "a cancellation");
+    await pendingNonceAbove(first.from, first.nonce);
     bundler.setBundlingMode("manual");
     await mine();
     const back = await change(hash, "pending", 1);
@@ -97,7 +120,8 @@ describe("transaction tracker", () => {
   });
 
   it("keeps a relayer until its bundle is mined: the next bundle waits instead of queueing behind it", async () => {
-    const { bundler, change } = await started({ relayerKeys: fx.devnet.relayerKeys.slice(0, 1), config: { bundlingMode: "manual" } });
+    const signer = refusalCountingSigner(fx.devnet.relayerKeys.slice(0, 1));
+    const { bundler, change } = await started({ signer, config: { bundlingMode: "manual" } });
     const first = await admitted(bundler, "0.7");
     const second = await admitted(bundler, "0.8");
     await automine(false);
@@ -105,7 +129,9 @@ describe("transaction tracker", () => {
     bundler.start();
     const sent = await Promise.race([change(first, "submitted"), change(second, "submitted")]);
     const [waiting] = sent.userOpHash === first ? [second] : [first];
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The engine looks for a relayer for the other bundle twice more and finds its only one still leased
+    // (or, wrongly, sends the other bundle behind the first).
+    await Promise.race([signer.refusals(signer.refused + 2), change(waiting!, "submitted")]);
     const relayer = privateKeyToAccount(fx.devnet.relayerKeys[0]!).address;
     const latest = await fx.client.getTransactionCount({ address: relayer });
     expect(await fx.client.getTransactionCount({ address: relayer, blockTag: "pending" })).toBe(latest + 1);
@@ -183,11 +209,11 @@ describe("transaction tracker", () => {
       ["anvil_reorg", (depth: number) => fx.client.request({ method: "anvil_reorg" as never, params: [depth, []] as never })],
       ["anvil_rollback", (depth: number) => fx.client.request({ method: "anvil_rollback" as never, params: [depth] as never })],
     ] as const)("after %s takes its block, the operation is reported back, bundled again and included once on the canonical chain", async (_, reorg) => {
-      const { bundler, hash, first, change, changes } = await includedOperation();
+      const { bundler, hash, first, change, until } = await includedOperation();
       const depth = Number((await fx.client.getBlockNumber()) - first.blockNumber) + 1;
       await reorg(depth);
       const back = await until(
-        () => changes.find((c) => c.userOpHash === hash && (c.status === "pending" || c.status === "submitted") && c.reason?.startsWith("its block left the canonical chain")),
+        (all) => all.find((c) => c.userOpHash === hash && (c.status === "pending" || c.status === "submitted") && c.reason?.startsWith("its block left the canonical chain")),
         "the operation reported back",
       );
       expect(back).toMatchObject({ status: "pending", reason: "its block left the canonical chain; back in the pool" });
@@ -200,12 +226,12 @@ describe("transaction tracker", () => {
     });
 
     it("after a rollback that leaves its transaction pending again, the operation returns to submitted and is followed to its inclusion", async () => {
-      const { hash, first, change, changes } = await includedOperation();
+      const { hash, first, change, until } = await includedOperation();
       const raw = await fx.client.request({ method: "eth_getRawTransactionByHash", params: [first.transactionHash] });
       await automine(false);
       await fx.client.request({ method: "anvil_rollback" as never, params: [Number((await fx.client.getBlockNumber()) - first.blockNumber) + 1] as never });
       await fx.client.sendRawTransaction({ serializedTransaction: raw! });
-      const back = await until(() => changes.find((c) => c.userOpHash === hash && c.reason?.startsWith("its block left")), "the operation reported back");
+      const back = await until((all) => all.find((c) => c.userOpHash === hash && c.reason?.startsWith("its block left")), "the operation reported back");
       expect(back).toMatchObject({ status: "submitted", transactionHash: first.transactionHash, reason: "its block left the canonical chain" });
       await mine();
       const again = await change(hash, "included", 1);

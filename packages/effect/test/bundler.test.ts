@@ -5,6 +5,7 @@ import { TestClock } from "effect/testing";
 import type { Hash } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { engineFixture } from "../../core/test/fixtures.ts";
+import { recordStatusChanges } from "../../core/test/status-changes.ts";
 import { BundlerService } from "../src/bundler.ts";
 import { effectClock } from "../src/clock.ts";
 import { effectLogger } from "../src/logger.ts";
@@ -28,28 +29,26 @@ describe("@bundlekit/effect", () => {
       effectClock,
       effectLogger,
     );
-  const bundlerLayer = (config = {}) => BundlerService.layer({ bundleInterval: 1_000, blockPollingInterval: 1_000, ...config }).pipe(Layer.provideMerge(ports()));
-  const realSleep = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)));
+  // The tracer on the test's thread, as in the core tests' engines (testEngineConfig).
+  const bundlerLayer = (config = {}) =>
+    BundlerService.layer({ bundleInterval: 1_000, blockPollingInterval: 1_000, tracerWorkers: 0, ...config }).pipe(Layer.provideMerge(ports()));
 
-  it("runs on TestClock: nothing is bundled until the test moves the clock, then the operation is included", async () => {
+  it("runs on TestClock: a bundling tick two minutes away comes once the test moves the clock, and the operation is included", async () => {
     const account = await fx.makeAccount("0.7");
     const program = Effect.gen(function* () {
       const bundler = yield* BundlerService;
       const store = yield* MempoolStoreService;
+      const { change } = recordStatusChanges(bundler.engine);
       const op = yield* Effect.promise(() => fx.makeOperation(bundler.engine, account, { to: account.address, value: 1n }));
       const hash = yield* bundler.sendUserOperation(op, account.entryPoint.address);
-      // Longer, in real time, than the bundling interval: on a real clock it would be bundled by now.
-      yield* realSleep(600);
       const before = (yield* Effect.promise(() => store.get(hash)))?.status;
-      let receipt = yield* bundler.getUserOperationReceipt(hash);
-      for (let i = 0; i < 50 && !receipt; i++) {
-        yield* TestClock.adjust("200 millis");
-        yield* realSleep(50);
-        receipt = yield* bundler.getUserOperationReceipt(hash);
-      }
+      // On the wall clock the first tick would come after the test's timeout.
+      yield* TestClock.adjust("2 minutes");
+      yield* Effect.promise(() => change(hash, "submitted"));
+      const receipt = yield* bundler.getUserOperationReceipt(hash);
       return { before, success: receipt?.success };
     });
-    const layer = bundlerLayer({ bundleInterval: 200, blockPollingInterval: 200 });
+    const layer = bundlerLayer({ bundleInterval: 120_000, blockPollingInterval: 120_000 });
     const result = await Effect.runPromise(program.pipe(Effect.provide(layer), Effect.provide(TestClock.layer())));
     expect(result).toEqual({ before: "pending", success: true });
   });
@@ -70,8 +69,8 @@ describe("@bundlekit/effect", () => {
     const account = await fx.makeAccount("0.8");
     const program = Effect.gen(function* () {
       const bundler = yield* BundlerService;
-      const changes = yield* Effect.forkChild(Stream.runCollect(bundler.statusChanges.pipe(Stream.take(3))));
-      yield* realSleep(50);
+      // Started at once: subscribed when forkChild returns, before the operation is sent.
+      const changes = yield* Effect.forkChild(Stream.runCollect(bundler.statusChanges.pipe(Stream.take(3))), { startImmediately: true });
       const op = yield* Effect.promise(() => fx.makeOperation(bundler.engine, account, { to: account.address, value: 1n }));
       const hash: Hash = yield* bundler.sendUserOperation(op, account.entryPoint.address);
       yield* bundler.sendBundleNow();
@@ -121,7 +120,7 @@ describe("@bundlekit/effect", () => {
       yield* bundler.sendBundleNow();
       return (yield* bundler.getUserOperationReceipt(hash))?.success;
     });
-    const layer = BundlerService.layer({ bundlingMode: "manual" }).pipe(Layer.provide(adapters), Layer.provideMerge(ports()));
+    const layer = BundlerService.layer({ bundlingMode: "manual", tracerWorkers: 0 }).pipe(Layer.provide(adapters), Layer.provideMerge(ports()));
     expect(await Effect.runPromise(program.pipe(Effect.provide(layer)))).toBe(true);
     expect(seen.admitted).toBe(1);
     expect(seen.submitted).toBe(1);

@@ -1,0 +1,175 @@
+/**
+ * Latency of the pull path (examples/sequencer-path): operations sent to the stand-alone endpoint
+ * at a fixed rate, each from its own account, while the sequencer builds a block every block time.
+ * For each operation: send → preconfirmed and send → included, in milliseconds and in blocks.
+ * Writes bench/results/preconfirmation-<ops>ops-<rate>per-s.json and .md. See bench/README.md.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { type Hash, http } from "viem";
+import { createBundlerClient, formatUserOperationRequest } from "viem/account-abstraction";
+import { startSequencerPath } from "../examples/sequencer-path/src/sequencer-path.ts";
+import { prepareOperations, type SignedOperation, setUpAccounts } from "./accounts.ts";
+import { commandLine, gitCommit, machineFacts } from "./run-facts.ts";
+import {
+  cleanUp,
+  exitWithUsageOnHelp,
+  integerFlag,
+  log,
+  onCleanUp,
+  runScript,
+  sleep,
+} from "./script.ts";
+import { distribution } from "./stats.ts";
+
+const usage = `usage: pnpm bench:preconfirmation [--ops N] [--rate R] [--block-time-ms MS] [--out DIR]
+
+  --ops N            operations, each from its own account (default 500)
+  --rate R           operations offered per second, on a fixed schedule (default 50)
+  --block-time-ms MS the sequencer builds a block every MS milliseconds (default 1000)
+  --out DIR          where results go (default bench/results)`;
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      ops: { type: "string", default: "500" },
+      rate: { type: "string", default: "50" },
+      "block-time-ms": { type: "string", default: "1000" },
+      out: { type: "string", default: "bench/results" },
+      help: { type: "boolean", default: false },
+    },
+  });
+  exitWithUsageOnHelp(values.help, usage);
+  const ops = integerFlag("ops", values.ops, 1);
+  const rate = integerFlag("rate", values.rate, 1);
+  const blockTimeMs = integerFlag("block-time-ms", values["block-time-ms"], 1);
+  const machine = machineFacts();
+
+  log(`devnet, service and sequencer: a block every ${blockTimeMs} ms`);
+  const path = await startSequencerPath({ blockTimeMs });
+  onCleanUp(() => path.close());
+  const { client, devnet, service } = path;
+
+  const bundler = createBundlerClient({ client, transport: http(service.url, { retryCount: 0 }) });
+  const shape = { ops, accounts: ops, version: "0.7" } as const;
+  log(`setup: funding and deploying ${ops} SimpleAccounts (not timed)`);
+  const accounts = await setUpAccounts(devnet, client, bundler, devnet.chain, shape);
+  log(`setup: signing ${ops} operations`);
+  const signed = await prepareOperations(accounts, bundler, devnet.chainId, shape);
+  const entryPoint = accounts[0]!.entryPoint.address;
+  const send = ({ op }: SignedOperation) =>
+    bundler.request({
+      method: "eth_sendUserOperation",
+      params: [formatUserOperationRequest(op), entryPoint],
+    });
+
+  // Times from the engine's own status events, in process: what a subscriber would see.
+  const now = () => performance.now();
+  const sent = new Map<Hash, { at: number; head: bigint }>();
+  const seen = new Map<Hash, { preconfirmedAt?: number; promised?: bigint }>();
+  service.bundler.onStatusChange(({ userOpHash, status, blockNumber }) => {
+    if (status === "preconfirmed")
+      seen.set(userOpHash, { preconfirmedAt: now(), promised: blockNumber });
+  });
+  // An operation is on chain when the sequencer mines its block, whenever the engine notices.
+  const minedAt = new Map<bigint, number>();
+  path.sequencer.onBlock((block) => minedAt.set(block.blockNumber, now()));
+
+  log(`load: ${ops} operations at ${rate}/s, a block every ${blockTimeMs} ms`);
+  const t0 = now();
+  await Promise.all(
+    signed.map(async (op, i) => {
+      await sleep(Math.max(0, t0 + (i * 1000) / rate - now()));
+      const head = await client.getBlockNumber({ cacheTime: 0 });
+      const at = now();
+      sent.set(await send(op), { at, head });
+    }),
+  );
+  const included = new Map<Hash, { at: number; block: bigint }>();
+  for (const hash of sent.keys()) {
+    const receipt = await bundler.waitForUserOperationReceipt({
+      hash,
+      pollingInterval: 100,
+      timeout: 60_000,
+    });
+    const block = receipt.receipt.blockNumber;
+    included.set(hash, { at: minedAt.get(block)!, block });
+  }
+
+  const series = (pick: (hash: Hash, sentAt: { at: number; head: bigint }) => number | undefined) =>
+    [...sent].flatMap(([hash, s]) => {
+      const value = pick(hash, s);
+      return value === undefined ? [] : [value];
+    });
+  const preconfirmedMs = series((hash, s) => {
+    const at = seen.get(hash)?.preconfirmedAt;
+    return at === undefined ? undefined : at - s.at;
+  });
+  const includedMs = series((hash, s) => included.get(hash)!.at - s.at);
+  const preconfirmedBlocks = series((hash, s) => {
+    const promised = seen.get(hash)?.promised;
+    return promised === undefined ? undefined : Number(promised - s.head);
+  });
+  const includedBlocks = series((hash, s) => Number(included.get(hash)!.block - s.head));
+  const inPromisedBlock = series((hash) =>
+    seen.get(hash)?.promised === included.get(hash)!.block ? 1 : 0,
+  ).reduce((a, b) => a + b, 0);
+
+  const report = {
+    date: new Date().toISOString(),
+    command: commandLine("bench:preconfirmation"),
+    commit: gitCommit(),
+    machine,
+    parameters: { ops, rate, blockTimeMs },
+    results: {
+      sent: sent.size,
+      preconfirmed: preconfirmedMs.length,
+      included: includedMs.length,
+      includedInThePromisedBlock: inPromisedBlock,
+      preconfirmedMs: distribution(preconfirmedMs),
+      includedMs: distribution(includedMs),
+      preconfirmedBlocks: distribution(preconfirmedBlocks),
+      includedBlocks: distribution(includedBlocks),
+    },
+    samples: { preconfirmedMs, includedMs, preconfirmedBlocks, includedBlocks },
+  };
+  const r = report.results;
+  const row = (name: string, d: ReturnType<typeof distribution>) =>
+    `| ${name} | ${d.count} | ${d.p50} | ${d.p95} | ${d.max} |`;
+  const table = [
+    "| send → | operations | p50 | p95 | max |",
+    "| --- | --- | --- | --- | --- |",
+    row("preconfirmed (ms)", r.preconfirmedMs),
+    row("included (ms)", r.includedMs),
+    row("preconfirmed (blocks)", r.preconfirmedBlocks),
+    row("included (blocks)", r.includedBlocks),
+  ].join("\n");
+  const name = `preconfirmation-${ops}ops-${rate}per-s`;
+  const dir = resolve(values.out);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(
+    join(dir, `${name}.md`),
+    [
+      "# Pull path: send → preconfirmed and send → included",
+      "",
+      `\`${report.command}\` at ${report.commit ?? "an unknown commit"}, ${report.date}; ` +
+        `${machine.cores} cores (${machine.cpuModel ?? "unknown CPU"}), Node ${machine.node}, load average at start ${machine.loadAverageAtStart.join(" ")}.`,
+      "",
+      `${ops} operations offered at ${rate}/s, each from its own account, a block every ${blockTimeMs} ms. ` +
+        "Blocks count from the head when the operation was sent (1 = the next block). " +
+        `${r.includedInThePromisedBlock} of ${r.sent} were included in the block they were preconfirmed for.`,
+      "",
+      table,
+      "",
+    ].join("\n"),
+  );
+  process.stdout.write(
+    `${table}\n\nresults: ${[`${name}.json`, `${name}.md`].map((f) => relative(process.cwd(), join(dir, f))).join(", ")}\n`,
+  );
+  await cleanUp();
+  if (r.included < ops || r.includedInThePromisedBlock < ops) process.exitCode = 1;
+}
+
+runScript("bench:preconfirmation", usage, main);

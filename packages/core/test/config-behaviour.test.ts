@@ -557,7 +557,7 @@ describe("engine settings on the devnet", () => {
       ["minStake", (stake) => ({ minStake: stake.stake + 1n })],
       ["minUnstakeDelay", (stake) => ({ minUnstakeDelay: Number(stake.unstakeDelaySec) + 1 })],
     ])(
-      "%s above the paymaster's own makes it unstaked: its operation is refused with -32502",
+      "%s above the paymaster's own leaves its stake short: its operation is refused with -32505",
       async (_setting, config) => {
         const { account, op } = await sponsored();
         const plain = await engine();
@@ -566,8 +566,8 @@ describe("engine settings on the devnet", () => {
         const error = await rejection(
           (await engine(config(stake))).sendUserOperation(op, account.entryPoint.address),
         );
-        expect(error.code).toBe(RpcErrorCode.opcodeOrStorageRule);
-        expect(error.data).toMatchObject({ rule: "EREP-050" });
+        expect(error.code).toBe(RpcErrorCode.stakeTooLow);
+        expect(error.data).toMatchObject({ paymaster: paymaster(), rule: "EREP-050" });
         await expect(plain.sendUserOperation(op, account.entryPoint.address)).resolves.toMatch(
           /^0x[0-9a-f]{64}$/,
         );

@@ -72,16 +72,21 @@ describe("transaction tracker", () => {
     return { bundler, store, ...recordStatusChanges(bundler) };
   }
 
-  async function admitted(bundler: Bundler, version: "0.7" | "0.8", fees: { maxFeeMultiplier?: bigint } = {}) {
+  async function admitted(bundler: Bundler, version: "0.7" | "0.8", fees: { maxFeeMultiplier?: bigint; tipMultiplier?: bigint } = {}) {
     const account = await fx.makeAccount(version, parseEther("0.5"));
     const draft = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n });
-    const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n }, { maxFeePerGas: draft.maxFeePerGas * (fees.maxFeeMultiplier ?? 1n) });
+    const op = await fx.makeOperation(
+      bundler,
+      account,
+      { to: recipient(), value: 1n },
+      { maxFeePerGas: draft.maxFeePerGas * (fees.maxFeeMultiplier ?? 1n), maxPriorityFeePerGas: draft.maxPriorityFeePerGas * (fees.tipMultiplier ?? 1n) },
+    );
     return bundler.sendUserOperation(op, account.entryPoint.address);
   }
 
   it("replaces a bundle left unmined with fees raised by bundleFeeBumpPercent, at the same nonce", async () => {
     const { bundler, change } = await started({ config: { bundlingMode: "manual" } });
-    const hash = await admitted(bundler, "0.7", { maxFeeMultiplier: 4n });
+    const hash = await admitted(bundler, "0.7", { maxFeeMultiplier: 4n, tipMultiplier: 4n });
     await automine(false);
     bundler.setBundlingMode("auto");
     bundler.start();
@@ -101,9 +106,12 @@ describe("transaction tracker", () => {
     expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
   });
 
-  it("cancels a bundle whose operations would not repay a replacement, and puts them back in the pool", async () => {
+  it.each([
+    ["maxFeePerGas", {}],
+    ["maxPriorityFeePerGas", { maxFeeMultiplier: 4n }],
+  ] as const)("cancels a bundle whose operations' %s would not repay a replacement, and puts them back in the pool", async (_fee, fees) => {
     const { bundler, change } = await started({ config: { bundlingMode: "manual" } });
-    const hash = await admitted(bundler, "0.8");
+    const hash = await admitted(bundler, "0.8", fees);
     await automine(false);
     bundler.setBundlingMode("auto");
     bundler.start();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { GasPrice } from "../gas/fee-oracle.ts";
 import type { UserOperationV07 } from "../userop/types.ts";
-import { bumpedFees, bundleFees, repaidFeeCap } from "./bundle-fees.ts";
+import { bumpedFees, bundleFees } from "./bundle-fees.ts";
 
 /** An operation that repays at most `maxFeePerGas`, of which `maxPriorityFeePerGas` above the base fee. */
 function paying(maxFeePerGas: bigint, maxPriorityFeePerGas: bigint): UserOperationV07 {
@@ -53,16 +53,6 @@ describe("what a bundle bids (bundleFees)", () => {
       maxFeePerGas: 100n,
       maxPriorityFeePerGas: 10n,
     });
-  });
-});
-
-describe("the most a bundle's operations repay per gas (repaidFeeCap)", () => {
-  it("is the lowest maxFeePerGas among them", () => {
-    expect(repaidFeeCap([paying(7n, 1n), paying(5n, 1n), paying(9n, 1n)])).toBe(5n);
-  });
-
-  it("is 0 for no operations", () => {
-    expect(repaidFeeCap([])).toBe(0n);
   });
 });
 

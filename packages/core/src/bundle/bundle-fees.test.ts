@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { GasPrice } from "../gas/fee-oracle.ts";
 import type { UserOperationV07 } from "../userop/types.ts";
-import { bumpedFees, bundleFees, repaidFeeCap } from "./bundle-fees.ts";
+import { bumpedFees, bundleFees, repaidFees } from "./bundle-fees.ts";
 
 /** An operation offering these fees per gas (the rest is irrelevant to fees). */
 function offering(maxFeePerGas: bigint, maxPriorityFeePerGas: bigint): UserOperationV07 {
@@ -67,10 +67,16 @@ describe("bundleFees", () => {
   });
 });
 
-describe("repaidFeeCap", () => {
-  it("is the lowest maxFeePerGas of the operations, and 0 without any", () => {
-    expect(repaidFeeCap([offering(400n, 1n), offering(250n, 1n), offering(300n, 1n)])).toBe(250n);
-    expect(repaidFeeCap([])).toBe(0n);
+describe("repaidFees", () => {
+  it("is the lowest maxFeePerGas and the lowest maxPriorityFeePerGas, each of its own operation", () => {
+    expect(repaidFees([offering(400n, 7n), offering(250n, 9n), offering(300n, 3n)])).toEqual({
+      maxFeePerGas: 250n,
+      maxPriorityFeePerGas: 3n,
+    });
+  });
+
+  it("is 0 for no operations", () => {
+    expect(repaidFees([])).toEqual({ maxFeePerGas: 0n, maxPriorityFeePerGas: 0n });
   });
 });
 

@@ -25,10 +25,18 @@ export function bundleFees(suggested: GasPrice, operations: readonly UserOperati
   return { maxFeePerGas, maxPriorityFeePerGas };
 }
 
-/** The most per gas the operations repay: a bundle bid is never raised above it. */
-export function repaidFeeCap(operations: readonly UserOperation[]): bigint {
-  const [first, ...rest] = operations.map((op) => op.maxFeePerGas);
-  return first === undefined ? 0n : minOf(first, ...rest);
+/**
+ * The most per gas the operations repay: the lowest `maxFeePerGas` and the lowest
+ * `maxPriorityFeePerGas` among them. A bundle bidding within both costs its relayer no more per
+ * gas than each operation returns, whatever the base fee; a replacement is never raised above it.
+ */
+export function repaidFees(operations: readonly UserOperation[]): BundleFees {
+  const [first, ...rest] = operations;
+  if (first === undefined) return { maxFeePerGas: 0n, maxPriorityFeePerGas: 0n };
+  return {
+    maxFeePerGas: minOf(first.maxFeePerGas, ...rest.map((op) => op.maxFeePerGas)),
+    maxPriorityFeePerGas: minOf(first.maxPriorityFeePerGas, ...rest.map((op) => op.maxPriorityFeePerGas)),
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Address, Hash, Hex } from "viem";
-import { bumpedFees, repaidFeeCap } from "../bundle/bundle-fees.ts";
+import { bumpedFees, repaidFees } from "../bundle/bundle-fees.ts";
 import { transactionInNode } from "../chain/transaction-in-node.ts";
 import type { FeeOracle } from "../gas/fee-oracle.ts";
 import type { BlockHead } from "../ports/block-source.ts";
@@ -233,9 +233,9 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
   async function replace(entry: Tracked, head: BlockHead) {
     const { sent } = entry;
     const next = bumpedFees(sent.transaction, await feeOracle.getGasPrice(), config.bundleFeeBumpPercent);
-    const repaid = repaidFeeCap(sent.bundle.entries.map((e) => e.userOperation));
-    const cap = config.maxBundleFeePerGas !== undefined && config.maxBundleFeePerGas < repaid ? config.maxBundleFeePerGas : repaid;
-    const cancel = sent.cancelled || next.maxFeePerGas > cap;
+    const repaid = repaidFees(sent.bundle.entries.map((e) => e.userOperation));
+    const feeCap = config.maxBundleFeePerGas !== undefined && config.maxBundleFeePerGas < repaid.maxFeePerGas ? config.maxBundleFeePerGas : repaid.maxFeePerGas;
+    const cancel = sent.cancelled || next.maxFeePerGas > feeCap || next.maxPriorityFeePerGas > repaid.maxPriorityFeePerGas;
     const transaction = cancel
       ? { chainId: sent.transaction.chainId, type: "eip1559" as const, to: sent.relayer.address, value: 0n, data: "0x" as Hex, gas: 21_000n, nonce: sent.transaction.nonce, ...next }
       : { ...sent.transaction, ...next };

@@ -116,6 +116,7 @@ cases.push(
   { name: "account deposits for another address (OP-052 allows only depositTo(sender))", role: "account", phase: { calls: [call(entryPoint, { value: 5n, input: depositTo(other) })] }, rule: "OP-054" },
   { name: "account calls depositTo with its argument cut short", role: "account", phase: { calls: [call(entryPoint, { input: toFunctionSelector("depositTo(address)") })] }, rule: "OP-054" },
   { name: "factory deposits for the sender it deploys", op: withFactory, role: "factory", phase: { calls: [call(entryPoint, { from: factory, value: 5n, input: depositTo(sender) })] }, rule: undefined },
+  { name: "account reads its own EntryPoint balance (balanceOf(sender) is not depositTo)", role: "account", phase: { calls: [call(entryPoint, { input: `${toFunctionSelector("balanceOf(address)")}${pad(sender).slice(2)}` as Hex })] }, rule: "OP-054" },
   { name: "paymaster deposits for the sender", op: withPaymaster, role: "paymaster", phase: { calls: [call(entryPoint, { from: paymaster, value: 5n, input: depositTo(sender) })] }, rule: "OP-054" },
   { name: "factory calls the EntryPoint's fallback", op: withFactory, role: "factory", phase: { calls: [call(entryPoint, { from: factory, value: 5n })] }, rule: "OP-054" },
   { name: "paymaster increments a nonce", op: withPaymaster, role: "paymaster", phase: { calls: [call(entryPoint, { from: paymaster, input: `${toFunctionSelector("incrementNonce(uint192)")}${pad("0x01").slice(2)}` as Hex })] }, rule: "OP-054" },

@@ -191,16 +191,17 @@ describe("the in-process ERC-7562 collector", () => {
     });
   });
 
-  it("names INVALID, unassigned opcodes by number, and SELFDESTRUCT, also where a call's failure is caught", async () => {
+  it("names INVALID, unassigned opcodes by number, and SELFDESTRUCT, also where a call's failure is caught; the first two halt their frame", async () => {
     const third: Address = "0x00000000000000000000000000000000000000a3";
     const { phases } = await trace(
       [
         // The entity survives its helper's INVALID (a try/catch): the opcode still counts.
         { address: entity, code: asm(...callWithoutValue("STATICCALL", helper), "STOP") },
-        { address: second, code: asm({ raw: "0c" }) },
+        // What follows a halting opcode never runs, so NUMBER and TIMESTAMP are not seen.
+        { address: second, code: asm({ raw: "0c" }, "NUMBER", "STOP") },
         { address: third, code: asm("PUSH0", "SELFDESTRUCT") },
       ],
-      { [helper]: { code: asm("INVALID") } },
+      { [helper]: { code: asm("INVALID", "TIMESTAMP", "STOP") } },
     );
     expect(phases.map((p) => p.opcodes)).toEqual([
       { INVALID: 1 },

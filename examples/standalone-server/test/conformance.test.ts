@@ -350,6 +350,7 @@ describe("fees", () => {
     [["ENTRY", "0", "latest"], /must be from 1 to/],
     [["ENTRY", "100000000", "latest"], /must be from 1 to/],
     [["ENTRY", "10", "yesterday"], /params\[2\].*block tag/],
+    [["ENTRY", "10", "0xffffffff"], /invalid newestBlock: block 4294967295 is past the chain's head \d+$/],
     [["ENTRY"], /expected 2 to 3 parameters/],
   ])("bundler_feeHistory %j is -32602", async (params, problem) => {
     const { error } = await fx.call("bundler_feeHistory", params.map((p) => (p === "ENTRY" ? fx.entryPoint("0.7") : p)));

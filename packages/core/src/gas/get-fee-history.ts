@@ -1,6 +1,7 @@
 import type { BlockTag, Hash, Hex } from "viem";
 import { decodeHandleOps } from "../entrypoint/decode-handle-ops.ts";
 import type { EntryPoint } from "../entrypoint/registry.ts";
+import { InvalidParamsError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import { decodeUserOperationEvent, type RawLog, userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { toQuantity } from "../userop/wire.ts";
@@ -29,7 +30,7 @@ export async function getFeeHistory(client: ChainClient, parameters: GetFeeHisto
   const { entryPoint, blockCount } = parameters;
   const newest =
     typeof parameters.newestBlock === "bigint"
-      ? parameters.newestBlock
+      ? await notPastHead(client, parameters.newestBlock)
       : (await client.getBlock({ blockTag: parameters.newestBlock })).number ?? (await client.getBlockNumber());
   const oldest = newest + 1n > blockCount ? newest + 1n - blockCount : 0n;
   const logs = (await client.request({
@@ -56,4 +57,11 @@ export async function getFeeHistory(client: ChainClient, parameters: GetFeeHisto
     history.maxPriorityFeePerGas.push(op.maxPriorityFeePerGas);
   }
   return history;
+}
+
+/** `block`, or -32602 when the chain has not reached it: a bad request, not a node failure. */
+async function notPastHead(client: ChainClient, block: bigint): Promise<bigint> {
+  const head = await client.getBlockNumber({ cacheTime: 0 });
+  if (block > head) throw new InvalidParamsError("newestBlock", `block ${block} is past the chain's head ${head}`);
+  return block;
 }

@@ -44,6 +44,8 @@ describe("wire codec", () => {
 
   it.each<[string, EntryPointVersion, Record<string, unknown>, string]>([
     ["a v0.7 gas limit over 128 bits", "0.7", { callGasLimit: `0x1${"0".repeat(32)}` }, "params[0].callGasLimit"],
+    ["a v0.6 fee of 2^256 - 1 (its EntryPoint's AA94 allows 120 bits)", "0.6", { maxFeePerGas: `0x${"f".repeat(64)}` }, "params[0].maxFeePerGas"],
+    ["a v0.6 gas limit over 120 bits", "0.6", { preVerificationGas: `0x1${"0".repeat(30)}` }, "params[0].preVerificationGas"],
     ["eip7702Auth on v0.7", "0.7", { eip7702Auth: {} }, "params[0].eip7702Auth"],
     ["eip7702Auth with yParity 2", "0.8", { eip7702Auth: { address: `0x${"11".repeat(20)}`, chainId: "0x1", nonce: "0x0", r: "0x1", s: "0x1", yParity: "0x2" } }, "params[0].eip7702Auth.yParity"],
     ["paymasterData without paymaster", "0.7", { paymasterData: "0x12" }, "params[0].paymasterData"],

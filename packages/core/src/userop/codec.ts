@@ -57,16 +57,17 @@ export function decodeUserOperation(wire: unknown, options: DecodeUserOperationO
         throw new InvalidParamsError(at(name), "is not a v0.6 field (v0.6 uses initCode and paymasterAndData)");
       }
     }
+    // v0.6's EntryPoint refuses gas limits and fees above 120 bits ("AA94 gas values overflow").
     const op: UserOperationV06 = {
       sender,
       nonce,
       initCode: isAbsent(o.initCode) ? "0x" : parseBytes(o.initCode, at("initCode")),
       callData,
-      callGasLimit: gas("callGasLimit", 256),
-      verificationGasLimit: gas("verificationGasLimit", 256),
-      preVerificationGas: gas("preVerificationGas", 256),
-      maxFeePerGas: gas("maxFeePerGas", 256),
-      maxPriorityFeePerGas: gas("maxPriorityFeePerGas", 256),
+      callGasLimit: gas("callGasLimit", 120),
+      verificationGasLimit: gas("verificationGasLimit", 120),
+      preVerificationGas: gas("preVerificationGas", 120),
+      maxFeePerGas: gas("maxFeePerGas", 120),
+      maxPriorityFeePerGas: gas("maxPriorityFeePerGas", 120),
       paymasterAndData: isAbsent(o.paymasterAndData) ? "0x" : parseBytes(o.paymasterAndData, at("paymasterAndData")),
       signature,
     };

@@ -65,6 +65,12 @@ describe("bundleFees", () => {
       maxPriorityFeePerGas: 20n,
     });
   });
+  it("bids the suggestion for a bundle of no operations", () => {
+    expect(bundleFees(suggested, [])).toEqual({
+      maxFeePerGas: 300n,
+      maxPriorityFeePerGas: 20n,
+    });
+  });
 });
 
 describe("repaidFees", () => {
@@ -104,6 +110,30 @@ describe("bumpedFees", () => {
     ).toEqual({
       maxFeePerGas: 400n,
       maxPriorityFeePerGas: 400n,
+    });
+  });
+
+  it("raises by 10% plus 1 wei, so a node's 10% rule is met even after rounding, rounding the raise down", () => {
+    // 100 × 110 / 100 + 1 = 111; 10 × 110 / 100 + 1 = 12.
+    const low = { ...suggested, maxFeePerGas: 50n, maxPriorityFeePerGas: 5n };
+    expect(bumpedFees({ maxFeePerGas: 100n, maxPriorityFeePerGas: 10n }, low, 10n)).toEqual({
+      maxFeePerGas: 111n,
+      maxPriorityFeePerGas: 12n,
+    });
+    // 15 × 125 / 100 = 18.75 → 18, + 1 = 19; 7 × 125 / 100 = 8.75 → 8, + 1 = 9.
+    const lowest = { ...suggested, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n };
+    expect(bumpedFees({ maxFeePerGas: 15n, maxPriorityFeePerGas: 7n }, lowest, 25n)).toEqual({
+      maxFeePerGas: 19n,
+      maxPriorityFeePerGas: 9n,
+    });
+  });
+
+  it("keeps maxFeePerGas at least the suggested tip when that is above the raised fee", () => {
+    // Priority: max(5 × 1.1 + 1 = 6, 30) = 30; fee: max(20 × 1.1 + 1 = 23, 15, 30) = 30.
+    const tipHeavy = { ...suggested, maxFeePerGas: 15n, maxPriorityFeePerGas: 30n };
+    expect(bumpedFees({ maxFeePerGas: 20n, maxPriorityFeePerGas: 5n }, tipHeavy, 10n)).toEqual({
+      maxFeePerGas: 30n,
+      maxPriorityFeePerGas: 30n,
     });
   });
 });

@@ -35,6 +35,7 @@ import { reconcileSubmitted } from "../submit/reconcile-submitted.ts";
 import { createTransactionTracker } from "../submit/transaction-tracker.ts";
 import { createMemoryReputationStore } from "../testing/memory-reputation-store.ts";
 import type { UserOperation } from "../userop/types.ts";
+import { refuseMalleableAuthorization } from "../validation/check-authorization.ts";
 import { createSimulator } from "../validation/create-simulator.ts";
 import { withQueuedNonce } from "../validation/queued-nonce.ts";
 import { checkUserOperationSize } from "../validation/size-limits.ts";
@@ -337,6 +338,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       const entryPoint = entryPoints.get(entryPointAddress);
       // An operation too large to admit gets no estimate (LIM-010), counted with a signature of a usual size.
       checkUserOperationSize(op.signature === "0x" ? { ...op, signature: dummySignature } : op, config.maxUserOperationSize);
+      refuseMalleableAuthorization(op);
       const context = {
         client,
         feeOracle,

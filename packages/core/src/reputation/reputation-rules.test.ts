@@ -313,13 +313,7 @@ describe("counting an operation's life", () => {
       blamed: fixtureFactory,
       cleared: [sender, fixturePaymaster],
     },
-    // AA10: the sender exists already, its own state: never the factory's doing (staked or not).
-    {
-      reason: "AA10 sender already constructed",
-      staked: [],
-      blamed: sender,
-      cleared: [fixtureFactory, fixturePaymaster],
-    },
+    // AA10: the sender exists already, its own state: never the factory's doing, staked or not.
     {
       reason: "AA10 sender already constructed",
       staked: ["factory"],

@@ -21,7 +21,7 @@ import { checkAuthorization } from "../validation/check-authorization.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
 import { refuseDelegatedEntities, refuseSecondDelegate } from "../validation/rules/delegation-rules.ts";
 import { refuseMultipleRoles, refuseUnstakedContext } from "../validation/rules/entity-rules.ts";
-import { withQueuedNonce } from "../validation/queued-nonce.ts";
+import { refuseRedundantFactory, withQueuedNonce } from "../validation/queued-nonce.ts";
 import { validationFacts } from "../validation/trace/validation-facts.ts";
 import { validateUserOperation } from "../validation/validate-user-operation.ts";
 import type { BundlerConfig } from "./config.ts";
@@ -66,7 +66,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   const userOpHash = getUserOperationHash(op, entryPoint, context.chainId);
   if (await store.get(userOpHash)) throw new DuplicateUserOperationError(userOpHash);
   const safe = context.simulator.mode === "safe";
-  // The sender's pooled operations, read once: for AUTH-040 now and for the policy after simulation.
+  // The sender's pooled operations, read once: for AUTH-040 and a redundant factory now, and for the policy after simulation.
   const senderPooled = store.listBySender(entryPoint.address, op.sender);
   senderPooled.catch(() => undefined); // awaited below; a refusal before then must not leave it unhandled
   await Promise.all([
@@ -74,6 +74,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     checkAuthorization(context.client, context.chainId, op),
     safe && refuseDelegatedEntities(context.client, op),
     safe && senderPooled.then((pooled) => refuseSecondDelegate(pooled, op)),
+    senderPooled.then((pooled) => refuseRedundantFactory(pooled, op)),
   ]);
   const simulation = {
     simulator: context.simulator,

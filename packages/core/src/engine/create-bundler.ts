@@ -35,8 +35,10 @@ import { reconcileSubmitted } from "../submit/reconcile-submitted.ts";
 import { createTransactionTracker } from "../submit/transaction-tracker.ts";
 import { createMemoryReputationStore } from "../testing/memory-reputation-store.ts";
 import type { UserOperation } from "../userop/types.ts";
+import { refuseMalleableAuthorization } from "../validation/check-authorization.ts";
 import { createSimulator } from "../validation/create-simulator.ts";
-import { withQueuedNonce } from "../validation/queued-nonce.ts";
+import { deploysSender } from "../validation/deployment-override.ts";
+import { refuseRedundantFactory, withQueuedNonce } from "../validation/queued-nonce.ts";
 import { checkUserOperationSize } from "../validation/size-limits.ts";
 import { mergeStateOverrides, type StateOverride } from "../validation/state-override.ts";
 import { admitUserOperation } from "./admission.ts";
@@ -337,6 +339,9 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       const entryPoint = entryPoints.get(entryPointAddress);
       // An operation too large to admit gets no estimate (LIM-010), counted with a signature of a usual size.
       checkUserOperationSize(op.signature === "0x" ? { ...op, signature: dummySignature } : op, config.maxUserOperationSize);
+      refuseMalleableAuthorization(op);
+      // Factory data another pooled operation makes redundant gets the AA10 admission would give.
+      if (deploysSender(op)) refuseRedundantFactory(await store.listBySender(entryPoint.address, op.sender), op);
       const context = {
         client,
         feeOracle,

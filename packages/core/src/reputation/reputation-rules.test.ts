@@ -313,6 +313,13 @@ describe("counting an operation's life", () => {
       blamed: fixtureFactory,
       cleared: [sender, fixturePaymaster],
     },
+    // AA10: the sender exists already, its own state: never the factory's doing, staked or not.
+    {
+      reason: "AA10 sender already constructed",
+      staked: ["factory"],
+      blamed: sender,
+      cleared: [fixtureFactory, fixturePaymaster],
+    },
     {
       reason: "AA33 reverted",
       staked: ["account"],

@@ -29,6 +29,7 @@ import {
   fixtureEntry,
   fixtureFactory,
   fixturePaymaster,
+  replacingNothing,
 } from "../testing/index.ts";
 import type { UserOperation, UserOperationV07 } from "../userop/types.ts";
 import type { ValidationResult } from "../validation/simulate.ts";
@@ -332,6 +333,18 @@ describe("admitting an operation", () => {
     });
   });
 
+  it("admits again an operation that left the pool unsent (dropped) or whose bundle was mined without it (failed)", async () => {
+    const { admit, store, events } = setup();
+    const dropped = await operation();
+    const failed = await operation({ sender: 1 });
+    const hashes = [await admit(dropped), await admit(failed)];
+    await store.drop([hashes[0]!], "expired", now);
+    await store.markFailed([hashes[1]!], "bundle transaction reverted", now);
+    expect([await admit(dropped), await admit(failed)]).toEqual(hashes);
+    for (const hash of hashes) expect((await store.get(hash))?.status).toBe("pending");
+    expect(events.filter((e) => e.status === "pending")).toHaveLength(4);
+  });
+
   it("refuses a maxFeePerGas below the current base fee (-32602); equal is enough", async () => {
     const op = await operation();
     await expect(setup({ gasPrice: { baseFeePerGas: op.maxFeePerGas } }).admit(op)).resolves.toBe(
@@ -369,7 +382,7 @@ describe("admitting an operation", () => {
   it("refuses an unstaked paymaster over its UREP-020 allowance (-32504), a staked one is not limited", async () => {
     const fill = async (store: MempoolStore) => {
       for (let sender = 1; sender <= 10; sender++)
-        await store.add(pooled(await operation({ sponsored: true, sender })));
+        await store.admit(pooled(await operation({ sponsored: true, sender })), replacingNothing);
     };
     const limited = setup({ result: { factory: staked } });
     await fill(limited.store);
@@ -402,12 +415,11 @@ describe("rules only safe validation checks", () => {
     async (mode) => {
       const { admit, store } = setup({ mode });
       const first = await operation({ version: "0.8", eip7702: true });
-      await store.add(
+      await store.admit(
         pooled(
           { ...first, authorization: { ...first.authorization!, address: otherDelegate } },
           "0.8",
-        ),
-      );
+        ), replacingNothing);
       const admitted = admit(
         await operation({ version: "0.8", eip7702: true, nonce: 1n }),
         canonicalEntryPoints["0.8"],
@@ -424,7 +436,7 @@ describe("rules only safe validation checks", () => {
       const { admit, store } = setup({ mode });
       const op = await operation();
       const other = await operation({ sponsored: true, sender: 1 });
-      await store.add(pooled({ ...other, paymaster: op.sender }));
+      await store.admit(pooled({ ...other, paymaster: op.sender }), replacingNothing);
       const admitted = admit(op);
       if (mode === "safe")
         await expect(admitted).rejects.toMatchObject({ code: -32502, data: { rule: "STO-040" } });
@@ -472,7 +484,7 @@ describe("a paymaster's deposit covers its operations in the pool and this one (
       maxPriorityFeePerGas: op.maxPriorityFeePerGas / 2n,
     };
     const fill = async (store: MempoolStore) => {
-      for (const pooledOp of [other, next, asFactory, replaced]) await store.add(pooled(pooledOp));
+      for (const pooledOp of [other, next, asFactory, replaced]) await store.admit(pooled(pooledOp), replacingNothing);
     };
     const enough = setup({ deposit: 3n * cost });
     await fill(enough.store);
@@ -507,21 +519,4 @@ describe("replacing a pooled operation", () => {
     expect((await reputationStore.get(entryPoint, [fixturePaymaster]))[0]?.opsSeen).toBe(1);
   });
 
-  it("refuses the replacement when the store finds the operation already taken for a bundle (-32602)", async () => {
-    const memory = createMemoryMempoolStore();
-    const { admit } = setup({ store: { ...memory, replace: async () => false } });
-    const first = await operation();
-    const firstHash = await admit(first);
-    await expect(
-      admit({
-        ...first,
-        maxFeePerGas: first.maxFeePerGas * 2n,
-        maxPriorityFeePerGas: first.maxPriorityFeePerGas * 2n,
-      }),
-    ).rejects.toMatchObject({
-      code: -32602,
-      message: "the operation it would replace is already being bundled",
-      data: { replacing: firstHash },
-    });
-  });
 });

@@ -71,7 +71,6 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     context.reputation.check(entryPoint.address, op),
     checkAuthorization(context.client, context.chainId, op),
     safe && refuseDelegatedEntities(context.client, op),
-    safe && store.listBySender(entryPoint.address, op.sender).then((pooled) => refuseSecondDelegate(pooled, op)),
   ]);
   const simulation = {
     simulator: context.simulator,
@@ -107,10 +106,11 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     ...(validation.trace ? { validation: validationFacts(validation.trace, stakedRoles) } : {}),
     ...(validation.paymasterContext !== "0x" ? { paymasterContextSize: size(validation.paymasterContext) } : {}),
   };
-  // The policy decides on the sender's operations as the store holds them when this one goes in.
-  const { replaces } = await store.admit(entry, (senderOperations) =>
-    context.policy.admit({ entry, senderOperations, senderStaked: staked.account }),
-  );
+  // The sender's rules are decided on its operations as the store holds them when this one goes in.
+  const { replaces } = await store.admit(entry, (senderOperations) => {
+    if (safe) refuseSecondDelegate(senderOperations, op);
+    return context.policy.admit({ entry, senderOperations, senderStaked: staked.account });
+  });
   if (replaces) context.emit({ userOpHash: replaces.userOpHash, status: "dropped", reason: `replaced by ${userOpHash}` });
   await context.reputation.admitted(entryPoint.address, op, { senderStaked: staked.account, replaced: replaces?.userOperation });
   context.emit({ userOpHash, status: "pending" });

@@ -25,6 +25,7 @@ import {
   createMemoryMempoolStore,
   createMemoryReputationStore,
   type FixtureEntryOptions,
+  fixtureAccount,
   fixtureChainId,
   fixtureEntry,
   fixtureFactory,
@@ -298,31 +299,6 @@ describe("admitting an operation", () => {
     await expect(setup({ l1DataGas: async () => 0n }).admit(op)).resolves.toBe(hashOf(op));
   });
 
-  it("a refusal before the sender's pooled operations are read leaves no unhandled rejection behind", async () => {
-    const memory = createMemoryMempoolStore();
-    const failing = {
-      ...memory,
-      listBySender: () => Promise.reject(new Error("store unavailable")),
-    };
-    const { admit, reputationStore } = setup({ mode: "unsafe", store: failing });
-    await reputationStore.set(entryPoint, [
-      { address: fixturePaymaster, opsSeen: 510, opsIncluded: 0 },
-    ]);
-    const unhandled: unknown[] = [];
-    const listener = (reason: unknown) => unhandled.push(reason);
-    process.on("unhandledRejection", listener);
-    try {
-      await expect(admit(await operation({ sponsored: true }))).rejects.toMatchObject({
-        code: -32504,
-      });
-      // Node reports unhandled rejections once the microtask queue drains: one macrotask later.
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(unhandled).toEqual([]);
-    } finally {
-      process.off("unhandledRejection", listener);
-    }
-  });
-
   it("refuses an operation already known (-32602)", async () => {
     const { admit } = setup();
     const op = await operation();
@@ -429,6 +405,20 @@ describe("rules only safe validation checks", () => {
       else await expect(admitted).resolves.toBeDefined();
     },
   );
+
+  it("safe: of two concurrent EIP-7702 operations of one sender with different delegates, admits one (AUTH-040)", async () => {
+    const { admit, store } = setup();
+    const first = await operation({ version: "0.8", eip7702: true });
+    const second = await operation({ version: "0.8", eip7702: true, nonce: 1n });
+    const { yParity, ...signed } = await fixtureAccount(0).signAuthorization({ address: otherDelegate, chainId: fixtureChainId, nonce: 12 });
+    const settled = await Promise.allSettled([
+      admit(first, canonicalEntryPoints["0.8"]),
+      admit({ ...second, authorization: { ...signed, yParity: yParity ?? 0 } }, canonicalEntryPoints["0.8"]),
+    ]);
+    expect(settled.map((s) => s.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect(settled.find((s) => s.status === "rejected")).toMatchObject({ reason: { code: -32502, data: { rule: "AUTH-040" } } });
+    expect(await store.countByStatus()).toMatchObject({ pending: 1 });
+  });
 
   it.each(["safe", "unsafe"] as const)(
     "%s: a sender that is the paymaster of a pooled operation (STO-040)",

@@ -14,7 +14,8 @@ import type { UserOperation } from "../userop/types.ts";
  *   re-validated for a bundle).
  *
  * `failed` and `dropped` are final and carry a `failureReason`; they match the engine's status
- * events of the same names.
+ * events of the same names. Neither is on chain, so the same operation sent again is admitted
+ * afresh (`readmissibleStatuses`).
  */
 export type UserOperationStatus =
   | "pending"
@@ -127,10 +128,10 @@ export interface MempoolStore {
    * in this process or another sharing the database, so replacement and per-sender limits hold
    * under concurrency: of racing operations with one sender and nonce, one wins.
    *
-   * Throws what `decide` throws, changing nothing; `DuplicateUserOperationError` if the hash is
-   * known in a status other than `readmissibleStatuses` (one of those is overwritten); a
-   * `MempoolRejectionError` if the operation to replace is no longer `pending` (claimed for a
-   * bundle meanwhile). Resolves with the decision as applied.
+   * Throws, changing nothing: `DuplicateUserOperationError`, before deciding, if the hash is known
+   * in a status other than `readmissibleStatuses` (a row in one of those is overwritten); what
+   * `decide` throws; `MempoolRejectionError` if the operation to replace is no longer `pending`
+   * (claimed for a bundle meanwhile). Resolves with the decision as applied.
    */
   admit(entry: NewMempoolEntry, decide: (senderOperations: readonly MempoolEntry[]) => Admission): Promise<Admission>;
   /** The operation with this hash, in any status. */

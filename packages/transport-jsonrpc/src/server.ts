@@ -71,7 +71,9 @@ export async function startJsonRpcServer(options: JsonRpcServerOptions): Promise
     async close() {
       await upgrade.close();
       await new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
+        // The listener may have been closed already, to stop accepting before a graceful close.
+        if (server.listening) server.close((error) => (error ? reject(error) : resolve()));
+        else resolve();
         server.closeAllConnections();
       });
     },

@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import { normalizePath } from "./endpoint.ts";
+import { listen } from "./listen.ts";
 
 /** Write a Prometheus scrape of `registry` as the answer. */
 export async function sendMetrics(response: ServerResponse, registry: Registry): Promise<void> {
@@ -45,17 +45,9 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
       .writeHead(404, { "content-type": "text/plain" })
       .end(`not found; metrics are at ${path}\n`);
   });
-  const host = options.host ?? "127.0.0.1";
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const { authority } = await listen(server, options.port ?? 0, options.host ?? "127.0.0.1");
   return {
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}${path}`,
+    url: `http://${authority}${path}`,
     server,
     close: () =>
       new Promise<void>((resolve) => {

@@ -92,6 +92,10 @@ describe("stand-alone service stopped while its node hangs", () => {
       },
     });
     expect(await service.exited).toEqual({ code: 0, signal: null });
+    // The bundling run still waited on the node: the grace period, not the orderly close, ended the process.
+    expect(service.tail()).toContainEqual(
+      expect.stringContaining('"message":"the shutdown grace period ran out;'),
+    );
 
     proxy.release();
     const restarted = await start();

@@ -2,6 +2,7 @@ import { keccak256, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { metricValue } from "../../../packages/transport-jsonrpc/test/metric-value.ts";
 import { openRpcSocket } from "../../../packages/transport-jsonrpc/test/rpc-socket.ts";
+import { type NodeProxy, startNodeProxy } from "./node-proxy.ts";
 import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
 
 /**
@@ -114,11 +115,21 @@ describe("stand-alone service with a hung node", () => {
 
 describe("stand-alone service's node timeouts", () => {
   let fx: ServiceFixture;
+  let submitEndpoint: NodeProxy;
 
   beforeAll(async () => {
-    fx = await serviceFixture({ nodeTimeoutMs: 200, nodeRetryCount: 1 }, { behindProxy: true });
+    // A submission endpoint that accepts every request and never answers.
+    submitEndpoint = await startNodeProxy("http://127.0.0.1:9");
+    submitEndpoint.hold();
+    fx = await serviceFixture(
+      { nodeTimeoutMs: 200, nodeRetryCount: 1, bundler: { rpcEndpointSubmit: submitEndpoint.url } },
+      { behindProxy: true },
+    );
   });
-  afterAll(() => fx?.close());
+  afterAll(async () => {
+    await fx?.close();
+    await submitEndpoint?.close();
+  });
 
   it("gives up on a node request after the configured timeout and one retry, answering -32603", async () => {
     const lookup = (request: { method: string }) => request.method === "eth_getLogs";
@@ -135,4 +146,21 @@ describe("stand-alone service's node timeouts", () => {
       fx.proxy!.release();
     }
   }, 30_000);
+
+  it("gives up on a bundle sent to a hung rpcEndpointSubmit after the configured timeout, and keeps the operation pending", async () => {
+    const account = await fx.makeAccount("0.7");
+    const op = await fx.signedOperation(account);
+    const { result: userOpHash } = await fx.call("eth_sendUserOperation", [
+      op,
+      fx.entryPoint("0.7"),
+    ]);
+    // Each send gives up after 200 ms; with viem's default (10 s, per send) this would outlast the test's bound.
+    expect(await fx.service.bundler.sendBundleNow()).toEqual([]);
+    expect(
+      submitEndpoint.heldCount((request) => request.method === "eth_sendRawTransaction"),
+    ).toBeGreaterThan(0);
+    expect((await fx.call("eth_getUserOperationByHash", [userOpHash])).result).toMatchObject({
+      blockNumber: null,
+    });
+  }, 8_000);
 });

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BundlerError, RpcErrorCode, type RpcMethod } from "@bundlekit/core";
 import { type JsonRpcEndpointOptions, normalizePath, resolveEndpoint } from "./endpoint.ts";
+import { sendMetrics } from "./metrics-server.ts";
 import { rpcError, sendJson } from "./respond.ts";
 
 export interface JsonRpcHttpOptions extends JsonRpcEndpointOptions {
@@ -77,12 +78,7 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
       return true;
     }
     if (metrics && path === metricsPath && request.method === "GET") {
-      const text = await metrics.registry.metrics();
-      response.writeHead(200, {
-        "content-type": metrics.registry.contentType,
-        "content-length": Buffer.byteLength(text),
-      });
-      response.end(text);
+      await sendMetrics(response, metrics.registry);
       return true;
     }
     if (path !== basePath) return false;

@@ -48,6 +48,7 @@ import { createHousekeeping } from "./housekeeping.ts";
 import { type BundlerConfig, resolveBundlerConfig } from "./config.ts";
 import { createRelayerPool } from "./relayer-pool.ts";
 import { createScheduler } from "./scheduler.ts";
+import { createSimulationGate } from "./simulation-gate.ts";
 
 export interface CreateBundlerParameters {
   /** Read access to the chain. */
@@ -180,6 +181,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const reputation = createReputation(reputationStore, store, config);
   const lookup: LookupContext = { client, store, entryPoints, receiptLookupRange: config.receiptLookupRange };
   const now = () => clock.now();
+  const simulations = createSimulationGate({ maxConcurrent: config.maxConcurrentSimulations, maxQueued: config.maxQueuedSimulations });
 
   const send = { client, chainId, store, submitter, clock, logger, emit: status.emit, bundleGasLimitMarkup: config.bundleGasLimitMarkup };
   const onIncluded = (entryPoint: Address, op: UserOperation) => reputation.included(entryPoint, op);
@@ -313,26 +315,28 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     relayers: signer.addresses,
 
     sendUserOperation: (op, entryPoint) =>
-      admitUserOperation(
-        {
-          client,
-          simulator,
-          chainId,
-          store,
-          policy,
-          reputation,
-          entryPoints,
-          feeOracle,
-          clock,
-          logger,
-          emit: status.emit,
-          config,
-          maxBundleGas,
-          preVerificationGas: parameters.preVerificationGas,
-          l1DataGas,
-        },
-        op,
-        entryPoint,
+      simulations.run(() =>
+        admitUserOperation(
+          {
+            client,
+            simulator,
+            chainId,
+            store,
+            policy,
+            reputation,
+            entryPoints,
+            feeOracle,
+            clock,
+            logger,
+            emit: status.emit,
+            config,
+            maxBundleGas,
+            preVerificationGas: parameters.preVerificationGas,
+            l1DataGas,
+          },
+          op,
+          entryPoint,
+        ),
       ),
 
     async estimateUserOperationGas(op, entryPointAddress, callerOverride) {
@@ -353,8 +357,10 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
         preVerificationGas: parameters.preVerificationGas,
         l1DataGas: l1DataGas && ((op: UserOperation) => l1DataGas(entryPoint, op)),
       };
-      return withQueuedNonce({ client, store }, entryPoint, op, (queued) =>
-        estimateUserOperationGas({ ...context, stateOverride: mergeStateOverrides(callerOverride, queued) }, entryPoint, op),
+      return simulations.run(() =>
+        withQueuedNonce({ client, store }, entryPoint, op, (queued) =>
+          estimateUserOperationGas({ ...context, stateOverride: mergeStateOverrides(callerOverride, queued) }, entryPoint, op),
+        ),
       );
     },
 

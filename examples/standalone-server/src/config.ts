@@ -10,6 +10,7 @@ import {
   l1DataCosts,
   type MempoolPolicyName,
   mempoolPolicyNames,
+  redactUrl as redactUrlParts,
   relayingModes,
   validationModes,
   validationTracers,
@@ -256,14 +257,10 @@ function parseUrl(value: unknown, name: string): URL {
   return url;
 }
 
-/** A URL safe to print: no credentials, no path or query (API keys often hide there). */
+/** A URL safe to print: no credentials, no path or query (API keys often hide there); a non-URL cut short. */
 export function redactUrl(value: string): string {
-  try {
-    const url = new URL(value);
-    return `${url.protocol}//${url.host}${url.pathname.length > 1 || url.search ? "/…" : ""}`;
-  } catch {
-    return value.length > 12 ? `${value.slice(0, 12)}…` : value;
-  }
+  if (value.includes("://")) return redactUrlParts(value);
+  return value.length > 12 ? `${value.slice(0, 12)}…` : value;
 }
 
 /** A SQLite file, or a PostgreSQL URL checked for form (never echoed: it may hold a password). */

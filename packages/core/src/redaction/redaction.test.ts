@@ -67,7 +67,7 @@ describe("createRedactor", () => {
       list: [NODE, 1],
       nested: { key: KEY, amount: 5n, secretNumber: BigInt(KEY) },
       error: new Error("outer", { cause }),
-    }) as Record<string, any>;
+    }) as Record<string, unknown>;
     expect(value.list).toEqual(["https://eth-mainnet.g.alchemy.com/…", 1]);
     expect(value.nested).toEqual({ key: `0x${REDACTED}`, amount: 5n, secretNumber: REDACTED });
     expect(value.error).toMatchObject({ name: "Error", message: "outer", cause: { message: "fetch https://eth-mainnet.g.alchemy.com/… failed" } });

@@ -11,9 +11,21 @@ const names: Partial<Record<string, LogLevel>> = { Debug: "debug", Info: "info",
  * One JSON line on stderr: time, level, message, then the fields, all through `redactor` (URLs
  * cut to scheme and host, known secrets hidden). Bigints as decimal strings.
  */
-function writeLine(redactor: Redactor, level: LogLevel, message: string, fields: Record<string, unknown> = {}) {
-  const line = { time: new Date().toISOString(), level, message: redactor.text(message), ...(redactor.value(fields) as object) };
-  process.stderr.write(`${JSON.stringify(line, (_key, value) => (typeof value === "bigint" ? value.toString() : value))}\n`);
+function writeLine(
+  redactor: Redactor,
+  level: LogLevel,
+  message: string,
+  fields: Record<string, unknown> = {},
+) {
+  const line = {
+    time: new Date().toISOString(),
+    level,
+    message: redactor.text(message),
+    ...(redactor.value(fields) as object),
+  };
+  process.stderr.write(
+    `${JSON.stringify(line, (_key, value) => (typeof value === "bigint" ? value.toString() : value))}\n`,
+  );
 }
 
 /**
@@ -22,10 +34,14 @@ function writeLine(redactor: Redactor, level: LogLevel, message: string, fields:
  * `effectLogger` (`@bundlekit/effect`). Every line passes through `redactor` (the service's,
  * `serviceRedactor`, hides its configured secrets; the default cuts URLs only).
  */
-export function jsonLinesLogger(redactor: Redactor = createRedactor()): Logger.Logger<unknown, void> {
+export function jsonLinesLogger(
+  redactor: Redactor = createRedactor(),
+): Logger.Logger<unknown, void> {
   return Logger.make<unknown, void>(({ message, logLevel, fiber }) => {
     const text = (Array.isArray(message) ? message : [message]).map(String).join(" ");
-    writeLine(redactor, names[logLevel] ?? "info", text, { ...fiber.getRef(References.CurrentLogAnnotations) });
+    writeLine(redactor, names[logLevel] ?? "info", text, {
+      ...fiber.getRef(References.CurrentLogAnnotations),
+    });
   });
 }
 
@@ -33,7 +49,10 @@ export function jsonLinesLogger(redactor: Redactor = createRedactor()): Logger.L
  * The same lines without Effect, at `level` and above, through `redactor`: for embedding
  * `startBundlerService` in a Promise program (which also redacts with its configured secrets).
  */
-export function createConsoleLogger(level: LogLevel = "info", redactor: Redactor = createRedactor()): EngineLogger {
+export function createConsoleLogger(
+  level: LogLevel = "info",
+  redactor: Redactor = createRedactor(),
+): EngineLogger {
   const min = levels.indexOf(level);
   const log = (at: LogLevel) => (message: string, fields?: Record<string, unknown>) => {
     if (levels.indexOf(at) >= min) writeLine(redactor, at, message, fields);

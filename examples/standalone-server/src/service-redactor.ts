@@ -7,7 +7,10 @@ import { postgresPassword } from "./database-url.ts";
  * and port, and the configuration's secrets hidden wherever they appear (relayer keys and the
  * paymaster signer key, also in decimal; the database password; the node URLs' keys; API keys).
  */
-export function serviceRedactor(config: ServerConfig, extraSecrets: readonly (string | undefined)[] = []): Redactor {
+export function serviceRedactor(
+  config: ServerConfig,
+  extraSecrets: readonly (string | undefined)[] = [],
+): Redactor {
   const { rpcUrl, bundler } = config;
   return createRedactor([
     ...config.relayerKeys,

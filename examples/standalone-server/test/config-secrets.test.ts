@@ -13,7 +13,11 @@ const outOfRange = [hex(0n), hex(n), hex(2n ** 256n - 1n)];
 
 /** What `pnpm start` prints after "bundlekit: " for this environment (in-process, as start-failure.ts describes it). */
 async function startFailure(env: Record<string, string>): Promise<string> {
-  const exit = await Effect.runPromiseExit(serverConfig([]).pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))));
+  const exit = await Effect.runPromiseExit(
+    serverConfig([]).pipe(
+      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })),
+    ),
+  );
   return Exit.isFailure(exit) ? describeFailure(exit.cause) : "started";
 }
 
@@ -28,39 +32,89 @@ function thrown(run: () => unknown): Error {
 }
 
 describe("secrets in configuration errors", () => {
-  it.each(outOfRange)("a relayer key out of range (%s) is named by setting and position, never by value", async (bad) => {
-    const env = { BUNDLEKIT_RPC_URL: "http://127.0.0.1:9", BUNDLEKIT_RELAYER_KEYS: `${key},${bad}` };
-    const line = await startFailure(env);
-    expect(line).toBe("relayer key #2 of 2 in BUNDLEKIT_RELAYER_KEYS (relayerKeys) is out of range: a secp256k1 private key is from 1 to the curve order n − 1");
-    expect(thrown(() => loadConfig(env))).toBeInstanceOf(ConfigError);
-  });
+  it.each(outOfRange)(
+    "a relayer key out of range (%s) is named by setting and position, never by value",
+    async (bad) => {
+      const env = {
+        BUNDLEKIT_RPC_URL: "http://127.0.0.1:9",
+        BUNDLEKIT_RELAYER_KEYS: `${key},${bad}`,
+      };
+      const line = await startFailure(env);
+      expect(line).toBe(
+        "relayer key #2 of 2 in BUNDLEKIT_RELAYER_KEYS (relayerKeys) is out of range: a secp256k1 private key is from 1 to the curve order n − 1",
+      );
+      expect(thrown(() => loadConfig(env))).toBeInstanceOf(ConfigError);
+    },
+  );
 
-  it.each(outOfRange)("a paymaster signer key out of range (%s) stops start-up, named by setting, never by value", async (bad) => {
-    const line = await startFailure({ BUNDLEKIT_PAYMASTERS: "0x1111111111111111111111111111111111111111@0.7", BUNDLEKIT_PAYMASTER_SIGNER_KEY: bad });
-    expect(line).toBe("paymasterSignerKey (BUNDLEKIT_PAYMASTER_SIGNER_KEY) is out of range: a secp256k1 private key is from 1 to the curve order n − 1");
-  });
+  it.each(outOfRange)(
+    "a paymaster signer key out of range (%s) stops start-up, named by setting, never by value",
+    async (bad) => {
+      const line = await startFailure({
+        BUNDLEKIT_PAYMASTERS: "0x1111111111111111111111111111111111111111@0.7",
+        BUNDLEKIT_PAYMASTER_SIGNER_KEY: bad,
+      });
+      expect(line).toBe(
+        "paymasterSignerKey (BUNDLEKIT_PAYMASTER_SIGNER_KEY) is out of range: a secp256k1 private key is from 1 to the curve order n − 1",
+      );
+    },
+  );
 
   it("an embedder's paymaster endpoint with a bad signer key fails when created, not on each request", () => {
     const client = createPublicClient({ transport: http("http://127.0.0.1:9") }) as PublicClient;
-    const error = thrown(() => createPaymasterMethods(client, { signerKey: hex(n), paymasters: {}, policy: async () => ({ sponsor: true }) }));
+    const error = thrown(() =>
+      createPaymasterMethods(client, {
+        signerKey: hex(n),
+        paymasters: {},
+        policy: async () => ({ sponsor: true }),
+      }),
+    );
     expect(error).toBeInstanceOf(ConfigError);
-    expect(error.message).toBe("the paymaster signer key is out of range: a secp256k1 private key is from 1 to the curve order n − 1");
+    expect(error.message).toBe(
+      "the paymaster signer key is out of range: a secp256k1 private key is from 1 to the curve order n − 1",
+    );
   });
 
   it.each([
-    ["postgress://bundler:s3cret@db.internal/bundlekit", 'database (BUNDLEKIT_DATABASE) looks like a URL with the scheme "postgress:", which is not supported'],
-    ["mysql://bundler:s3cret@db.internal/bundlekit", 'database (BUNDLEKIT_DATABASE) looks like a URL with the scheme "mysql:", which is not supported'],
-    ["redis://:s3cret@cache:6379", 'database (BUNDLEKIT_DATABASE) looks like a URL with the scheme "redis:", which is not supported'],
-    ["postgres:bundler:s3cret@db.internal", "database (BUNDLEKIT_DATABASE) is not a valid PostgreSQL URL; expected postgres://user:password@host:5432/database"],
-    ["postgresql//bundler:s3cret@db.internal/x", "database (BUNDLEKIT_DATABASE) is not a valid PostgreSQL URL; expected postgres://user:password@host:5432/database"],
-  ])("a mistyped database URL (%s) is refused, not opened as a SQLite file, without its password", async (database, start) => {
-    const line = await startFailure({ BUNDLEKIT_DATABASE: database });
-    expect(line.startsWith(start)).toBe(true);
-    expect(line).not.toContain("s3cret");
-  });
+    [
+      "postgress://bundler:s3cret@db.internal/bundlekit",
+      'database (BUNDLEKIT_DATABASE) looks like a URL with the scheme "postgress:", which is not supported',
+    ],
+    [
+      "mysql://bundler:s3cret@db.internal/bundlekit",
+      'database (BUNDLEKIT_DATABASE) looks like a URL with the scheme "mysql:", which is not supported',
+    ],
+    [
+      "redis://:s3cret@cache:6379",
+      'database (BUNDLEKIT_DATABASE) looks like a URL with the scheme "redis:", which is not supported',
+    ],
+    [
+      "postgres:bundler:s3cret@db.internal",
+      "database (BUNDLEKIT_DATABASE) is not a valid PostgreSQL URL; expected postgres://user:password@host:5432/database",
+    ],
+    [
+      "postgresql//bundler:s3cret@db.internal/x",
+      "database (BUNDLEKIT_DATABASE) is not a valid PostgreSQL URL; expected postgres://user:password@host:5432/database",
+    ],
+  ])(
+    "a mistyped database URL (%s) is refused, not opened as a SQLite file, without its password",
+    async (database, start) => {
+      const line = await startFailure({ BUNDLEKIT_DATABASE: database });
+      expect(line.startsWith(start)).toBe(true);
+      expect(line).not.toContain("s3cret");
+    },
+  );
 
   it("a SQLite file is a plain path or :memory:, also one whose name starts like postgres", () => {
-    for (const database of [":memory:", "bundlekit-mempool.sqlite", "./data/mempool.sqlite", "/var/lib/bundlekit/a.sqlite", "postgres.sqlite", "postgres/mempool.sqlite", "./a:b.sqlite"]) {
+    for (const database of [
+      ":memory:",
+      "bundlekit-mempool.sqlite",
+      "./data/mempool.sqlite",
+      "/var/lib/bundlekit/a.sqlite",
+      "postgres.sqlite",
+      "postgres/mempool.sqlite",
+      "./a:b.sqlite",
+    ]) {
       expect(loadConfig({ BUNDLEKIT_DATABASE: database }).database).toBe(database);
     }
   });

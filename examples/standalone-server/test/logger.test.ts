@@ -24,12 +24,23 @@ afterEach(() => {
 
 describe("the service's log lines", () => {
   it("createConsoleLogger cuts URLs by default and hides the secrets it is given, in message and fields", async () => {
-    const [plain] = await stderrLines(() => createConsoleLogger("debug").error(`bundle failed at ${NODE}`));
-    expect(JSON.parse(plain!)).toMatchObject({ level: "error", message: "bundle failed at https://eth-mainnet.g.alchemy.com/…" });
-    const [line] = await stderrLines(() =>
-      createConsoleLogger("debug", createRedactor([KEY])).debug("signing", { error: { cause: `key ${BigInt(KEY)} at ${NODE}` } }),
+    const [plain] = await stderrLines(() =>
+      createConsoleLogger("debug").error(`bundle failed at ${NODE}`),
     );
-    expect(JSON.parse(line!)).toMatchObject({ level: "debug", message: "signing", error: { cause: "key [redacted] at https://eth-mainnet.g.alchemy.com/…" } });
+    expect(JSON.parse(plain!)).toMatchObject({
+      level: "error",
+      message: "bundle failed at https://eth-mainnet.g.alchemy.com/…",
+    });
+    const [line] = await stderrLines(() =>
+      createConsoleLogger("debug", createRedactor([KEY])).debug("signing", {
+        error: { cause: `key ${BigInt(KEY)} at ${NODE}` },
+      }),
+    );
+    expect(JSON.parse(line!)).toMatchObject({
+      level: "debug",
+      message: "signing",
+      error: { cause: "key [redacted] at https://eth-mainnet.g.alchemy.com/…" },
+    });
   });
 
   it("jsonLinesLogger redacts Effect's log lines and their annotations", async () => {
@@ -42,6 +53,10 @@ describe("the service's log lines", () => {
       ),
     );
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: "error", message: "internal error at https://eth-mainnet.g.alchemy.com/…", key: "0x[redacted]" });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: "error",
+      message: "internal error at https://eth-mainnet.g.alchemy.com/…",
+      key: "0x[redacted]",
+    });
   });
 });

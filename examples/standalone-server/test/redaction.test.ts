@@ -29,10 +29,22 @@ async function keyedNode(devnet: Devnet) {
       const { id = null, method } = JSON.parse(body) as { id?: unknown; method?: string };
       if (mode === "reject" && method !== "eth_chainId") {
         response.writeHead(200, { "content-type": "application/json" });
-        return response.end(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32000, message: "header not found" } }));
+        return response.end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id,
+            error: { code: -32000, message: "header not found" },
+          }),
+        );
       }
-      const forwarded = await fetch(devnet.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body });
-      response.writeHead(forwarded.status, { "content-type": "application/json" }).end(await forwarded.text());
+      const forwarded = await fetch(devnet.rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      response
+        .writeHead(forwarded.status, { "content-type": "application/json" })
+        .end(await forwarded.text());
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -57,9 +69,18 @@ const responses: string[] = [];
  * logger, which redacts nothing itself (the service's loggers redact too; logger.test.ts).
  */
 const write = (level: string) => (message: string, fields?: Record<string, unknown>) => {
-  lines.push(JSON.stringify({ level, message, ...fields }, (_key, value) => (typeof value === "bigint" ? value.toString() : value)));
+  lines.push(
+    JSON.stringify({ level, message, ...fields }, (_key, value) =>
+      typeof value === "bigint" ? value.toString() : value,
+    ),
+  );
 };
-const recordingLogger: Logger = { debug: write("debug"), info: write("info"), warn: write("warn"), error: write("error") };
+const recordingLogger: Logger = {
+  debug: write("debug"),
+  info: write("info"),
+  warn: write("warn"),
+  error: write("error"),
+};
 
 beforeAll(async () => {
   fx = await serviceFixture(
@@ -81,7 +102,9 @@ afterAll(async () => {
 
 /** Call a method and keep the raw answer for the final check. */
 async function call(method: string, params?: unknown[]) {
-  const answer = await fx.post(JSON.stringify({ jsonrpc: "2.0", id: 1, method, ...(params ? { params } : {}) }));
+  const answer = await fx.post(
+    JSON.stringify({ jsonrpc: "2.0", id: 1, method, ...(params ? { params } : {}) }),
+  );
   responses.push(JSON.stringify(answer.body));
   return answer.body;
 }
@@ -111,7 +134,11 @@ describe("a node URL carrying an API key", () => {
     await call("debug_bundler_sendBundleNow");
 
     const log = lines.join("");
-    const secrets = [PATH_KEY, QUERY_KEY, ...fx.devnet.relayerKeys.flatMap((key) => [key.slice(2), BigInt(key).toString()])];
+    const secrets = [
+      PATH_KEY,
+      QUERY_KEY,
+      ...fx.devnet.relayerKeys.flatMap((key) => [key.slice(2), BigInt(key).toString()]),
+    ];
     for (const text of [...lines, ...responses]) {
       for (const secret of secrets) expect(text.toLowerCase()).not.toContain(secret.toLowerCase());
     }
@@ -129,7 +156,11 @@ describe("a node URL carrying an API key", () => {
         () => expect.unreachable("the service started"),
         (thrown: Error) => thrown,
       );
-      const text = JSON.stringify([error.message, error.stack, String((error as { cause?: unknown }).cause)]);
+      const text = JSON.stringify([
+        error.message,
+        error.stack,
+        String((error as { cause?: unknown }).cause),
+      ]);
       expect(text).toContain(`${node.origin}/…`);
       expect(text).not.toContain(PATH_KEY);
       expect(text).not.toContain(QUERY_KEY);

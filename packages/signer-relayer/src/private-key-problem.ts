@@ -9,8 +9,10 @@ const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0
  * one. Never repeats the key: viem's own error prints it in decimal.
  */
 export function privateKeyProblem(key: unknown): string | undefined {
-  if (typeof key !== "string" || !isHex(key, { strict: true }) || size(key as Hex) !== 32) return "is not a 0x-prefixed 32-byte hex private key";
+  if (typeof key !== "string" || !isHex(key, { strict: true }) || size(key as Hex) !== 32)
+    return "is not a 0x-prefixed 32-byte hex private key";
   const value = BigInt(key);
-  if (value === 0n || value >= SECP256K1_N) return "is out of range: a secp256k1 private key is from 1 to the curve order n − 1";
+  if (value === 0n || value >= SECP256K1_N)
+    return "is out of range: a secp256k1 private key is from 1 to the curve order n − 1";
   return undefined;
 }

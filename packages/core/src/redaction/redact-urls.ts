@@ -18,7 +18,11 @@ export function redactUrl(url: string): string {
   const authority = end < 0 ? rest : rest.slice(0, end);
   const host = authority.slice(authority.lastIndexOf("@") + 1);
   const more = end >= 0 && end < rest.length - 1 ? "/…" : "";
-  if (!hostPattern.test(host) || (!authority.includes("@") && rest.slice(authority.length).includes("@"))) return `${scheme}://…`;
+  if (
+    !hostPattern.test(host) ||
+    (!authority.includes("@") && rest.slice(authority.length).includes("@"))
+  )
+    return `${scheme}://…`;
   return `${scheme}://${host}${more}`;
 }
 
@@ -27,7 +31,9 @@ export function redactUrl(url: string): string {
  * kept: they name source files, never secrets.
  */
 export function redactUrls(text: string): string {
-  return text.replace(urlPattern, (url, scheme: string) => (scheme.toLowerCase() === "file" ? url : redactUrl(url)));
+  return text.replace(urlPattern, (url, scheme: string) =>
+    scheme.toLowerCase() === "file" ? url : redactUrl(url),
+  );
 }
 
 /**

@@ -6,9 +6,16 @@ import { createRedactor, type Redactor } from "./redactor.ts";
  * values, errors and their causes included). Wrapping twice is harmless: redaction is idempotent.
  */
 export function redactingLogger(logger: Logger, redactor: Redactor = createRedactor()): Logger {
-  const wrap =
-    (write: Logger["info"]) =>
-    (message: string, fields?: Record<string, unknown>) =>
-      write.call(logger, redactor.text(message), fields === undefined ? undefined : (redactor.value(fields) as Record<string, unknown>));
-  return { debug: wrap(logger.debug), info: wrap(logger.info), warn: wrap(logger.warn), error: wrap(logger.error) };
+  const wrap = (write: Logger["info"]) => (message: string, fields?: Record<string, unknown>) =>
+    write.call(
+      logger,
+      redactor.text(message),
+      fields === undefined ? undefined : (redactor.value(fields) as Record<string, unknown>),
+    );
+  return {
+    debug: wrap(logger.debug),
+    info: wrap(logger.info),
+    warn: wrap(logger.warn),
+    error: wrap(logger.error),
+  };
 }

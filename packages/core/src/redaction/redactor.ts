@@ -44,21 +44,41 @@ export function createRedactor(secrets: Iterable<string | undefined> = []): Reda
       forms.add(encodeURIComponent(secret));
     }
   }
-  const sorted = [...forms].filter((form) => form.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
-  const pattern = sorted.length > 0 ? new RegExp(sorted.map(escapeRegExp).join("|"), "gi") : undefined;
+  const sorted = [...forms]
+    .filter((form) => form.length >= MIN_SECRET_LENGTH)
+    .sort((a, b) => b.length - a.length);
+  const pattern =
+    sorted.length > 0 ? new RegExp(sorted.map(escapeRegExp).join("|"), "gi") : undefined;
   const text = (input: string) => redactUrls(pattern ? input.replace(pattern, REDACTED) : input);
 
-  function value(input: unknown, seen: WeakSet<object>): unknown {
+  /** `ancestors`: the objects being copied around this one, so a cycle ends (a shared object is copied each time). */
+  function value(input: unknown, ancestors: Set<object>): unknown {
     if (typeof input === "string") return text(input);
-    if (typeof input === "bigint") return text(input.toString()) === input.toString() ? input : REDACTED;
-    if (typeof input !== "object" || input === null || seen.has(input)) return input;
-    seen.add(input);
-    if (input instanceof Error) {
-      const { name, message, stack, cause } = input;
-      return value({ name, message, ...(stack ? { stack } : {}), ...(cause !== undefined ? { cause } : {}) }, seen);
+    if (typeof input === "bigint")
+      return text(input.toString()) === input.toString() ? input : REDACTED;
+    if (typeof input !== "object" || input === null) return input;
+    // Values that print as themselves (a date as its time, bytes as bytes) are kept as they are.
+    if (input instanceof Date || ArrayBuffer.isView(input)) return input;
+    if (ancestors.has(input)) return "[circular]";
+    ancestors.add(input);
+    try {
+      if (input instanceof Error) {
+        const { name, message, stack, cause } = input;
+        const fields = {
+          name,
+          message,
+          ...(stack ? { stack } : {}),
+          ...(cause !== undefined ? { cause } : {}),
+        };
+        return value(fields, ancestors);
+      }
+      if (Array.isArray(input)) return input.map((item) => value(item, ancestors));
+      return Object.fromEntries(
+        Object.entries(input).map(([key, item]) => [key, value(item, ancestors)]),
+      );
+    } finally {
+      ancestors.delete(input);
     }
-    if (Array.isArray(input)) return input.map((item) => value(item, seen));
-    return Object.fromEntries(Object.entries(input).map(([key, item]) => [key, value(item, seen)]));
   }
 
   function error<E>(input: E, seen = new WeakSet<object>()): E {
@@ -68,10 +88,13 @@ export function createRedactor(secrets: Iterable<string | undefined> = []): Reda
     for (const key of new Set(["message", "stack", "cause", ...Object.keys(target)])) {
       const property = target[key];
       const redacted =
-        key === "cause" ? error(property, seen)
-        : typeof property === "string" ? text(property)
-        : Array.isArray(property) ? property.map((item) => (typeof item === "string" ? text(item) : item))
-        : property;
+        key === "cause"
+          ? error(property, seen)
+          : typeof property === "string"
+            ? text(property)
+            : Array.isArray(property)
+              ? property.map((item) => (typeof item === "string" ? text(item) : item))
+              : property;
       if (redacted === property) continue;
       try {
         target[key] = redacted;
@@ -82,7 +105,7 @@ export function createRedactor(secrets: Iterable<string | undefined> = []): Reda
     return input;
   }
 
-  return { text, value: (input) => value(input, new WeakSet()), error: (input) => error(input) };
+  return { text, value: (input) => value(input, new Set()), error: (input) => error(input) };
 }
 
 function escapeRegExp(text: string): string {

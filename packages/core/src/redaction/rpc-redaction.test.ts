@@ -10,13 +10,16 @@ const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
 /** A handler whose methods fail with a node URL and a key in what they throw, and the lines it logs. */
 function failingHandler() {
   const lines: unknown[] = [];
-  const record = (message: string, fields?: Record<string, unknown>) => lines.push({ message, ...fields });
+  const record = (message: string, fields?: Record<string, unknown>) =>
+    lines.push({ message, ...fields });
   const handler = createRpcHandler({} as Bundler, {
     logger: { debug: record, info: record, warn: record, error: record },
     redactor: createRedactor([KEY]),
     methods: {
       infrastructure: async () => {
-        throw new InfrastructureError(`handleOps estimation failed without revert data: request to ${NODE} failed with ${KEY}`);
+        throw new InfrastructureError(
+          `handleOps estimation failed without revert data: request to ${NODE} failed with ${KEY}`,
+        );
       },
       params: async () => {
         throw new InvalidParamsError("params[0]", `cannot use ${NODE}`);
@@ -37,14 +40,17 @@ describe("JSON-RPC error answers", () => {
       id: 1,
       error: {
         code: -32603,
-        message: "handleOps estimation failed without revert data: request to https://mainnet.infura.io/… failed with 0x[redacted]",
+        message:
+          "handleOps estimation failed without revert data: request to https://mainnet.infura.io/… failed with 0x[redacted]",
       },
     });
   });
 
   it("-32602 carries no node URL in its message or data", async () => {
     const { handler } = failingHandler();
-    const answer = JSON.stringify(await handler.handle({ jsonrpc: "2.0", id: 1, method: "params" }));
+    const answer = JSON.stringify(
+      await handler.handle({ jsonrpc: "2.0", id: 1, method: "params" }),
+    );
     expect(answer).toContain('"code":-32602');
     expect(answer).toContain("https://mainnet.infura.io/…");
     expect(answer).not.toContain("0123456789abcdef");
@@ -57,6 +63,12 @@ describe("JSON-RPC error answers", () => {
       id: 1,
       error: { code: -32603, message: "internal error" },
     });
-    expect(lines).toEqual([{ message: "internal error", method: "crash", error: "Error: HTTP request failed.\nURL: https://mainnet.infura.io/…\nkey [redacted]" }]);
+    expect(lines).toEqual([
+      {
+        message: "internal error",
+        method: "crash",
+        error: "Error: HTTP request failed.\nURL: https://mainnet.infura.io/…\nkey [redacted]",
+      },
+    ]);
   });
 });

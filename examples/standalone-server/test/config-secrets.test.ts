@@ -1,4 +1,4 @@
-import { ConfigProvider, Effect, Exit } from "effect";
+import { Cause, ConfigProvider, Effect, Exit } from "effect";
 import { createPublicClient, type Hex, http, type PublicClient } from "viem";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, serverConfig } from "../src/config.ts";
@@ -117,5 +117,10 @@ describe("secrets in configuration errors", () => {
     ]) {
       expect(loadConfig({ BUNDLEKIT_DATABASE: database }).database).toBe(database);
     }
+  });
+
+  it("a start that fails on anything else prints the first line of what failed, its URLs cut", () => {
+    const failure = new Error("HTTP request failed. URL: https://mainnet.infura.io/v3/0123456789abcdef0123456789abcdef\nRequest body: {}");
+    expect(describeFailure(Cause.die(failure))).toBe("failed to start: HTTP request failed. URL: https://mainnet.infura.io/…");
   });
 });

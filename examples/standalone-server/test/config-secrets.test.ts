@@ -120,7 +120,11 @@ describe("secrets in configuration errors", () => {
   });
 
   it("a start that fails on anything else prints the first line of what failed, its URLs cut", () => {
-    const failure = new Error("HTTP request failed. URL: https://mainnet.infura.io/v3/0123456789abcdef0123456789abcdef\nRequest body: {}");
-    expect(describeFailure(Cause.die(failure))).toBe("failed to start: HTTP request failed. URL: https://mainnet.infura.io/…");
+    const failure = new Error(
+      "HTTP request failed. URL: https://mainnet.infura.io/v3/0123456789abcdef0123456789abcdef\nRequest body: {}",
+    );
+    expect(describeFailure(Cause.die(failure))).toBe(
+      "failed to start: HTTP request failed. URL: https://mainnet.infura.io/…",
+    );
   });
 });

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Devnet } from "@bundlekit/devnet";
 import type { Logger } from "@bundlekit/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigError } from "../src/config.ts";
 import { startBundlerService } from "../src/server.ts";
 import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
 
@@ -167,5 +168,23 @@ describe("a node URL carrying an API key", () => {
     } finally {
       node.setMode("ok");
     }
+  });
+
+  it("a database that cannot be opened stops the start naming its server, without the password", async () => {
+    // Port 1 on this machine: nothing listens there, so the connection is refused at once.
+    const database = "postgres://bundler:s3cret@127.0.0.1:1/bundlekit";
+    const error = await startBundlerService({
+      ...fx.config,
+      rpcUrl: node.url,
+      port: 0,
+      database,
+    }).then(
+      () => expect.unreachable("the service started"),
+      (thrown: Error) => thrown,
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toBe(
+      "cannot open the database postgres://127.0.0.1:1/…: connect ECONNREFUSED 127.0.0.1:1",
+    );
   });
 });

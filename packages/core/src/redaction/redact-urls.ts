@@ -1,5 +1,8 @@
-/** A URL of any scheme with an authority (`https://`, `wss://`, `postgres://`, `redis://`…), up to the next space or quote. */
-const urlPattern = /\b([a-z][a-z0-9+.-]*):\/\/([^\s"'<>`]*)/gi;
+/**
+ * A URL of any scheme with an authority (`https://`, `wss://`, `postgres://`, `redis://`…), up to
+ * the next space or quote; punctuation that ends a sentence (`.`, `,`, `:`, `)`…) is left outside.
+ */
+const urlPattern = /\b([a-z][a-z0-9+.-]*):\/\/(?:[^\s"'<>`]*[^\s"'<>`.,:;!?)\]}])?/gi;
 
 /** A host with an optional port: a name, an IPv4 address or a bracketed IPv6 address. */
 const hostPattern = /^(\[[0-9a-f:.]*\]|[a-z0-9._~%-]*)(:\d*)?$/i;

@@ -36,6 +36,12 @@ describe("redactUrls", () => {
     );
   });
 
+  it("leaves the punctuation after a URL in place", () => {
+    expect(redactUrls(`cannot open postgres://u:pw@db:5432/x: refused (see ${NODE}).`)).toBe(
+      "cannot open postgres://db:5432/…: refused (see https://eth-mainnet.g.alchemy.com/…).",
+    );
+  });
+
   it("keeps file URLs of stack frames", () => {
     expect(redactUrls("at run (file:///work/src/a.ts:10:5)")).toBe(
       "at run (file:///work/src/a.ts:10:5)",

@@ -49,7 +49,8 @@ export function createRedactor(secrets: Iterable<string | undefined> = []): Reda
     .sort((a, b) => b.length - a.length);
   const pattern =
     sorted.length > 0 ? new RegExp(sorted.map(escapeRegExp).join("|"), "gi") : undefined;
-  const text = (input: string) => redactUrls(pattern ? input.replace(pattern, REDACTED) : input);
+  const text = (input: string) =>
+    pattern ? redactUrls(input).replace(pattern, REDACTED) : redactUrls(input);
 
   /** `ancestors`: the objects being copied around this one, so a cycle ends (a shared object is copied each time). */
   function value(input: unknown, ancestors: Set<object>): unknown {

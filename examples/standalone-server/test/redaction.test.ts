@@ -13,9 +13,10 @@ const QUERY_KEY = "QueryKey9876543210";
 
 /**
  * How the node behind the proxy answers: `ok` forwards to the devnet; `fail` answers HTTP 500;
- * `reject` answers every call but `eth_chainId` with a JSON-RPC error; `reset` drops the connection.
+ * `reject` answers every call but `eth_chainId` with a JSON-RPC error; `reset` drops the connection;
+ * `hang` never answers (the service gives up after `nodeTimeoutMs`).
  */
-type NodeMode = "ok" | "fail" | "reject" | "reset";
+type NodeMode = "ok" | "fail" | "reject" | "reset" | "hang";
 
 /** A node at `/v2/<key>?apikey=<key>`, as hosted providers serve one: a proxy to the devnet (anvil answers on `/` only) that can be made to fail. */
 async function keyedNode(devnet: Devnet) {
@@ -26,6 +27,7 @@ async function keyedNode(devnet: Devnet) {
     request.on("end", async () => {
       const body = Buffer.concat(chunks).toString();
       if (mode === "reset") return request.socket.destroy();
+      if (mode === "hang") return;
       if (mode === "fail") return response.writeHead(500).end("upstream unavailable");
       const { id = null, method } = JSON.parse(body) as { id?: unknown; method?: string };
       if (mode === "reject" && method !== "eth_chainId") {
@@ -56,7 +58,11 @@ async function keyedNode(devnet: Devnet) {
     setMode: (next: NodeMode) => {
       mode = next;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -85,7 +91,8 @@ const recordingLogger: Logger = {
 
 beforeAll(async () => {
   fx = await serviceFixture(
-    { debugMethods: true },
+    // A hung node fails a call after 1 s, once.
+    { debugMethods: true, nodeTimeoutMs: 1000, nodeRetryCount: 0 },
     {
       nodeUrl: async (devnet) => {
         node = await keyedNode(devnet);
@@ -124,7 +131,7 @@ describe("a node URL carrying an API key", () => {
     expect(hash).toMatch(/^0x[0-9a-f]{64}$/);
 
     // The node fails in each way while the operation waits to be bundled and callers keep asking.
-    for (const mode of ["fail", "reject", "reset"] as const) {
+    for (const mode of ["fail", "reject", "reset", "hang"] as const) {
       node.setMode(mode);
       await call("debug_bundler_sendBundleNow");
       await call("eth_estimateUserOperationGas", [op, entryPoint]);
@@ -146,6 +153,7 @@ describe("a node URL carrying an API key", () => {
     // The faults were logged, with the node named by scheme, host and port only.
     expect(log).toContain('"message":"bundle failed"');
     expect(log).toContain('"message":"internal error"');
+    expect(log).toContain("The request took too long to respond.");
     expect(log).toContain(`${node.origin}/…`);
     expect(responses.some((response) => response.includes('"code":-32603'))).toBe(true);
   });

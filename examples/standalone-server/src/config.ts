@@ -10,12 +10,14 @@ import {
   l1DataCosts,
   type MempoolPolicyName,
   mempoolPolicyNames,
+  redactUrl as redactUrlParts,
   relayingModes,
   validationModes,
   validationTracers,
 } from "@bundlekit/core";
+import { privateKeyProblem } from "@bundlekit/signer-relayer";
 import { Config, ConfigProvider, Effect, Option } from "effect";
-import { type Address, type Hex, isHex, size } from "viem";
+import type { Address, Hex } from "viem";
 import { address, amount, ConfigError, integer } from "./config-values.ts";
 import { isPostgresDatabase, parsePostgresUrl } from "./database-url.ts";
 import type { SponsorshipSettings } from "./sponsorship/configured-policy.ts";
@@ -122,9 +124,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
     .map((k) => String(k).trim())
     .filter((k) => k.length > 0);
   relayerKeys.forEach((key, index) => {
-    if (!isHex(key, { strict: true }) || size(key as Hex) !== 32) {
-      throw new ConfigError(`relayer key #${index + 1} is not a 0x-prefixed 32-byte hex private key`);
-    }
+    const problem = privateKeyProblem(key);
+    if (problem) throw new ConfigError(`relayer key #${index + 1} of ${relayerKeys.length} in BUNDLEKIT_RELAYER_KEYS (relayerKeys) ${problem}`);
   });
   if (rpcUrl !== undefined && relayerKeys.length === 0) {
     throw new ConfigError("BUNDLEKIT_RELAYER_KEYS (or relayerKeys) is required with an RPC URL");
@@ -256,23 +257,33 @@ function parseUrl(value: unknown, name: string): URL {
   return url;
 }
 
-/** A URL safe to print: no credentials, no path or query (API keys often hide there). */
+/** A URL safe to print: no credentials, no path or query (API keys often hide there); a non-URL cut short. */
 export function redactUrl(value: string): string {
-  try {
-    const url = new URL(value);
-    return `${url.protocol}//${url.host}${url.pathname.length > 1 || url.search ? "/…" : ""}`;
-  } catch {
-    return value.length > 12 ? `${value.slice(0, 12)}…` : value;
-  }
+  if (value.includes("://")) return redactUrlParts(value);
+  return value.length > 12 ? `${value.slice(0, 12)}…` : value;
 }
 
-/** A SQLite file, or a PostgreSQL URL checked for form (never echoed: it may hold a password). */
+/**
+ * A SQLite file (a path or `:memory:`), or a PostgreSQL URL checked for form. Anything else that
+ * starts like a URL (`scheme:`) is refused: a mistyped URL (`postgress://…`, `postgres:user:pw@db`)
+ * must not start the service on a local file named after it. Never echoed: it may hold a password.
+ */
 function database(value: unknown): string {
   const text = String(value).trim();
-  if (isPostgresDatabase(text) && !hasHost(parsePostgresUrl(text))) {
-    throw new ConfigError("database (BUNDLEKIT_DATABASE) is not a valid PostgreSQL URL; expected postgres://user:password@host:5432/database");
-  }
   if (text.length === 0) throw new ConfigError("database (BUNDLEKIT_DATABASE) must be a SQLite file, :memory: or a postgres:// URL");
+  if (/^postgres(ql)?(:|\/\/)/i.test(text)) {
+    if (!isPostgresDatabase(text) || !hasHost(parsePostgresUrl(text))) {
+      throw new ConfigError("database (BUNDLEKIT_DATABASE) is not a valid PostgreSQL URL; expected postgres://user:password@host:5432/database");
+    }
+    return text;
+  }
+  const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(text)?.[1];
+  if (scheme !== undefined || text.includes("://")) {
+    throw new ConfigError(
+      `database (BUNDLEKIT_DATABASE) looks like a URL${scheme ? ` with the scheme "${scheme}:"` : ""}, which is not supported: ` +
+        "give a postgres:// or postgresql:// URL, a SQLite file as a path (./name when its name has a colon) or :memory:",
+    );
+  }
   return text;
 }
 
@@ -329,9 +340,8 @@ function paymasterEndpoint(paymasters: unknown, signerKey: unknown): PaymasterEn
   if (paymasters === undefined || signerKey === undefined) {
     throw new ConfigError("the paymaster endpoint needs both BUNDLEKIT_PAYMASTERS (paymasters) and BUNDLEKIT_PAYMASTER_SIGNER_KEY (paymasterSignerKey)");
   }
-  if (typeof signerKey !== "string" || !isHex(signerKey, { strict: true }) || size(signerKey as Hex) !== 32) {
-    throw new ConfigError("paymasterSignerKey is not a 0x-prefixed 32-byte hex private key");
-  }
+  const problem = privateKeyProblem(signerKey);
+  if (problem) throw new ConfigError(`paymasterSignerKey (BUNDLEKIT_PAYMASTER_SIGNER_KEY) ${problem}`);
   const entries =
     typeof paymasters === "string"
       ? paymasters.split(",").map((item) => item.trim().split("@") as [string, string | undefined])

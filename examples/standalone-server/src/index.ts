@@ -5,3 +5,4 @@ export * from "./paymaster-endpoint.ts";
 export * from "./server.ts";
 export * from "./service-process.ts";
 export * from "./sponsorship/index.ts";
+export * from "./service-redactor.ts";

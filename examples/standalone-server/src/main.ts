@@ -12,6 +12,7 @@ import { ConfigError, redactUrl, type ServerConfig, serverConfig } from "./confi
 import { describeDatabase } from "./database-url.ts";
 import { describeFailure } from "./start-failure.ts";
 import { jsonLinesLogger } from "./logger.ts";
+import { serviceRedactor } from "./service-redactor.ts";
 import {
   createConfiguredSponsorshipPolicy,
   describeSponsorship,
@@ -32,8 +33,9 @@ import { exitAfterGracePeriod } from "./shutdown.ts";
 const program = Effect.gen(function* () {
   const config = yield* serverConfig(process.argv.slice(2));
   return yield* serve(config).pipe(
-    // The engine's lines go through Effect's logging, which writes them with the service's logger.
-    Effect.provide(Layer.provideMerge(effectLogger, Logger.layer([jsonLinesLogger]))),
+    // The engine's lines go through Effect's logging, which writes them with the service's logger,
+    // redacted with the configured secrets.
+    Effect.provide(Layer.provideMerge(effectLogger, Logger.layer([jsonLinesLogger(serviceRedactor(config))]))),
     Effect.provideService(References.MinimumLogLevel, minimumLogLevel[config.logLevel]),
   );
 });

@@ -15,6 +15,7 @@ import {
   type UserOperation,
 } from "@bundlekit/core";
 import { verifyingPaymasterData } from "@bundlekit/devnet";
+import { privateKeyProblem } from "@bundlekit/signer-relayer";
 import {
   type Address,
   concat,
@@ -25,6 +26,7 @@ import {
   stringToHex,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { ConfigError } from "./config-values.ts";
 import { defaultValidForSeconds } from "./sponsorship/configured-policy.ts";
 import type { SponsorshipPolicy, SponsorshipRequest } from "./sponsorship/policy.ts";
 
@@ -70,12 +72,16 @@ export function apiKeyOf(request: RpcRequestContext): string | undefined {
  * stub has the shape and gas of the real data, for estimation; the data is signed for the
  * operation as it will be sent, valid for `validForSeconds`. Only for the EntryPoints this
  * service serves and its own chain (else -32602), and only what `config.policy` allows (else
- * -32001, naming the cap and its limit).
+ * -32001, naming the cap and its limit). A signer key that is no secp256k1 private key throws a
+ * `ConfigError` at once, never naming the key.
  */
 export function createPaymasterMethods(
   client: PublicClient,
   config: PaymasterEndpointConfig,
 ): Record<string, RpcMethod> {
+  // Checked here, at start, so a bad key fails once with a clear line rather than on each request.
+  const problem = privateKeyProblem(config.signerKey);
+  if (problem) throw new ConfigError(`the paymaster signer key ${problem}`);
   /** The request checked, and the operation as it will be signed, once the policy allows it. */
   async function sponsored(
     method: SponsorshipRequest["method"],

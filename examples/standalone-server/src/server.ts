@@ -12,6 +12,8 @@ import {
   type MempoolPolicy,
   mempoolPolicies,
   resolveBundlerConfig,
+  type Redactor,
+  redactingLogger,
   silentLogger,
 } from "@bundlekit/core";
 import {
@@ -31,6 +33,7 @@ import { type Address, createPublicClient, type PublicClient } from "viem";
 import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
 import { type NodeTimeouts, nodeTransport } from "./node-transport.ts";
 import { createPaymasterMethods, type PaymasterEndpointConfig } from "./paymaster-endpoint.ts";
+import { serviceRedactor } from "./service-redactor.ts";
 import { createConfiguredSponsorshipPolicy } from "./sponsorship/configured-policy.ts";
 import { gracefulClose, requestGraceMs } from "./shutdown.ts";
 import { openStores } from "./stores.ts";
@@ -62,12 +65,28 @@ export interface BundlerService {
  * before serving. `options.policy` replaces the policy `config.mempoolPolicy` names (an
  * operator's own); `options.paymaster` (else `config.paymasterEndpoint` under
  * `config.sponsorshipPolicy`) serves an ERC-7677 paymaster endpoint (`pm_*`) on the same URL,
- * signing only what its sponsorship policy allows.
+ * signing only what its sponsorship policy allows. Every log line (through `logger`), error
+ * answer and error thrown passes through `serviceRedactor`: no node URL's key, relayer key or
+ * password leaves the service.
  */
 export async function startBundlerService(
   config: ServerConfig & { rpcUrl: string },
   logger: Logger = silentLogger,
   options: { policy?: MempoolPolicy | undefined; paymaster?: PaymasterEndpointConfig | undefined } = {},
+): Promise<BundlerService> {
+  const redactor = serviceRedactor(config, [options.paymaster?.signerKey]);
+  try {
+    return await startRedacted(config, redactingLogger(logger, redactor), redactor, options);
+  } catch (error) {
+    throw redactor.error(error);
+  }
+}
+
+async function startRedacted(
+  config: ServerConfig & { rpcUrl: string },
+  logger: Logger,
+  redactor: Redactor,
+  options: { policy?: MempoolPolicy | undefined; paymaster?: PaymasterEndpointConfig | undefined },
 ): Promise<BundlerService> {
   const paymaster = options.paymaster ?? configuredPaymasterEndpoint(config);
   const timeouts: NodeTimeouts = { timeoutMs: config.nodeTimeoutMs, retryCount: config.nodeRetryCount };
@@ -95,7 +114,7 @@ export async function startBundlerService(
     entryPoints: config.entryPoints.map(({ version, address }) => defineEntryPoint(version, address)),
     l1DataCost: config.l1DataCost === "none" ? undefined : l1DataCosts[config.l1DataCost](client as ChainClient),
   });
-  const service = transportLayer({ config, client, chainId, logger, paymaster }).pipe(Layer.provide(engine), Layer.provideMerge(ports));
+  const service = transportLayer({ config, client, chainId, logger, redactor, paymaster }).pipe(Layer.provide(engine), Layer.provideMerge(ports));
   // Built in a scope of its own, closed by `close()`: the server first, then the engine, then the stores.
   const scope = await Effect.runPromise(Scope.make());
   const built = await Effect.runPromiseExit(Layer.buildWithScope(service, scope));
@@ -143,9 +162,10 @@ function transportLayer(parameters: {
   client: PublicClient;
   chainId: number;
   logger: Logger;
+  redactor: Redactor;
   paymaster: PaymasterEndpointConfig | undefined;
 }): Layer.Layer<RunningService, unknown, EngineService | MempoolStoreService> {
-  const { config, client, chainId, logger, paymaster } = parameters;
+  const { config, client, chainId, logger, redactor, paymaster } = parameters;
   return Layer.effect(
     RunningService,
     Effect.gen(function* () {
@@ -181,6 +201,7 @@ function transportLayer(parameters: {
                 maxBatchSize: config.maxBatchSize,
                 logger,
                 drain,
+                redactor,
                 methods: {
                   ...(bundler.config.redirectRpc ? createRedirectMethods(client) : {}),
                   ...(serveDebugMethods ? debugMethods : {}),

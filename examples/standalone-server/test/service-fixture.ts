@@ -10,6 +10,7 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { createBundlerClient, formatUserOperationRequest, type SmartAccount } from "viem/account-abstraction";
+import type { Logger } from "@bundlekit/core";
 import { loadConfig, type ServerConfig } from "../src/config.ts";
 import { type BundlerService, startBundlerService } from "../src/server.ts";
 import { type NodeProxy, startNodeProxy } from "./node-proxy.ts";
@@ -25,23 +26,30 @@ export interface HttpAnswer {
 /**
  * The stand-alone service on a fresh devnet, bundling only when asked, with helpers to talk to
  * it over HTTP exactly as a client would and to build signed operations in their wire form.
- * With `behindProxy`, the service reaches the devnet through a `NodeProxy` that a test can make hang.
+ * With `behindProxy`, the service reaches the devnet through a `NodeProxy` that a test can make hang;
+ * with `nodeUrl`, through the URL it gives (e.g. a proxy of the test's own). `logger` receives the
+ * service's log lines.
  */
-export async function serviceFixture(overrides: Partial<ServerConfig> = {}, { behindProxy = false } = {}) {
+export async function serviceFixture(
+  overrides: Partial<ServerConfig> = {},
+  setup: { behindProxy?: boolean; nodeUrl?: (devnet: Devnet) => Promise<string>; logger?: Logger } = {},
+) {
   const devnet: Devnet = await startDevnet();
-  const proxy: NodeProxy | undefined = behindProxy ? await startNodeProxy(devnet.rpcUrl) : undefined;
+  const proxy: NodeProxy | undefined = setup.behindProxy ? await startNodeProxy(devnet.rpcUrl) : undefined;
+  const nodeUrl = setup.nodeUrl ? await setup.nodeUrl(devnet) : (proxy?.url ?? devnet.rpcUrl);
   const base = loadConfig({
-    BUNDLEKIT_RPC_URL: devnet.rpcUrl,
+    BUNDLEKIT_RPC_URL: nodeUrl,
     BUNDLEKIT_RELAYER_KEYS: devnet.relayerKeys.join(","),
     BUNDLEKIT_PORT: "0",
     BUNDLEKIT_DATABASE: ":memory:",
   });
-  const service: BundlerService = await startBundlerService({
+  const config = {
     ...base,
     ...overrides,
-    bundler: { ...base.bundler, bundlingMode: "manual", ...overrides.bundler },
-    rpcUrl: proxy?.url ?? devnet.rpcUrl,
-  });
+    bundler: { ...base.bundler, bundlingMode: "manual" as const, ...overrides.bundler },
+    rpcUrl: nodeUrl,
+  };
+  const service: BundlerService = await startBundlerService(config, setup.logger);
   const chain = devnet.chain;
   const client = createPublicClient({ chain, transport: http(devnet.rpcUrl), pollingInterval: 50 }) as PublicClient;
   const funder = createWalletClient({ chain, transport: http(devnet.rpcUrl), account: privateKeyToAccount(devnet.accountKeys.at(-1)!) });
@@ -86,6 +94,7 @@ export async function serviceFixture(overrides: Partial<ServerConfig> = {}, { be
   return {
     devnet,
     proxy,
+    config,
     service,
     client,
     post,

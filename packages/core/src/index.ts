@@ -48,3 +48,4 @@ export * from "./validation/rules/rule-violation.ts";
 export * from "./validation/tracers/in-process/in-process-tracer.ts";
 export * from "./validation/validate-user-operation.ts";
 export * from "./validation/tracers/js/js-tracer.ts";
+export * from "./redaction/index.ts";

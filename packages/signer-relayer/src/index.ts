@@ -1,1 +1,2 @@
 export * from "./local-key-signer.ts";
+export * from "./private-key-problem.ts";

@@ -1,12 +1,13 @@
 import type { RelayerLease, RelayerSigner } from "@bundlekit/core";
-import { type Hex, isHex, size } from "viem";
+import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { privateKeyProblem } from "./private-key-problem.ts";
 
-/** A relayer private key that is not 32 bytes of hex. The message never contains the key. */
+/** A relayer private key that is not 32 bytes of hex, or out of secp256k1's range. The message names its position, never the key. */
 export class InvalidRelayerKeyError extends Error {
   override name = "InvalidRelayerKeyError";
-  constructor(index: number) {
-    super(`relayer key #${index + 1} is not a 0x-prefixed 32-byte hex private key`);
+  constructor(index: number, problem = "is not a 0x-prefixed 32-byte hex private key") {
+    super(`relayer key #${index + 1} ${problem}`);
   }
 }
 
@@ -17,7 +18,8 @@ export class InvalidRelayerKeyError extends Error {
 export function createLocalKeySigner(privateKeys: readonly string[]): RelayerSigner {
   if (privateKeys.length === 0) throw new Error("at least one relayer key is required");
   const accounts = privateKeys.map((key, index) => {
-    if (!isHex(key, { strict: true }) || size(key as Hex) !== 32) throw new InvalidRelayerKeyError(index);
+    const problem = privateKeyProblem(key);
+    if (problem) throw new InvalidRelayerKeyError(index, problem);
     return privateKeyToAccount(key as Hex);
   });
   const addresses = accounts.map((a) => a.address);

@@ -55,4 +55,22 @@ describe("createLocalKeySigner", () => {
     expect(() => createLocalKeySigner([])).toThrow(/at least one/);
     expect(() => createLocalKeySigner([keys[0]!, keys[0]!])).toThrow(/distinct/);
   });
+
+  it("rejects a key out of secp256k1's range (0, or n and above) by position, neither in hex nor in decimal", () => {
+    const n = "0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141";
+    for (const bad of [`0x${"00".repeat(32)}`, n, `0x${"ff".repeat(32)}`]) {
+      const error = (() => {
+        try {
+          createLocalKeySigner([keys[0]!, bad]);
+        } catch (e) {
+          return e as Error;
+        }
+      })();
+      expect(error).toBeInstanceOf(InvalidRelayerKeyError);
+      expect(error!.message).toBe("relayer key #2 is out of range: a secp256k1 private key is from 1 to the curve order n − 1");
+      expect(error!.message).not.toContain(BigInt(bad).toString().slice(0, 12));
+    }
+    // n − 1, the largest key, is one.
+    expect(createLocalKeySigner([`0x${(BigInt(n) - 1n).toString(16)}`]).addresses).toHaveLength(1);
+  });
 });

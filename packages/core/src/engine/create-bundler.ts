@@ -14,6 +14,8 @@ import type { BlockSource } from "../ports/block-source.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import { type Clock, sleep, systemClock } from "../ports/clock.ts";
 import { type Logger, silentLogger } from "../ports/logger.ts";
+import { redactingLogger } from "../redaction/redacting-logger.ts";
+import type { Redactor } from "../redaction/redactor.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { RelayerSigner } from "../ports/relayer-signer.ts";
@@ -75,6 +77,12 @@ export interface CreateBundlerParameters {
   blocks?: BlockSource;
   clock?: Clock;
   logger?: Logger;
+  /**
+   * Applied to every line the engine logs (message and fields). Default: URLs cut to scheme, host
+   * and port (viem's errors repeat the node URL, whose path or query may hold an API key); give
+   * `createRedactor(secrets)` to hide known secrets too.
+   */
+  redactor?: Redactor;
   config?: Partial<BundlerConfig>;
   preVerificationGas?: PreVerificationGasConfig;
   /**
@@ -154,7 +162,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const { client, store, signer } = parameters;
   const config: BundlerConfig = resolveBundlerConfig(parameters.config);
   const clock = parameters.clock ?? systemClock;
-  const logger = parameters.logger ?? silentLogger;
+  const logger = redactingLogger(parameters.logger ?? silentLogger, parameters.redactor);
   const entryPoints = createEntryPointRegistry(parameters.entryPoints);
   const feeOracle =
     parameters.feeOracle ??

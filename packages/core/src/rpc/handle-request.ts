@@ -1,6 +1,8 @@
 import type { Bundler } from "../engine/create-bundler.ts";
 import { BundlerError, RpcErrorCode } from "../errors/errors.ts";
 import { type Logger, silentLogger } from "../ports/logger.ts";
+import { redactingLogger } from "../redaction/redacting-logger.ts";
+import { createRedactor, type Redactor } from "../redaction/redactor.ts";
 import { type RpcMethod, type RpcRequestContext, rpcMethods } from "./methods.ts";
 import type { RequestDrain } from "./request-drain.ts";
 
@@ -22,6 +24,12 @@ export interface RpcHandlerOptions {
   /** Extra or replacement methods (e.g. debug methods when enabled). */
   methods?: Record<string, RpcMethod>;
   logger?: Logger;
+  /**
+   * Applied to every error answer (message and data) and to the handler's log lines, so no node
+   * URL, key or password reaches a caller or a log. Default: URLs cut to scheme, host and port;
+   * give `createRedactor(secrets)` to hide known secrets too.
+   */
+  redactor?: Redactor;
   /**
    * Called once per request (each item of a batch) when it is answered, for metrics. `method` is
    * bounded: a served method's name, `unknown` for any other name, `invalid` for a body that is
@@ -61,7 +69,8 @@ function withoutTrailingNulls(params: readonly unknown[]): readonly unknown[] {
 export function createRpcHandler(bundler: Bundler, options: RpcHandlerOptions = {}): RpcHandler {
   const methods: Record<string, RpcMethod> = { ...rpcMethods, ...options.methods };
   const maxBatchSize = options.maxBatchSize ?? 100;
-  const logger = options.logger ?? silentLogger;
+  const redactor = options.redactor ?? createRedactor();
+  const logger = redactingLogger(options.logger ?? silentLogger, redactor);
 
   /** The answer to one request, with its method label; `notification` when no answer is owed. */
   async function answer(request: unknown, context: RpcRequestContext): Promise<{ label: string; response: JsonRpcResponse; notification: boolean }> {
@@ -92,7 +101,7 @@ export function createRpcHandler(bundler: Bundler, options: RpcHandlerOptions = 
       const result = await (options.drain ? options.drain.run(call) : call());
       return reply({ jsonrpc: "2.0", id: replyId, result });
     } catch (error) {
-      if (error instanceof BundlerError) return reply(errorResponse(replyId, error.code, error.message, error.data));
+      if (error instanceof BundlerError) return reply(errorResponse(replyId, error.code, redactor.text(error.message), redactor.value(error.data)));
       logger.error("internal error", { method, error: String(error) });
       return reply(errorResponse(replyId, RpcErrorCode.internalError, "internal error"));
     }

@@ -162,8 +162,10 @@ describe("bundle options", () => {
       const account = await fx.makeAccount("0.7");
       const op = await fx.makeOperation(target.bundler, account, { to: recipient(), value: 1n });
       const hash = await target.bundler.sendUserOperation(op, account.entryPoint.address);
+      // Another bundler includes a rival with the same nonce: this one is invalid now, and not on chain.
       const other = await engineWith({});
-      await other.bundler.sendUserOperation(op, account.entryPoint.address);
+      const rival = await fx.makeOperation(other.bundler, account, { to: recipient(), value: 2n });
+      await other.bundler.sendUserOperation(rival, account.entryPoint.address);
       await other.bundler.sendBundleNow();
       return hash;
     }

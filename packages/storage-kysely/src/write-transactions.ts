@@ -8,6 +8,12 @@ export interface WriteTransactions<DB> {
   write<T>(work: Work<DB, T>): Promise<T>;
   /** Run `work` in a transaction that no other claim for `entryPoint` runs alongside, in any process. */
   claim<T>(entryPoint: string, work: Work<DB, T>): Promise<T>;
+  /**
+   * Throw unless the database accepts a write to `table` now: an empty insert in a committed
+   * transaction, which takes the write lock (SQLite) and checks the insert privilege
+   * (PostgreSQL) while changing nothing.
+   */
+  probe(table: string): Promise<void>;
 }
 
 /** The write transactions of `db`'s dialect: SQLite (better-sqlite3) or PostgreSQL. */
@@ -37,15 +43,18 @@ export function writeTransactionsFor<DB>(
  * re-checks each row's status after any such lock, so a row that changed meanwhile is left out.
  */
 function postgresTransactions<DB>(db: Kysely<DB>): WriteTransactions<DB> {
+  const write = <T>(work: Work<DB, T>) =>
+    inTransaction(db, (connection) => sql`begin`.execute(connection), work);
   return {
-    write: (work) => db.transaction().execute(work),
+    write,
     claim: (entryPoint, work) =>
-      db.transaction().execute(async (trx) => {
+      write(async (trx) => {
         // One lock per EntryPoint and schema (separate schemas may hold separate mempools).
         const key = sql`concat('bundlekit.claim:', current_schema(), ':', ${entryPoint}::text)`;
         await sql`select pg_advisory_xact_lock(hashtext(${key}))`.execute(trx);
         return work(trx);
       }),
+    probe: (table) => write((trx) => emptyInsert(trx, table)),
   };
 }
 
@@ -60,19 +69,43 @@ function postgresTransactions<DB>(db: Kysely<DB>): WriteTransactions<DB> {
  */
 function sqliteTransactions<DB>(db: Kysely<DB>, busyTimeoutMs: number): WriteTransactions<DB> {
   const write = <T>(work: Work<DB, T>) =>
-    db.connection().execute(async (connection) => {
-      await beginImmediate(connection, busyTimeoutMs);
-      try {
-        const result = await work(connection);
-        await sql`commit`.execute(connection);
-        return result;
-      } catch (error) {
-        await sql`rollback`.execute(connection);
-        throw error;
-      }
-    });
+    inTransaction(db, (connection) => beginImmediate(connection, busyTimeoutMs), work);
   // The write lock covers the whole database, so a claim needs nothing more.
-  return { write, claim: (_entryPoint, work) => write(work) };
+  return {
+    write,
+    claim: (_entryPoint, work) => write(work),
+    probe: (table) => write((trx) => emptyInsert(trx, table)),
+  };
+}
+
+/**
+ * `work` between `begin` and `commit` on one connection. A failed rollback never hides the
+ * error that caused it: SQLite ends the transaction itself on some errors (`SQLITE_FULL`,
+ * `SQLITE_IOERR`, …), after which `rollback` fails with "no transaction is active"; and on a lost
+ * PostgreSQL connection the rollback fails too. (Kysely's own `transaction()` throws the
+ * rollback's error instead.)
+ */
+function inTransaction<DB, T>(
+  db: Kysely<DB>,
+  begin: (connection: Kysely<DB>) => Promise<unknown>,
+  work: Work<DB, T>,
+): Promise<T> {
+  return db.connection().execute(async (connection) => {
+    await begin(connection);
+    try {
+      const result = await work(connection);
+      await sql`commit`.execute(connection);
+      return result;
+    } catch (error) {
+      await sql`rollback`.execute(connection).catch(() => {});
+      throw error;
+    }
+  });
+}
+
+/** An insert of no rows: needs the write lock and the privilege, changes nothing. */
+async function emptyInsert<DB>(trx: Kysely<DB>, table: string): Promise<void> {
+  await sql`insert into ${sql.table(table)} select * from ${sql.table(table)} where 1 = 0`.execute(trx);
 }
 
 async function beginImmediate<DB>(connection: Kysely<DB>, busyTimeoutMs: number): Promise<void> {

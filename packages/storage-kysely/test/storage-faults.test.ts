@@ -1,14 +1,23 @@
 import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "@bundlekit/core";
 import { fixtureEntry } from "@bundlekit/core/testing";
 import Database from "better-sqlite3";
-import { SqliteDialect } from "kysely";
-import { afterEach, describe, expect, it } from "vitest";
-import { createKyselyMempoolStore, createSqliteMempoolStore, DatabaseUnavailableError } from "../src/index.ts";
+import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
+import pg from "pg";
+import { getAddress } from "viem";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import {
+  createKyselyMempoolStore,
+  createPostgresMempoolStore,
+  createSqliteMempoolStore,
+  DatabaseUnavailableError,
+} from "../src/index.ts";
 import { guardSqliteFile } from "../src/sqlite-file-guard.ts";
+import { writeTransactionsFor } from "../src/write-transactions.ts";
 
 const isRoot = process.getuid?.() === 0;
 const directories: string[] = [];
@@ -160,6 +169,7 @@ describe("storage faults on SQLite", () => {
   it.runIf(isRoot)("claiming, sending and closing with unwritable files report the fault, and the process exits cleanly (no SIGBUS)", () => {
     const { directory, filename } = databaseFile();
     const script = `import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { fixtureEntry } from "@bundlekit/core/testing";
 import { createSqliteMempoolStore } from "@bundlekit/storage-kysely";
 const filename = ${JSON.stringify(filename)};
@@ -182,5 +192,103 @@ process.exit(0);
       expect.stringMatching(/^DatabaseUnavailableError: the database file .* is not writable \(.*: EPERM\)$/),
       expect.stringMatching(/^DatabaseUnavailableError: the database file .* is not writable \(.*: EPERM\)$/),
     ]);
+  });
+});
+
+describe("storage faults on PostgreSQL", () => {
+  const connectionString = inject("postgresUrl");
+
+  /** A fresh schema, migrated, and a role that may read and update its tables but not insert. */
+  async function schemaWithoutInsert() {
+    const id = randomUUID().replaceAll("-", "");
+    const schema = `bundlekit_faults_${id}`;
+    const role = `bundlekit_no_insert_${id}`;
+    const admin = new pg.Pool({ connectionString, max: 1 });
+    const asRole = new URL(connectionString);
+    asRole.username = role;
+    asRole.password = "";
+    await admin.query(`create schema ${schema}`);
+    await (await createPostgresMempoolStore({ pool: new pg.Pool({ connectionString, options: `-c search_path=${schema}` }) })).close();
+    await admin.query(`create role ${role} login`);
+    await admin.query(`grant usage on schema ${schema} to ${role}`);
+    await admin.query(`grant select, update, delete on all tables in schema ${schema} to ${role}`);
+    const store = await createPostgresMempoolStore({
+      pool: new pg.Pool({ connectionString: asRole.href, options: `-c search_path=${schema}` }),
+      migrate: false,
+    });
+    return {
+      store,
+      grantInsert: () => admin.query(`grant insert on all tables in schema ${schema} to ${role}`),
+      async cleanup() {
+        await store.close();
+        await admin.query(`drop schema ${schema} cascade`);
+        await admin.query(`drop role ${role}`);
+        await admin.end();
+      },
+    };
+  }
+
+  it("a write the role may not make rejects with PostgreSQL's error, and checkWritable fails until the privilege is granted", async () => {
+    const { store, grantInsert, cleanup } = await schemaWithoutInsert();
+    try {
+      const denied = { code: "42501", message: "permission denied for table user_operations" };
+      await expect(store.add(await fixtureEntry())).rejects.toMatchObject(denied);
+      await expect(store.checkWritable()).rejects.toMatchObject(denied);
+      await grantInsert();
+      await store.checkWritable();
+      await store.add(await fixtureEntry());
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it("a connection lost inside a claim rejects with PostgreSQL's error, not the failed rollback's, and the process lives on", async () => {
+    const schema = `bundlekit_faults_${randomUUID().replaceAll("-", "")}`;
+    const admin = new pg.Pool({ connectionString, max: 2 });
+    await admin.query(`create schema ${schema}`);
+    const store = await createPostgresMempoolStore({ pool: new pg.Pool({ connectionString, options: `-c search_path=${schema}` }) });
+    const lock = await admin.connect();
+    try {
+      const entry = await fixtureEntry();
+      await store.add(entry);
+      // Hold the claim lock of the entry's EntryPoint, so the store's claim waits inside its
+      // transaction; then end that backend, as a server restart or an administrator would.
+      await lock.query("begin");
+      await lock.query("select pg_advisory_xact_lock(hashtext(concat('bundlekit.claim:', $1::text, ':', $2::text)))", [
+        schema,
+        getAddress(entry.entryPoint),
+      ]);
+      const claim = store
+        .claimForBundle({ entryPoint: entry.entryPoint, limit: 1, claimant: "a", leaseMs: 1000, now: 1 })
+        .then(() => "claimed", (error: unknown) => error);
+      const waiting = "select pid from pg_stat_activity where wait_event_type = 'Lock' and query like '%pg_advisory_xact_lock%' and pid <> $1";
+      const lockPid = (await lock.query("select pg_backend_pid() as pid")).rows[0].pid;
+      await expect.poll(async () => (await admin.query(waiting, [lockPid])).rowCount).toBe(1);
+      await admin.query(`select pg_terminate_backend(pid) from (${waiting}) as w`, [lockPid]);
+      expect(await claim).toMatchObject({ code: "57P01", message: "terminating connection due to administrator command" });
+      await lock.query("rollback");
+      expect(await store.claimForBundle({ entryPoint: entry.entryPoint, limit: 1, claimant: "a", leaseMs: 1000, now: 1 })).toHaveLength(1);
+    } finally {
+      lock.release();
+      await store.close();
+      await admin.query(`drop schema ${schema} cascade`);
+      await admin.end();
+    }
+  });
+
+  it("a store's pool survives a connection that breaks while checked out, with PostgreSQL's error for the statement", async () => {
+    const pool = new pg.Pool({ connectionString, max: 1 });
+    const store = await createPostgresMempoolStore({ pool, migrate: false });
+    // The same pool under a plain Kysely instance, to end a connection in the middle of a transaction.
+    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+    const transactions = writeTransactionsFor(db, { busyTimeoutMs: 0 });
+    try {
+      await expect(
+        transactions.write((trx) => sql`select pg_terminate_backend(pg_backend_pid())`.execute(trx)),
+      ).rejects.toMatchObject({ code: "57P01", message: "terminating connection due to administrator command" });
+      await transactions.write((trx) => sql`select 1`.execute(trx)); // a new connection
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -31,6 +31,8 @@ export interface ServiceProcess {
   stop(): Promise<void>;
   /** SIGKILL at once, as a crash would end it (`kill -9`); resolves once the process is gone. */
   kill(): Promise<void>;
+  /** How the process ended: its exit code, or the signal that ended it. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 const live = new Set<ChildProcess>();
@@ -66,7 +68,10 @@ export function startServiceProcess(
     },
   );
   live.add(child);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  const exited = ended.then(() => {});
   void exited.then(() => live.delete(child));
 
   const lines: string[] = [];
@@ -125,7 +130,7 @@ export function startServiceProcess(
       if (!url) return;
       clearTimeout(timer);
       child.off("exit", onEarlyExit);
-      resolve({ pid: child.pid!, url, logCounts, tail: () => [...lines], stop, kill });
+      resolve({ pid: child.pid!, url, logCounts, tail: () => [...lines], stop, kill, exited: ended });
     });
   });
 }

@@ -1,49 +1,27 @@
-import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Logger } from "@bundlekit/core";
 import { type Devnet, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
 import pg from "pg";
-import { createPublicClient, createWalletClient, http, parseEther } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { createPublicClient, http, parseEther, toHex } from "viem";
 import { createBundlerClient, formatUserOperationRequest } from "viem/account-abstraction";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import {
+  isRoot,
+  recordingLogger,
+  setWritable,
+  sqliteFiles,
+} from "../../../packages/storage-kysely/test/file-faults.ts";
 import { loadConfig } from "../src/config.ts";
 import { startBundlerService } from "../src/server.ts";
 import { startServiceProcess } from "../src/service-process.ts";
 import { openStores } from "../src/stores.ts";
 
-const isRoot = process.getuid?.() === 0;
-const files = (filename: string) => [filename, `${filename}-wal`, `${filename}-shm`];
-
-/**
- * Make the directory and the database's files refuse writes, as the operating system does it: a
- * user gets modes; root ignores modes, so root sets the immutable flag, which binds root too.
- */
-function setWritable(filename: string, writable: boolean): void {
-  const directory = join(filename, "..");
-  const present = files(filename).filter(existsSync);
-  if (isRoot) {
-    spawnSync("chattr", [writable ? "-i" : "+i", ...present, directory]);
-  } else {
-    for (const file of present) chmodSync(file, writable ? 0o644 : 0o444);
-    chmodSync(directory, writable ? 0o755 : 0o555);
-  }
-}
-
-/** A logger that keeps its lines. */
-function recordingLogger(): Logger & { lines: { level: string; message: string; fields: unknown }[] } {
-  const lines: { level: string; message: string; fields: unknown }[] = [];
-  const at = (level: string) => (message: string, fields?: unknown) => void lines.push({ level, message, fields });
-  return { lines, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
-}
-
 /** The stand-alone service on a SQLite file whose files fail under it. */
 describe("storage faults in the service", () => {
   let devnet: Devnet;
-  let nextKey = 0;
   const directories: string[] = [];
   const cleanups: (() => Promise<unknown>)[] = [];
 
@@ -81,18 +59,14 @@ describe("storage faults in the service", () => {
     return { service, logger, health: () => health(service.url) };
   }
 
-  /** A signed v0.7 operation of a fresh funded account, prepared through the service at `url`. */
+  /** A signed v0.7 operation of a fresh account (funded by the devnet), prepared through the service at `url`. */
   async function signedOperation(url: string) {
-    const chain = devnet.chain;
-    const client = createPublicClient({ chain, transport: http(devnet.rpcUrl), pollingInterval: 50 });
-    const account = await toSimpleAccount({ client, owner: privateKeyToAccount(devnet.accountKeys[nextKey++]!), version: "0.7" });
-    const funder = createWalletClient({ chain, transport: http(devnet.rpcUrl), account: privateKeyToAccount(devnet.accountKeys.at(-1)!) });
-    await client.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: account.address, value: parseEther("1") }) });
-    const prepared = await createBundlerClient({ account, client, transport: http(url) }).prepareUserOperation({
-      calls: [{ to: account.address, value: 0n }],
-    });
-    const op = formatUserOperationRequest({ ...prepared, signature: await account.signUserOperation(prepared as never) } as never);
-    return [op, account.entryPoint.address];
+    const client = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpcUrl) });
+    const account = await toSimpleAccount({ client, owner: privateKeyToAccount(generatePrivateKey()), version: "0.7" });
+    await client.request({ method: "anvil_setBalance", params: [account.address, toHex(parseEther("1"))] } as never);
+    const prepared = await createBundlerClient({ account, client, transport: http(url) }).prepareUserOperation({ calls: [{ to: account.address, value: 0n }] });
+    const signature = await account.signUserOperation(prepared as never);
+    return [formatUserOperationRequest({ ...prepared, signature } as never), account.entryPoint.address];
   }
 
   it("read-only database files: sends answer -32603 naming the file and the cause, which is logged; /health is 503 until the files are writable again", async () => {
@@ -100,60 +74,94 @@ describe("storage faults in the service", () => {
     const { service, logger, health } = await start(database);
     const first = await signedOperation(service.url);
     const second = await signedOperation(service.url);
-    expect((await rpc(service.url, "eth_sendUserOperation", first)).result).toMatch(/^0x[0-9a-f]{64}$/);
+    expect((await rpc(service.url, "eth_sendUserOperation", first)).result).toMatch(
+      /^0x[0-9a-f]{64}$/,
+    );
     expect(await health()).toEqual({ status: 200, body: { status: "ok" } });
 
     setWritable(database, false);
     const refused = (await rpc(service.url, "eth_sendUserOperation", second)).error;
     expect(refused).toEqual({
       code: -32603,
-      message: expect.stringMatching(new RegExp(`^the database file ${database} is not writable \\(${database}(-wal|-shm)?: (EPERM|EACCES)\\)$`)),
+      message: expect.stringMatching(
+        new RegExp(
+          `^the database file ${database} is not writable \\(${database}(-wal|-shm)?: (EPERM|EACCES)\\)$`,
+        ),
+      ),
     });
     const reason = refused.message.slice(`the database file ${database} `.length);
-    expect(await health()).toEqual({ status: 503, body: { status: "unavailable", reason: refused.message } });
-    expect(logger.lines).toContainEqual({ level: "error", message: "database unavailable", fields: { file: database, reason } });
+    expect(await health()).toEqual({
+      status: 503,
+      body: { status: "unavailable", reason: refused.message },
+    });
+    expect(logger.lines).toContainEqual({
+      level: "error",
+      message: "database unavailable",
+      fields: { file: database, reason },
+    });
 
     setWritable(database, true);
     expect(await health()).toEqual({ status: 200, body: { status: "ok" } });
-    expect((await rpc(service.url, "eth_sendUserOperation", second)).result).toMatch(/^0x[0-9a-f]{64}$/);
-    expect(logger.lines).toContainEqual({ level: "info", message: "the database can write again", fields: { database } });
+    expect((await rpc(service.url, "eth_sendUserOperation", second)).result).toMatch(
+      /^0x[0-9a-f]{64}$/,
+    );
+    expect(logger.lines).toContainEqual({
+      level: "info",
+      message: "the database can write again",
+      fields: { database },
+    });
   });
 
   it("a deleted database file: sends are refused with -32603 saying the file is gone, and /health is 503", async () => {
     const database = databaseFile();
     const { service, health } = await start(database);
     const op = await signedOperation(service.url);
-    for (const file of files(database)) rmSync(file, { force: true });
+    for (const file of sqliteFiles(database)) rmSync(file, { force: true });
     const gone = `the database file ${database} is gone: deleted while the service runs; what is written now would be lost on restart`;
-    expect((await rpc(service.url, "eth_sendUserOperation", op)).error).toEqual({ code: -32603, message: gone });
+    expect((await rpc(service.url, "eth_sendUserOperation", op)).error).toEqual({
+      code: -32603,
+      message: gone,
+    });
     expect(await health()).toEqual({ status: 503, body: { status: "unavailable", reason: gone } });
   });
 
   // About the process: a SIGBUS ends it. Only root can set the immutable flag, the fault that
   // leaves SQLite's mapped `-shm` index unwritable under a running process.
-  it.runIf(isRoot)("bundling with unwritable database files logs the fault, the process keeps answering, and SIGTERM ends it cleanly (no SIGBUS)", async () => {
-    const database = databaseFile();
-    const lines: string[] = [];
-    const service = await startServiceProcess({
-      rpcUrl: devnet.rpcUrl,
-      relayerKeys: devnet.relayerKeys,
-      database,
-      env: { BUNDLEKIT_BUNDLING_MODE: "manual", BUNDLEKIT_DEBUG_METHODS: "true" },
-      onLine: (line) => lines.push(line),
-    });
-    cleanups.push(() => service.kill());
-    expect((await rpc(service.url, "eth_sendUserOperation", await signedOperation(service.url))).result).toMatch(/^0x/);
-    setWritable(database, false);
-    expect((await rpc(service.url, "debug_bundler_sendBundleNow", [])).error).toMatchObject({
-      code: -32603,
-      message: expect.stringMatching(/is not writable \(.*: EPERM\)$/),
-    });
-    expect((await health(service.url)).status).toBe(503);
-    expect(lines.some((line) => line.includes('"database unavailable"') && line.includes("EPERM"))).toBe(true);
-    await service.stop();
-    expect(await service.exited).toEqual({ code: 0, signal: null });
-    expect(lines.some((line) => line.includes('"database left open: closing it would write to its unwritable files"'))).toBe(true);
-  });
+  it.runIf(isRoot)(
+    "bundling with unwritable database files logs the fault, the process keeps answering, and SIGTERM ends it cleanly (no SIGBUS)",
+    async () => {
+      const database = databaseFile();
+      const lines: string[] = [];
+      const service = await startServiceProcess({
+        rpcUrl: devnet.rpcUrl,
+        relayerKeys: devnet.relayerKeys,
+        database,
+        env: { BUNDLEKIT_BUNDLING_MODE: "manual", BUNDLEKIT_DEBUG_METHODS: "true" },
+        onLine: (line) => lines.push(line),
+      });
+      cleanups.push(() => service.kill());
+      expect(
+        (await rpc(service.url, "eth_sendUserOperation", await signedOperation(service.url)))
+          .result,
+      ).toMatch(/^0x/);
+      setWritable(database, false);
+      expect((await rpc(service.url, "debug_bundler_sendBundleNow", [])).error).toMatchObject({
+        code: -32603,
+        message: expect.stringMatching(/is not writable \(.*: EPERM\)$/),
+      });
+      expect((await health(service.url)).status).toBe(503);
+      expect(
+        lines.some((line) => line.includes('"database unavailable"') && line.includes("EPERM")),
+      ).toBe(true);
+      await service.stop();
+      expect(await service.exited).toEqual({ code: 0, signal: null });
+      expect(
+        lines.some((line) =>
+          line.includes('"database left open: closing it would write to its unwritable files"'),
+        ),
+      ).toBe(true);
+    },
+  );
 });
 
 describe("the health check on PostgreSQL", () => {
@@ -167,16 +175,24 @@ describe("the health check on PostgreSQL", () => {
     asRole.searchParams.set("options", `-c search_path=${schema}`);
     const logger = recordingLogger();
     try {
-      await admin.query(`create schema ${schema}; create role ${role} login; grant usage, create on schema ${schema} to ${role}`);
+      await admin.query(
+        `create schema ${schema}; create role ${role} login; grant usage, create on schema ${schema} to ${role}`,
+      );
       const stores = await openStores(asRole.href, logger); // migrated by the role: it owns the tables
       try {
         await admin.query(`revoke insert on all tables in schema ${schema} from ${role}`);
-        await expect(stores.checkHealth()).rejects.toThrow("permission denied for table user_operations");
+        await expect(stores.checkHealth()).rejects.toThrow(
+          "permission denied for table user_operations",
+        );
         await admin.query(`grant insert on all tables in schema ${schema} to ${role}`);
         await stores.checkHealth();
         const database = `postgres://${role}@${asRole.host}${asRole.pathname}?…`;
         expect(logger.lines).toEqual([
-          { level: "error", message: "the database cannot write", fields: { database, reason: "permission denied for table user_operations" } },
+          {
+            level: "error",
+            message: "the database cannot write",
+            fields: { database, reason: "permission denied for table user_operations" },
+          },
           { level: "info", message: "the database can write again", fields: { database } },
         ]);
       } finally {

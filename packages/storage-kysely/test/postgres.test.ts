@@ -2,4 +2,6 @@ import { mempoolStoreContract } from "@bundlekit/core/testing";
 import { createPostgresMempoolStore } from "../src/index.ts";
 import { onPostgresSchema } from "./backends.ts";
 
-mempoolStoreContract("PostgreSQL", () => onPostgresSchema((pool) => createPostgresMempoolStore({ pool })));
+mempoolStoreContract("PostgreSQL", () =>
+  onPostgresSchema((pool) => createPostgresMempoolStore({ pool })),
+);

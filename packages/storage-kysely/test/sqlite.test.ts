@@ -1,4 +1,3 @@
-
 import { fixtureEntry, mempoolStoreContract } from "@bundlekit/core/testing";
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
@@ -11,7 +10,9 @@ import {
 } from "../src/index.ts";
 import { onSqliteFile } from "./backends.ts";
 
-mempoolStoreContract("SQLite file", () => onSqliteFile((filename) => createSqliteMempoolStore({ filename })));
+mempoolStoreContract("SQLite file", () =>
+  onSqliteFile((filename) => createSqliteMempoolStore({ filename })),
+);
 
 mempoolStoreContract("SQLite :memory:", async () => ({
   store: await createSqliteMempoolStore({ filename: ":memory:" }),

@@ -1,9 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Logger } from "@bundlekit/core";
 import { fixtureEntry } from "@bundlekit/core/testing";
 import Database from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
@@ -18,12 +17,12 @@ import {
 } from "../src/index.ts";
 import { guardSqliteFile } from "../src/sqlite-file-guard.ts";
 import { writeTransactionsFor } from "../src/write-transactions.ts";
+import { isRoot, recordingLogger, setWritable, sqliteFiles } from "./file-faults.ts";
 
-const isRoot = process.getuid?.() === 0;
 const directories: string[] = [];
 afterEach(() => {
   for (const directory of directories.splice(0)) {
-    setWritable(directory, true);
+    setWritable(join(directory, "bundler.db"), true);
     rmSync(directory, { recursive: true, force: true });
   }
 });
@@ -33,28 +32,6 @@ function databaseFile(): { directory: string; filename: string } {
   const directory = mkdtempSync(join(tmpdir(), "bundlekit-faults-"));
   directories.push(directory);
   return { directory, filename: join(directory, "bundler.db") };
-}
-
-/**
- * Make the directory and the database's files refuse writes, as the operating system does it.
- * A user gets modes (0444/0555); root ignores modes, so root sets the immutable flag, which the
- * kernel enforces even for root.
- */
-function setWritable(directory: string, writable: boolean): void {
-  const files = ["bundler.db", "bundler.db-wal", "bundler.db-shm"].map((name) => join(directory, name)).filter(existsSync);
-  if (isRoot) {
-    spawnSync("chattr", [writable ? "-i" : "+i", ...files, directory]);
-  } else {
-    for (const file of files) chmodSync(file, writable ? 0o644 : 0o444);
-    chmodSync(directory, writable ? 0o755 : 0o555);
-  }
-}
-
-/** A logger that keeps its lines. */
-function recordingLogger(): Logger & { lines: { level: string; message: string; fields: unknown }[] } {
-  const lines: { level: string; message: string; fields: unknown }[] = [];
-  const at = (level: string) => (message: string, fields?: unknown) => void lines.push({ level, message, fields });
-  return { lines, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
 }
 
 describe("storage faults on SQLite", () => {
@@ -67,7 +44,10 @@ describe("storage faults on SQLite", () => {
       database.pragma(`max_page_count = ${database.pragma("page_count", { simple: true })}`);
       let failure: unknown;
       for (let sender = 0; sender < 200 && !failure; sender++) {
-        failure = await store.add(await fixtureEntry({ sender })).then(() => undefined, (error: unknown) => error);
+        failure = await store.add(await fixtureEntry({ sender })).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
       }
       expect(failure).toMatchObject({ code: "SQLITE_FULL", message: "database or disk is full" });
     } finally {
@@ -81,8 +61,13 @@ describe("storage faults on SQLite", () => {
     try {
       await store.checkWritable();
       database.pragma("query_only = 1");
-      await expect(store.checkWritable()).rejects.toMatchObject({ code: "SQLITE_READONLY", message: "attempt to write a readonly database" });
-      await expect(store.add(await fixtureEntry())).rejects.toMatchObject({ code: "SQLITE_READONLY" });
+      await expect(store.checkWritable()).rejects.toMatchObject({
+        code: "SQLITE_READONLY",
+        message: "attempt to write a readonly database",
+      });
+      await expect(store.add(await fixtureEntry())).rejects.toMatchObject({
+        code: "SQLITE_READONLY",
+      });
       database.pragma("query_only = 0");
       await store.checkWritable();
     } finally {
@@ -91,30 +76,40 @@ describe("storage faults on SQLite", () => {
   });
 
   it("files made read-only after open refuse every call with the file and the cause, logged once, until they are writable again", async () => {
-    const { directory, filename } = databaseFile();
+    const { filename } = databaseFile();
     const logger = recordingLogger();
     const store = await createSqliteMempoolStore({ filename, logger });
     try {
       const entry = await fixtureEntry();
       await store.add(entry);
-      setWritable(directory, false);
-      const refused = await store.add(await fixtureEntry({ sender: 1 })).catch((error: unknown) => error);
+      setWritable(filename, false);
+      const refused = await store
+        .add(await fixtureEntry({ sender: 1 }))
+        .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(DatabaseUnavailableError);
       expect((refused as Error).message).toMatch(
-        new RegExp(`^the database file ${filename} is not writable \\(${filename}(-wal|-shm)?: (EPERM|EACCES|EROFS)\\)$`),
+        new RegExp(
+          `^the database file ${filename} is not writable \\(${filename}(-wal|-shm)?: (EPERM|EACCES|EROFS)\\)$`,
+        ),
       );
       await expect(store.checkWritable()).rejects.toThrow(DatabaseUnavailableError);
       await expect(store.get(entry.userOpHash)).rejects.toThrow(DatabaseUnavailableError);
       expect(logger.lines).toEqual([
-        { level: "error", message: "database unavailable", fields: { file: filename, reason: (refused as DatabaseUnavailableError).reason } },
+        {
+          level: "error",
+          message: "database unavailable",
+          fields: { file: filename, reason: (refused as DatabaseUnavailableError).reason },
+        },
       ]);
 
-      setWritable(directory, true);
+      setWritable(filename, true);
       await store.checkWritable();
       await store.add(await fixtureEntry({ sender: 1 }));
-      expect(logger.lines.slice(1)).toEqual([{ level: "info", message: "database available again", fields: { file: filename } }]);
+      expect(logger.lines.slice(1)).toEqual([
+        { level: "info", message: "database available again", fields: { file: filename } },
+      ]);
     } finally {
-      setWritable(directory, true);
+      setWritable(filename, true);
       await store.close();
     }
   });
@@ -124,7 +119,7 @@ describe("storage faults on SQLite", () => {
     const store = await createSqliteMempoolStore({ filename });
     const kept = await fixtureEntry();
     await store.add(kept);
-    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${filename}${suffix}`);
+    for (const file of sqliteFiles(filename)) rmSync(file);
     const gone = `the database file ${filename} is gone: deleted while the service runs; what is written now would be lost on restart`;
     await expect(store.add(await fixtureEntry({ sender: 1 }))).rejects.toThrow(gone);
     await expect(store.checkWritable()).rejects.toThrow(gone);
@@ -138,7 +133,9 @@ describe("storage faults on SQLite", () => {
     try {
       rmSync(filename);
       writeFileSync(filename, "");
-      await expect(store.add(await fixtureEntry())).rejects.toThrow(`the database file ${filename} was replaced while the service runs`);
+      await expect(store.add(await fixtureEntry())).rejects.toThrow(
+        `the database file ${filename} was replaced while the service runs`,
+      );
     } finally {
       await store.close();
     }
@@ -148,16 +145,22 @@ describe("storage faults on SQLite", () => {
     const { filename } = databaseFile();
     const database = new Database(filename);
     database.pragma("journal_mode = WAL");
-    const store = await createKyselyMempoolStore({ db: guardSqliteFile(new SqliteDialect({ database }), filename) });
+    const store = await createKyselyMempoolStore({
+      db: guardSqliteFile(new SqliteDialect({ database }), filename),
+    });
     try {
       // The file disappears inside the insert's transaction, after the check that precedes it:
       // the commit lands in the unlinked file.
       database.function("unlink_database", () => {
-        for (const suffix of ["", "-wal", "-shm"]) rmSync(`${filename}${suffix}`, { force: true });
+        for (const file of sqliteFiles(filename)) rmSync(file, { force: true });
         return 0;
       });
-      database.exec("create trigger unlink_on_insert after insert on user_operations begin select unlink_database(); end");
-      await expect(store.add(await fixtureEntry())).rejects.toThrow(`the database file ${filename} is gone`);
+      database.exec(
+        "create trigger unlink_on_insert after insert on user_operations begin select unlink_database(); end",
+      );
+      await expect(store.add(await fixtureEntry())).rejects.toThrow(
+        `the database file ${filename} is gone`,
+      );
     } finally {
       await store.close();
     }
@@ -166,10 +169,11 @@ describe("storage faults on SQLite", () => {
   // A process observation: SIGBUS ends the process that receives it. Only root can set the
   // immutable flag, the fault that leaves SQLite's mapped `-shm` index unwritable under a
   // running process (a mode change does not affect an open mapping).
-  it.runIf(isRoot)("claiming, sending and closing with unwritable files report the fault, and the process exits cleanly (no SIGBUS)", () => {
-    const { directory, filename } = databaseFile();
-    const script = `import { spawnSync } from "node:child_process";
-import { randomUUID } from "node:crypto";
+  it.runIf(isRoot)(
+    "claiming, sending and closing with unwritable files report the fault, and the process exits cleanly (no SIGBUS)",
+    () => {
+      const { directory, filename } = databaseFile();
+      const script = `import { spawnSync } from "node:child_process";
 import { fixtureEntry } from "@bundlekit/core/testing";
 import { createSqliteMempoolStore } from "@bundlekit/storage-kysely";
 const filename = ${JSON.stringify(filename)};
@@ -183,16 +187,29 @@ console.log(await outcome(store.add(entry)));
 await store.close();
 process.exit(0);
 `;
-    const child = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings", "--input-type=module", "--eval", script], {
-      cwd: join(import.meta.dirname, ".."),
-      encoding: "utf8",
-    });
-    expect({ signal: child.signal, status: child.status, stderr: child.stderr }).toEqual({ signal: null, status: 0, stderr: "" });
-    expect(child.stdout.trim().split("\n")).toEqual([
-      expect.stringMatching(/^DatabaseUnavailableError: the database file .* is not writable \(.*: EPERM\)$/),
-      expect.stringMatching(/^DatabaseUnavailableError: the database file .* is not writable \(.*: EPERM\)$/),
-    ]);
-  });
+      const child = spawnSync(
+        process.execPath,
+        ["--experimental-strip-types", "--no-warnings", "--input-type=module", "--eval", script],
+        {
+          cwd: join(import.meta.dirname, ".."),
+          encoding: "utf8",
+        },
+      );
+      expect({ signal: child.signal, status: child.status, stderr: child.stderr }).toEqual({
+        signal: null,
+        status: 0,
+        stderr: "",
+      });
+      expect(child.stdout.trim().split("\n")).toEqual([
+        expect.stringMatching(
+          /^DatabaseUnavailableError: the database file .* is not writable \(.*: EPERM\)$/,
+        ),
+        expect.stringMatching(
+          /^DatabaseUnavailableError: the database file .* is not writable \(.*: EPERM\)$/,
+        ),
+      ]);
+    },
+  );
 });
 
 describe("storage faults on PostgreSQL", () => {
@@ -208,7 +225,11 @@ describe("storage faults on PostgreSQL", () => {
     asRole.username = role;
     asRole.password = "";
     await admin.query(`create schema ${schema}`);
-    await (await createPostgresMempoolStore({ pool: new pg.Pool({ connectionString, options: `-c search_path=${schema}` }) })).close();
+    await (
+      await createPostgresMempoolStore({
+        pool: new pg.Pool({ connectionString, options: `-c search_path=${schema}` }),
+      })
+    ).close();
     await admin.query(`create role ${role} login`);
     await admin.query(`grant usage on schema ${schema} to ${role}`);
     await admin.query(`grant select, update, delete on all tables in schema ${schema} to ${role}`);
@@ -246,7 +267,9 @@ describe("storage faults on PostgreSQL", () => {
     const schema = `bundlekit_faults_${randomUUID().replaceAll("-", "")}`;
     const admin = new pg.Pool({ connectionString, max: 2 });
     await admin.query(`create schema ${schema}`);
-    const store = await createPostgresMempoolStore({ pool: new pg.Pool({ connectionString, options: `-c search_path=${schema}` }) });
+    const store = await createPostgresMempoolStore({
+      pool: new pg.Pool({ connectionString, options: `-c search_path=${schema}` }),
+    });
     const lock = await admin.connect();
     try {
       const entry = await fixtureEntry();
@@ -254,20 +277,41 @@ describe("storage faults on PostgreSQL", () => {
       // Hold the claim lock of the entry's EntryPoint, so the store's claim waits inside its
       // transaction; then end that backend, as a server restart or an administrator would.
       await lock.query("begin");
-      await lock.query("select pg_advisory_xact_lock(hashtext(concat('bundlekit.claim:', $1::text, ':', $2::text)))", [
-        schema,
-        getAddress(entry.entryPoint),
-      ]);
+      await lock.query(
+        "select pg_advisory_xact_lock(hashtext(concat('bundlekit.claim:', $1::text, ':', $2::text)))",
+        [schema, getAddress(entry.entryPoint)],
+      );
       const claim = store
-        .claimForBundle({ entryPoint: entry.entryPoint, limit: 1, claimant: "a", leaseMs: 1000, now: 1 })
-        .then(() => "claimed", (error: unknown) => error);
-      const waiting = "select pid from pg_stat_activity where wait_event_type = 'Lock' and query like '%pg_advisory_xact_lock%' and pid <> $1";
+        .claimForBundle({
+          entryPoint: entry.entryPoint,
+          limit: 1,
+          claimant: "a",
+          leaseMs: 1000,
+          now: 1,
+        })
+        .then(
+          () => "claimed",
+          (error: unknown) => error,
+        );
+      const waiting =
+        "select pid from pg_stat_activity where wait_event_type = 'Lock' and query like '%pg_advisory_xact_lock%' and pid <> $1";
       const lockPid = (await lock.query("select pg_backend_pid() as pid")).rows[0].pid;
       await expect.poll(async () => (await admin.query(waiting, [lockPid])).rowCount).toBe(1);
       await admin.query(`select pg_terminate_backend(pid) from (${waiting}) as w`, [lockPid]);
-      expect(await claim).toMatchObject({ code: "57P01", message: "terminating connection due to administrator command" });
+      expect(await claim).toMatchObject({
+        code: "57P01",
+        message: "terminating connection due to administrator command",
+      });
       await lock.query("rollback");
-      expect(await store.claimForBundle({ entryPoint: entry.entryPoint, limit: 1, claimant: "a", leaseMs: 1000, now: 1 })).toHaveLength(1);
+      expect(
+        await store.claimForBundle({
+          entryPoint: entry.entryPoint,
+          limit: 1,
+          claimant: "a",
+          leaseMs: 1000,
+          now: 1,
+        }),
+      ).toHaveLength(1);
     } finally {
       lock.release();
       await store.close();
@@ -284,8 +328,13 @@ describe("storage faults on PostgreSQL", () => {
     const transactions = writeTransactionsFor(db, { busyTimeoutMs: 0 });
     try {
       await expect(
-        transactions.write((trx) => sql`select pg_terminate_backend(pg_backend_pid())`.execute(trx)),
-      ).rejects.toMatchObject({ code: "57P01", message: "terminating connection due to administrator command" });
+        transactions.write((trx) =>
+          sql`select pg_terminate_backend(pg_backend_pid())`.execute(trx),
+        ),
+      ).rejects.toMatchObject({
+        code: "57P01",
+        message: "terminating connection due to administrator command",
+      });
       await transactions.write((trx) => sql`select 1`.execute(trx)); // a new connection
     } finally {
       await store.close();

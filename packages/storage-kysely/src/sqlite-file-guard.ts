@@ -1,4 +1,5 @@
 import { accessSync, constants, type Stats, statSync } from "node:fs";
+import { resolve } from "node:path";
 import { InfrastructureError, type Logger, silentLogger } from "@bundlekit/core";
 import type { AbortableOperationOptions, CompiledQuery, DatabaseConnection, Dialect, Driver } from "kysely";
 
@@ -32,7 +33,8 @@ export class DatabaseUnavailableError extends InfrastructureError {
  * (closing would checkpoint into the mapped index); a process that then exits with
  * `process.exit` never touches it again.
  */
-export function guardSqliteFile(dialect: Dialect, filename: string, logger: Logger = silentLogger): Dialect {
+export function guardSqliteFile(dialect: Dialect, file: string, logger: Logger = silentLogger): Dialect {
+  const filename = resolve(file); // checked against the file opened, whatever the working directory becomes
   const opened = new Map<string, Stats>();
   let fault: string | undefined;
 

@@ -17,23 +17,14 @@ export interface StoreUnderTest<S> {
 const connectionString = inject("postgresUrl");
 
 /** A SQLite file in a fresh temporary directory; every open reaches the same data. */
-export async function onSqliteFile<S>(
-  open: (filename: string) => Promise<S>,
-): Promise<StoreUnderTest<S>> {
+export async function onSqliteFile<S>(open: (filename: string) => Promise<S>): Promise<StoreUnderTest<S>> {
   const directory = await mkdtemp(join(tmpdir(), "bundlekit-sqlite-"));
   const openFile = () => open(join(directory, "bundler.db"));
-  return {
-    store: await openFile(),
-    reopen: openFile,
-    openAnother: openFile,
-    cleanup: () => rm(directory, { recursive: true, force: true }),
-  };
+  return { store: await openFile(), reopen: openFile, openAnother: openFile, cleanup: () => rm(directory, { recursive: true, force: true }) };
 }
 
 /** A fresh PostgreSQL schema, first on the search_path of every pool that opens it; dropped on cleanup. */
-export async function onPostgresSchema<S>(
-  open: (pool: pg.Pool) => Promise<S>,
-): Promise<StoreUnderTest<S>> {
+export async function onPostgresSchema<S>(open: (pool: pg.Pool) => Promise<S>): Promise<StoreUnderTest<S>> {
   const admin = new pg.Pool({ connectionString, max: 1 });
   const schema = `bundlekit_test_${randomUUID().replaceAll("-", "")}`;
   const cleanup = async () => {
@@ -43,8 +34,7 @@ export async function onPostgresSchema<S>(
       await admin.end();
     }
   };
-  const openSchema = () =>
-    open(new pg.Pool({ connectionString, options: `-c search_path=${schema}` }));
+  const openSchema = () => open(new pg.Pool({ connectionString, options: `-c search_path=${schema}` }));
   try {
     await admin.query(`create schema ${schema}`);
     return { store: await openSchema(), reopen: openSchema, openAnother: openSchema, cleanup };

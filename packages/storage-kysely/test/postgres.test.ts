@@ -2,6 +2,4 @@ import { mempoolStoreContract } from "@bundlekit/core/testing";
 import { createPostgresMempoolStore } from "../src/index.ts";
 import { onPostgresSchema } from "./backends.ts";
 
-mempoolStoreContract("PostgreSQL", () =>
-  onPostgresSchema((pool) => createPostgresMempoolStore({ pool })),
-);
+mempoolStoreContract("PostgreSQL", () => onPostgresSchema((pool) => createPostgresMempoolStore({ pool })));

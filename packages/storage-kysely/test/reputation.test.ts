@@ -1,10 +1,6 @@
+
 import type { NewMempoolEntry } from "@bundlekit/core";
-import {
-  fixtureEntry,
-  fixtureFactory,
-  fixturePaymaster,
-  reputationStoreContract,
-} from "@bundlekit/core/testing";
+import { fixtureEntry, fixtureFactory, fixturePaymaster, reputationStoreContract } from "@bundlekit/core/testing";
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
 import { Migrator } from "kysely/migration";
@@ -20,17 +16,13 @@ import {
 import { toRow } from "../src/rows.ts";
 import { onPostgresSchema, onSqliteFile } from "./backends.ts";
 
-reputationStoreContract("SQLite file", () =>
-  onSqliteFile((filename) => createSqliteReputationStore({ filename })),
-);
+reputationStoreContract("SQLite file", () => onSqliteFile((filename) => createSqliteReputationStore({ filename })));
 
 reputationStoreContract("SQLite :memory:", async () => ({
   store: await createSqliteReputationStore({ filename: ":memory:" }),
 }));
 
-reputationStoreContract("PostgreSQL", () =>
-  onPostgresSchema((pool) => createPostgresReputationStore({ pool })),
-);
+reputationStoreContract("PostgreSQL", () => onPostgresSchema((pool) => createPostgresReputationStore({ pool })));
 
 describe("migration 0002_dropped_status", () => {
   it("turns replaced operations of an older schema from failed into dropped, and nothing else", async () => {
@@ -48,11 +40,7 @@ describe("migration 0002_dropped_status", () => {
         .insertInto("user_operations")
         .values([
           { ...rowBeforeEntities(replaced), status: "failed", failure_reason: "replaced by 0xabc" },
-          {
-            ...rowBeforeEntities(reverted),
-            status: "failed",
-            failure_reason: "bundle transaction reverted",
-          },
+          { ...rowBeforeEntities(reverted), status: "failed", failure_reason: "bundle transaction reverted" },
         ])
         .execute();
       await migrateToLatest(db);
@@ -86,26 +74,16 @@ function rowBeforeEntities(entry: NewMempoolEntry) {
 
 describe("migration 0005_entities", () => {
   it("fills the factory and paymaster of operations stored before it, so listByEntity finds them", async () => {
-    const db = new Kysely<MempoolDatabase>({
-      dialect: new SqliteDialect({ database: new Database(":memory:") }),
-    });
+    const db = new Kysely<MempoolDatabase>({ dialect: new SqliteDialect({ database: new Database(":memory:") }) });
     try {
       const migrator = mempoolMigrator(db);
       expect((await migrator.migrateTo("0004_validation_facts")).error).toBeUndefined();
-      const [sponsored, plain] = await Promise.all([
-        fixtureEntry({ sender: 1, sponsored: true }),
-        fixtureEntry({ sender: 2 }),
-      ]);
-      await db
-        .insertInto("user_operations")
-        .values([rowBeforeEntities(sponsored), rowBeforeEntities(plain)])
-        .execute();
+      const [sponsored, plain] = await Promise.all([fixtureEntry({ sender: 1, sponsored: true }), fixtureEntry({ sender: 2 })]);
+      await db.insertInto("user_operations").values([rowBeforeEntities(sponsored), rowBeforeEntities(plain)]).execute();
       await migrateToLatest(db);
       const store = await createKyselyMempoolStore({ db, migrate: false });
       for (const entity of [fixturePaymaster, fixtureFactory]) {
-        expect(
-          (await store.listByEntity(sponsored.entryPoint, entity)).map((e) => e.userOpHash),
-        ).toEqual([sponsored.userOpHash]);
+        expect((await store.listByEntity(sponsored.entryPoint, entity)).map((e) => e.userOpHash)).toEqual([sponsored.userOpHash]);
       }
     } finally {
       await db.destroy();

@@ -1,3 +1,4 @@
+
 import { fixtureEntry, mempoolStoreContract } from "@bundlekit/core/testing";
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
@@ -10,9 +11,7 @@ import {
 } from "../src/index.ts";
 import { onSqliteFile } from "./backends.ts";
 
-mempoolStoreContract("SQLite file", () =>
-  onSqliteFile((filename) => createSqliteMempoolStore({ filename })),
-);
+mempoolStoreContract("SQLite file", () => onSqliteFile((filename) => createSqliteMempoolStore({ filename })));
 
 mempoolStoreContract("SQLite :memory:", async () => ({
   store: await createSqliteMempoolStore({ filename: ":memory:" }),

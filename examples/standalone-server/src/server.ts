@@ -60,7 +60,7 @@ export interface BundlerService {
  * The service for one chain, composed from the `@bundlekit/effect` layers: viem client, mempool
  * and reputation (SQLite or PostgreSQL, `config.database`), local relayer keys and policy as port
  * services → `BundlerService` → JSON-RPC over HTTP and WebSocket at `/v1/<chainId>/`,
- * `GET /health` and `GET /metrics` on the same port (metrics on their own with `metricsPort`).
+ * `GET /health` (503 while the database cannot write) and `GET /metrics` on the same port (metrics on their own with `metricsPort`).
  * Every node client has the configured timeouts (`nodeTimeoutMs`, `nodeRetryCount`). Checks that every EntryPoint has code
  * before serving. `options.policy` replaces the policy `config.mempoolPolicy` names (an
  * operator's own); `options.paymaster` (else `config.paymasterEndpoint` under
@@ -146,13 +146,23 @@ function configuredPaymasterEndpoint(config: ServerConfig): PaymasterEndpointCon
 /** The running service's addresses and engine, as the transport layer provides them. */
 class RunningService extends Context.Service<RunningService, Omit<BundlerService, "close">>()("@bundlekit/standalone/RunningService") {}
 
+/** Whether the service's database can write now (`ServiceStores.checkHealth`), for `GET /health`. */
+class StoreHealthService extends Context.Service<StoreHealthService, () => Promise<void>>()("@bundlekit/standalone/StoreHealth") {}
+
 /** The mempool and reputation stores on the service's database, opened with its own errors (`openStores`) and closed with the scope. */
-function storesLayer(database: string, logger: Logger): Layer.Layer<MempoolStoreService | ReputationStoreService, unknown> {
+function storesLayer(database: string, logger: Logger): Layer.Layer<MempoolStoreService | ReputationStoreService | StoreHealthService, unknown> {
   return Layer.effectContext(
     Effect.acquireRelease(
       Effect.tryPromise({ try: () => openStores(database, logger), catch: (error) => error }),
       (stores) => Effect.promise(() => stores.close()),
-    ).pipe(Effect.map((stores) => Context.make(MempoolStoreService, stores.store).pipe(Context.add(ReputationStoreService, stores.reputation)))),
+    ).pipe(
+      Effect.map((stores) =>
+        Context.make(MempoolStoreService, stores.store).pipe(
+          Context.add(ReputationStoreService, stores.reputation),
+          Context.add(StoreHealthService, stores.checkHealth),
+        ),
+      ),
+    ),
   );
 }
 
@@ -164,13 +174,14 @@ function transportLayer(parameters: {
   logger: Logger;
   redactor: Redactor;
   paymaster: PaymasterEndpointConfig | undefined;
-}): Layer.Layer<RunningService, unknown, EngineService | MempoolStoreService> {
+}): Layer.Layer<RunningService, unknown, EngineService | MempoolStoreService | StoreHealthService> {
   const { config, client, chainId, logger, redactor, paymaster } = parameters;
   return Layer.effect(
     RunningService,
     Effect.gen(function* () {
       const { engine: bundler } = yield* EngineService;
       const store = yield* MempoolStoreService;
+      const checkHealth = yield* StoreHealthService;
       if (config.l1DataCost !== "none") logger.info("preVerificationGas covers the L1 data fee", { model: config.l1DataCost });
       // Off by default: when off, a debug method answers -32601 like any unknown method.
       const serveDebugMethods = config.debugMethods || bundler.config.testingMode;
@@ -213,6 +224,8 @@ function transportLayer(parameters: {
               maxSubscriptions: config.maxSubscriptions,
               metrics,
               metricsPath: metricsServer ? false : undefined,
+              // Not ok (503) while the database cannot write: operations would be refused.
+              checkHealth,
               port: config.port,
               host: config.host,
             }).then((running) => ({ running, close: gracefulClose(running, drain) })),

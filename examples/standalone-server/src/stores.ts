@@ -15,6 +15,12 @@ import { describeDatabase, isPostgresDatabase, postgresPassword } from "./databa
 export interface ServiceStores {
   store: KyselyMempoolStore;
   reputation: KyselyReputationStore;
+  /**
+   * Resolves while both stores can write (a write probe that changes nothing, see
+   * `checkWritable`); rejects with the reason, without the database's password, when either
+   * cannot. Concurrent calls share one probe. Logs when the answer changes.
+   */
+  checkHealth(): Promise<void>;
   /** Close both stores and their connections. */
   close(): Promise<void>;
 }
@@ -33,24 +39,56 @@ export async function openStores(database: string, logger: Logger): Promise<Serv
     for (const store of opened.splice(0).reverse()) await store.close?.().catch(() => {});
   };
   try {
-    const open = isPostgresDatabase(database) ? postgresOpeners(database, logger) : sqliteOpeners(database);
+    const open = isPostgresDatabase(database) ? postgresOpeners(database, logger) : sqliteOpeners(database, logger);
     const store = await open.store();
     opened.push(store);
     const reputation = await open.reputation();
     opened.push(reputation);
-    return { store, reputation, close: closeAll };
+    return { store, reputation, checkHealth: healthCheck(database, [store, reputation], logger), close: closeAll };
   } catch (error) {
     await closeAll();
-    const { message, code } = error as { message?: string; code?: string };
-    let reason = message?.split("\n")[0] || code || String(error);
-    for (const password of postgresPassword(database)) reason = reason.replaceAll(password, "***");
-    throw new ConfigError(`cannot open the database ${describeDatabase(database)}: ${reason}`);
+    throw new ConfigError(`cannot open the database ${describeDatabase(database)}: ${faultReason(error, database)}`);
   }
 }
 
-function sqliteOpeners(filename: string) {
+/** The first line of a database error, without the database's password. */
+function faultReason(error: unknown, database: string): string {
+  const { message, code } = error as { message?: string; code?: string };
+  let reason = message?.split("\n")[0] || code || String(error);
+  for (const password of postgresPassword(database)) reason = reason.replaceAll(password, "***");
+  return reason;
+}
+
+/** `ServiceStores.checkHealth`: one write probe at a time on every store, logging each change of the answer. */
+function healthCheck(database: string, stores: readonly { checkWritable(): Promise<void> }[], logger: Logger) {
+  let running: Promise<void> | undefined;
+  let lastFault: string | undefined;
+  const probe = async () => {
+    let fault: string | undefined;
+    try {
+      for (const store of stores) await store.checkWritable();
+    } catch (error) {
+      fault = faultReason(error, database);
+    }
+    if (fault !== lastFault) {
+      if (fault) logger.error("the database cannot write", { database: describeDatabase(database), reason: fault });
+      else logger.info("the database can write again", { database: describeDatabase(database) });
+      lastFault = fault;
+    }
+    if (fault) throw new Error(fault);
+  };
+  return () => {
+    running ??= probe().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+}
+
+function sqliteOpeners(filename: string, logger: Logger) {
   return {
-    store: () => createSqliteMempoolStore({ filename }),
+    store: () => createSqliteMempoolStore({ filename, logger }),
+    // Both stores guard the same file: one of them logs its faults.
     reputation: () => createSqliteReputationStore({ filename }),
   };
 }

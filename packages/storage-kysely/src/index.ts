@@ -4,3 +4,4 @@ export * from "./migrations.ts";
 export * from "./postgres.ts";
 export type * from "./schema.ts";
 export * from "./sqlite.ts";
+export { DatabaseUnavailableError } from "./sqlite-file-guard.ts";

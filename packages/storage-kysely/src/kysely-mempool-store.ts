@@ -26,6 +26,8 @@ export type KyselyMempoolStoreOptions<DB extends MempoolDatabase = MempoolDataba
 
 /** A SQL-backed `MempoolStore`; `close()` destroys its Kysely instance. */
 export interface KyselyMempoolStore extends MempoolStore {
+  /** Throw unless the database accepts a write now (a write that changes nothing; for health checks). */
+  checkWritable(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -371,6 +373,8 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
         ...clearInclusion,
       });
     },
+
+    checkWritable: () => transactions.probe("user_operations"),
 
     async close() {
       await db.destroy();

@@ -13,6 +13,8 @@ export type KyselyReputationStoreOptions<DB extends ReputationDatabase = Reputat
 
 /** A SQL-backed `ReputationStore`; `close()` destroys its Kysely instance. */
 export interface KyselyReputationStore extends ReputationStore {
+  /** Throw unless the database accepts a write now (a write that changes nothing; for health checks). */
+  checkWritable(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -195,6 +197,8 @@ export async function createKyselyReputationStore<DB extends ReputationDatabase>
         ).execute();
       });
     },
+
+    checkWritable: () => transactions.probe("reputation"),
 
     async close() {
       await db.destroy();

@@ -28,8 +28,7 @@ export type PostgresMempoolStoreOptions = (
 export async function createPostgresMempoolStore(
   options: PostgresMempoolStoreOptions,
 ): Promise<KyselyMempoolStore> {
-  const pool =
-    "pool" in options ? options.pool : new pg.Pool({ connectionString: options.connectionString });
+  const pool = poolOf(options);
   return createKyselyMempoolStore({ db: new PostgresDialect({ pool }), migrate: options.migrate });
 }
 
@@ -37,10 +36,22 @@ export async function createPostgresMempoolStore(
 export async function createPostgresReputationStore(
   options: PostgresMempoolStoreOptions,
 ): Promise<KyselyReputationStore> {
-  const pool =
-    "pool" in options ? options.pool : new pg.Pool({ connectionString: options.connectionString });
+  const pool = poolOf(options);
   return createKyselyReputationStore({
     db: new PostgresDialect({ pool }),
     migrate: options.migrate,
   });
+}
+
+/**
+ * The store's pool. A connection that breaks while a store holds it (the server restarted, the
+ * backend was terminated) fails the statement in flight with the server's error, and then
+ * emits `error` on its client, which pg's pool listens to only while the client is idle: with
+ * no listener that event would end the process. Each client gets one for its whole life.
+ */
+function poolOf(options: PostgresMempoolStoreOptions): pg.Pool {
+  const pool =
+    "pool" in options ? options.pool : new pg.Pool({ connectionString: options.connectionString });
+  pool.on("connect", (client) => client.on("error", () => {}));
+  return pool;
 }

@@ -1,10 +1,12 @@
+import type { Logger } from "@bundlekit/core";
 import Database from "better-sqlite3";
-import { SqliteDialect } from "kysely";
+import { type Dialect, SqliteDialect } from "kysely";
 import { createKyselyMempoolStore, type KyselyMempoolStore } from "./kysely-mempool-store.ts";
 import {
   createKyselyReputationStore,
   type KyselyReputationStore,
 } from "./kysely-reputation-store.ts";
+import { guardSqliteFile } from "./sqlite-file-guard.ts";
 
 /** Options of `createSqliteMempoolStore` and `createSqliteReputationStore`. */
 export interface SqliteMempoolStoreOptions {
@@ -14,12 +16,15 @@ export interface SqliteMempoolStoreOptions {
   migrate?: boolean;
   /** How long a write waits for another connection's write lock. Default 5000 ms. */
   busyTimeoutMs?: number;
+  /** Where a fault of the file (deleted, replaced, not writable) is logged, once, and its end. Default silent. */
+  logger?: Logger;
 }
 
 /**
  * A mempool store in one SQLite file (better-sqlite3): durable, no server, for a single machine.
  * Files use WAL mode, so readers never wait for the writer; several stores (processes) may open
- * the same file.
+ * the same file. Each use of the file checks that it is still the file opened, and writable
+ * (`guardSqliteFile`): a deleted file fails every call with `DatabaseUnavailableError`.
  */
 export function createSqliteMempoolStore(
   options: SqliteMempoolStoreOptions,
@@ -40,15 +45,15 @@ export function createSqliteReputationStore(
 
 async function openSqlite<T>(
   options: SqliteMempoolStoreOptions,
-  open: (dialect: SqliteDialect, busyTimeoutMs: number) => Promise<T>,
+  open: (dialect: Dialect, busyTimeoutMs: number) => Promise<T>,
 ): Promise<T> {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
   // Opening and migrating may wait for the write lock synchronously: no store work is in flight yet.
   const database = new Database(options.filename, { timeout: busyTimeoutMs });
-  if (options.filename !== ":memory:" && options.filename !== "") {
-    database.pragma("journal_mode = WAL");
-  }
-  const store = await open(new SqliteDialect({ database }), busyTimeoutMs);
+  const inFile = options.filename !== ":memory:" && options.filename !== "";
+  if (inFile) database.pragma("journal_mode = WAL");
+  const dialect = new SqliteDialect({ database });
+  const store = await open(inFile ? guardSqliteFile(dialect, options.filename, options.logger) : dialect, busyTimeoutMs);
   // From here on writes wait asynchronously (see write-transactions.ts), never freezing the process.
   database.pragma("busy_timeout = 0");
   return store;

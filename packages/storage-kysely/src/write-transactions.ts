@@ -11,6 +11,12 @@ export interface WriteTransactions<DB> {
    * in any process sharing the database: claims per EntryPoint, admissions per sender.
    */
   exclusive<T>(key: string, work: Work<DB, T>): Promise<T>;
+  /**
+   * Throw unless the database accepts a write to `table` now: an empty insert in a committed
+   * transaction, which takes the write lock (SQLite) and checks the insert privilege
+   * (PostgreSQL) while changing nothing.
+   */
+  probe(table: string): Promise<void>;
 }
 
 /** The write transactions of `db`'s dialect: SQLite (better-sqlite3) or PostgreSQL. */
@@ -44,18 +50,21 @@ export function writeTransactionsFor<DB>(
  * admission's replacement of a row a claim took meanwhile.
  */
 function postgresTransactions<DB>(db: Kysely<DB>): WriteTransactions<DB> {
+  const write = <T>(work: Work<DB, T>) =>
+    inTransaction(db, (connection) => sql`begin`.execute(connection), work);
   return {
-    write: (work) => db.transaction().execute(work),
+    write,
     // READ COMMITTED whatever the database's default: a statement must see what was committed
     // while it waited for the lock, which a snapshot taken before the wait would not.
     exclusive: (key, work) =>
-      db.transaction().setIsolationLevel("read committed").execute(async (trx) => {
+      inTransaction(db, (connection) => sql`begin isolation level read committed`.execute(connection), async (trx) => {
         // One lock per key and schema (separate schemas may hold separate mempools). The prefix is
         // the claims' of older versions, kept so that a claim still excludes an older engine's.
         const lock = sql`concat('bundlekit.claim:', current_schema(), ':', ${key}::text)`;
         await sql`select pg_advisory_xact_lock(hashtext(${lock}))`.execute(trx);
         return work(trx);
       }),
+    probe: (table) => write((trx) => emptyInsert(trx, table)),
   };
 }
 
@@ -70,19 +79,43 @@ function postgresTransactions<DB>(db: Kysely<DB>): WriteTransactions<DB> {
  */
 function sqliteTransactions<DB>(db: Kysely<DB>, busyTimeoutMs: number): WriteTransactions<DB> {
   const write = <T>(work: Work<DB, T>) =>
-    db.connection().execute(async (connection) => {
-      await beginImmediate(connection, busyTimeoutMs);
-      try {
-        const result = await work(connection);
-        await sql`commit`.execute(connection);
-        return result;
-      } catch (error) {
-        await sql`rollback`.execute(connection);
-        throw error;
-      }
-    });
+    inTransaction(db, (connection) => beginImmediate(connection, busyTimeoutMs), work);
   // The write lock covers the whole database, so an exclusive transaction needs nothing more.
-  return { write, exclusive: (_key, work) => write(work) };
+  return {
+    write,
+    exclusive: (_key, work) => write(work),
+    probe: (table) => write((trx) => emptyInsert(trx, table)),
+  };
+}
+
+/**
+ * `work` between `begin` and `commit` on one connection. A failed rollback never hides the
+ * error that caused it: SQLite ends the transaction itself on some errors (`SQLITE_FULL`,
+ * `SQLITE_IOERR`, …), after which `rollback` fails with "no transaction is active"; and on a lost
+ * PostgreSQL connection the rollback fails too. (Kysely's own `transaction()` throws the
+ * rollback's error instead.)
+ */
+function inTransaction<DB, T>(
+  db: Kysely<DB>,
+  begin: (connection: Kysely<DB>) => Promise<unknown>,
+  work: Work<DB, T>,
+): Promise<T> {
+  return db.connection().execute(async (connection) => {
+    await begin(connection);
+    try {
+      const result = await work(connection);
+      await sql`commit`.execute(connection);
+      return result;
+    } catch (error) {
+      await sql`rollback`.execute(connection).catch(() => {});
+      throw error;
+    }
+  });
+}
+
+/** An insert of no rows: needs the write lock and the privilege, changes nothing. */
+async function emptyInsert<DB>(trx: Kysely<DB>, table: string): Promise<void> {
+  await sql`insert into ${sql.table(table)} select * from ${sql.table(table)} where 1 = 0`.execute(trx);
 }
 
 async function beginImmediate<DB>(connection: Kysely<DB>, busyTimeoutMs: number): Promise<void> {

@@ -5,8 +5,14 @@ import { sendMetrics } from "./metrics-server.ts";
 import { rpcError, sendJson } from "./respond.ts";
 
 export interface JsonRpcHttpOptions extends JsonRpcEndpointOptions {
-  /** Path of the liveness probe (`GET` answers `{"status":"ok"}`); `false` serves none. Default `/health`. */
+  /** Path of the health probe (`GET` answers `{"status":"ok"}`); `false` serves none. Default `/health`. */
   healthPath?: string | false;
+  /**
+   * Resolves while the service can do its work, rejects with the reason when it cannot (e.g.
+   * its database cannot write); the health probe then answers 503
+   * `{"status":"unavailable","reason":…}`. Default: always healthy.
+   */
+  checkHealth?: () => Promise<void>;
   /** Path of the Prometheus scrape, served when `metrics` is given; `false` serves none. Default `/metrics`. */
   metricsPath?: string | false;
 }
@@ -74,7 +80,12 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
   return async (request, response) => {
     const path = normalizePath(request.url ?? "/");
     if (path === healthPath && request.method === "GET") {
-      sendJson(response, 200, { status: "ok" });
+      const fault = await options.checkHealth?.().then(
+        () => undefined,
+        (error: unknown) => (error instanceof Error ? error.message : String(error)),
+      );
+      if (fault === undefined) sendJson(response, 200, { status: "ok" });
+      else sendJson(response, 503, { status: "unavailable", reason: fault });
       return true;
     }
     if (metrics && path === metricsPath && request.method === "GET") {

@@ -1,4 +1,7 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createJsonRpcRequestListener } from "../src/http.ts";
 import { maxBodyBytes, serverFixture } from "./fixture.ts";
 
 /** Every answer of the HTTP side: status, content type and the JSON body. */
@@ -118,5 +121,25 @@ describe("JSON-RPC over HTTP", () => {
     const { status, body } = await call(`${origin}/health`);
     expect(status).toBe(200);
     expect(body).toEqual({ status: "ok" });
+  });
+
+  it("answers the health probe with 503 and the reason while checkHealth rejects, and ok once it resolves", async () => {
+    let fault: string | undefined = "the database file /data/bundler.db is gone";
+    const listener = createJsonRpcRequestListener({
+      bundler: fixture.bundler,
+      checkHealth: async () => {
+        if (fault) throw new Error(fault);
+      },
+    });
+    const server = createServer((request, response) => void listener(request, response));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const health = `http://127.0.0.1:${(server.address() as AddressInfo).port}/health`;
+      expect(await call(health)).toMatchObject({ status: 503, body: { status: "unavailable", reason: fault } });
+      fault = undefined;
+      expect(await call(health)).toMatchObject({ status: 200, body: { status: "ok" } });
+    } finally {
+      server.close();
+    }
   });
 });

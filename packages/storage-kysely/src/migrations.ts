@@ -1,5 +1,5 @@
 import { deserializeUserOperation, type EntryPointVersion } from "@bundlekit/core";
-import { type Kysely, PostgresAdapter, sql } from "kysely";
+import { type DatabaseIntrospector, type Kysely, PostgresAdapter, sql } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
 import { entityColumns } from "./rows.ts";
 
@@ -113,17 +113,41 @@ const migrationProvider: MigrationProvider = {
  * an application's own Kysely migrations can live in the same database.
  */
 export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
+  const schema = await postgresSchema(db);
   const migrator = new Migrator({
-    db,
+    db: schema === undefined ? db : withIntrospectionOf(db, schema),
     provider: migrationProvider,
     migrationTableName: "bundlekit_mempool_migration",
     migrationLockTableName: "bundlekit_mempool_migration_lock",
-    migrationTableSchema: await postgresSchema(db),
+    migrationTableSchema: schema,
   });
   const { error } = await migrator.migrateToLatest();
   if (error) {
     throw error instanceof Error ? error : new Error(`mempool migration failed: ${String(error)}`);
   }
+}
+
+/**
+ * PostgreSQL: `db` as the Migrator sees it, with the tables it looks for listed from `schema`
+ * alone. Kysely's own listing reads every schema in the database and fails ("schema … does not
+ * exist") when another one is dropped while it runs: another application's, a test's.
+ */
+function withIntrospectionOf<DB>(db: Kysely<DB>, schema: string): Kysely<DB> {
+  const introspection: DatabaseIntrospector = {
+    getSchemas: async () => [{ name: schema }],
+    getTables: async () => {
+      const { rows } = await sql<{ name: string }>`
+        select table_name as name from information_schema.tables where table_schema = ${schema}`.execute(db);
+      return rows.map(({ name }) => ({ name, schema, isView: false, isForeign: false, columns: [] }));
+    },
+  };
+  return new Proxy(db, {
+    get(target, key) {
+      if (key === "introspection") return introspection;
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
 
 /**

@@ -1,6 +1,8 @@
+import { randomUUID } from "node:crypto";
 import { erc7562Admission } from "@bundlekit/core";
 import { fixtureEntry, mempoolStoreContract } from "@bundlekit/core/testing";
-import { describe, expect, it } from "vitest";
+import pg from "pg";
+import { describe, expect, inject, it } from "vitest";
 import { createPostgresMempoolStore } from "../src/index.ts";
 import { onPostgresSchema } from "./backends.ts";
 
@@ -23,6 +25,32 @@ describe("PostgreSQL admission", () => {
     } finally {
       await store.close();
       await cleanup?.();
+    }
+  });
+});
+
+describe("PostgreSQL migrations", () => {
+  it("create the tables while other schemas in the database are created and dropped", async () => {
+    const churn = new pg.Pool({ connectionString: inject("postgresUrl"), max: 2 });
+    let churning = true;
+    const others = (async () => {
+      for (let i = 0; churning; i++) {
+        const schema = `bundlekit_churn_${randomUUID().replaceAll("-", "")}`;
+        await churn.query(`create schema ${schema}; create table ${schema}.t (a int)`);
+        await churn.query(`drop schema ${schema} cascade`);
+      }
+    })();
+    try {
+      for (let round = 0; round < 8; round++) {
+        const { store, cleanup } = await onPostgresSchema((pool) => createPostgresMempoolStore({ pool }));
+        expect(await store.countByStatus()).toMatchObject({ pending: 0 });
+        await store.close();
+        await cleanup?.();
+      }
+    } finally {
+      churning = false;
+      await others;
+      await churn.end();
     }
   });
 });

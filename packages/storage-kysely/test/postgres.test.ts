@@ -34,7 +34,7 @@ describe("PostgreSQL migrations", () => {
     const churn = new pg.Pool({ connectionString: inject("postgresUrl"), max: 2 });
     let churning = true;
     const others = (async () => {
-      for (let i = 0; churning; i++) {
+      while (churning) {
         const schema = `bundlekit_churn_${randomUUID().replaceAll("-", "")}`;
         await churn.query(`create schema ${schema}; create table ${schema}.t (a int)`);
         await churn.query(`drop schema ${schema} cascade`);

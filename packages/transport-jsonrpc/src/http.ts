@@ -1,6 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { BundlerError, RpcErrorCode, type RpcMethod } from "@bundlekit/core";
+import { corsHeaders, isJsonContentType, jsonContentTypes, preflightHeaders } from "./browser-guard.ts";
 import { type JsonRpcEndpointOptions, normalizePath, resolveEndpoint } from "./endpoint.ts";
+import { createInFlightLimit, type InFlightLimit } from "./in-flight-limit.ts";
 import { rpcError, sendJson } from "./respond.ts";
 
 export interface JsonRpcHttpOptions extends JsonRpcEndpointOptions {
@@ -57,10 +60,43 @@ const webSocketOnly =
     );
   };
 
+/**
+ * The in-flight limit of each connection, paused by stopping the socket. Node's HTTP server
+ * resumes a socket when it reads a body; while the limit holds it, the socket is paused again
+ * at once (Node pauses its own sockets the same way).
+ */
+function limitOf(socket: Socket, max: number, limits: WeakMap<Socket, InFlightLimit>): InFlightLimit {
+  let limit = limits.get(socket);
+  if (limit) return limit;
+  let held = false;
+  socket.on("resume", () => {
+    if (held) socket.pause();
+  });
+  limit = createInFlightLimit(max, {
+    pause() {
+      held = true;
+      socket.pause();
+    },
+    resume() {
+      held = false;
+      socket.resume();
+    },
+  });
+  limits.set(socket, limit);
+  return limit;
+}
+
+/** Resolves once the answer is sent (or its connection gone): until then it counts as in flight. */
+const sent = (response: ServerResponse) =>
+  new Promise<void>((resolve) => {
+    if (response.writableFinished || response.destroyed) resolve();
+    else response.once("close", resolve);
+  });
+
 /** The JSON-RPC endpoint as a Node request listener, to run alone or mount next to other routes. */
 export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonRpcRequestListener {
   const endpoint = resolveEndpoint(options);
-  const { basePath, maxBodyBytes } = endpoint;
+  const { basePath, maxBodyBytes, allowedOrigins, maxInFlightRequests, maxUnsentBytes } = endpoint;
   const handler = endpoint.handler("http", {
     eth_subscribe: webSocketOnly("eth_subscribe"),
     eth_unsubscribe: webSocketOnly("eth_unsubscribe"),
@@ -69,6 +105,26 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
     options.healthPath === false ? undefined : normalizePath(options.healthPath ?? "/health");
   const metrics = options.metricsPath === false ? undefined : options.metrics;
   const metricsPath = normalizePath(options.metricsPath || "/metrics");
+  const limits = new WeakMap<Socket, InFlightLimit>();
+
+  /** Parse and answer one body, unless the client has left too many answers unread. */
+  async function answer(request: IncomingMessage, response: ServerResponse, body: Buffer, cors: Record<string, string>) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString("utf8"));
+    } catch (error) {
+      sendJson(response, 200, handler.parseError((error as Error).message), cors);
+      return;
+    }
+    const reply = await handler.handle(parsed, { url: request.url, headers: request.headers });
+    if (request.socket.writableLength > maxUnsentBytes) {
+      request.socket.destroy();
+      return;
+    }
+    if (reply === undefined) response.writeHead(204, cors).end();
+    else sendJson(response, 200, reply, cors);
+    await sent(response);
+  }
 
   return async (request, response) => {
     const path = normalizePath(request.url ?? "/");
@@ -76,7 +132,14 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
       sendJson(response, 200, { status: "ok" });
       return true;
     }
-    if (metrics && path === metricsPath && request.method === "GET") {
+    const isMetrics = metrics && path === metricsPath && request.method === "GET";
+    if (!isMetrics && path !== basePath) return false;
+    const refusal = endpoint.refuse(request.headers);
+    if (refusal) {
+      sendJson(response, refusal.status, rpcError(RpcErrorCode.invalidRequest, refusal.message));
+      return true;
+    }
+    if (isMetrics) {
       const text = await metrics.registry.metrics();
       response.writeHead(200, {
         "content-type": metrics.registry.contentType,
@@ -85,13 +148,29 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
       response.end(text);
       return true;
     }
-    if (path !== basePath) return false;
+    const { origin } = request.headers;
+    if (request.method === "OPTIONS" && origin !== undefined) {
+      response.writeHead(204, preflightHeaders(request.headers, allowedOrigins)).end();
+      return true;
+    }
+    const cors = corsHeaders(origin, allowedOrigins);
     if (request.method !== "POST") {
       sendJson(
         response,
         405,
         rpcError(RpcErrorCode.invalidRequest, `use POST for JSON-RPC at ${basePath || "/"}`),
-        { allow: "POST" },
+        { ...cors, allow: "POST" },
+      );
+      return true;
+    }
+    const contentType = request.headers["content-type"];
+    if (!isJsonContentType(contentType)) {
+      const got = contentType === undefined ? "no content-type" : `content-type "${contentType.slice(0, 100)}"`;
+      sendJson(
+        response,
+        415,
+        rpcError(RpcErrorCode.invalidRequest, `unsupported ${got}; send the body as ${jsonContentTypes[0]}`),
+        { ...cors, accept: jsonContentTypes.join(", ") },
       );
       return true;
     }
@@ -104,19 +183,11 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
           RpcErrorCode.invalidRequest,
           `request body exceeds the limit of ${maxBodyBytes} bytes`,
         ),
+        cors,
       );
       return true;
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body.toString("utf8"));
-    } catch (error) {
-      sendJson(response, 200, handler.parseError((error as Error).message));
-      return true;
-    }
-    const answer = await handler.handle(parsed, { url: request.url, headers: request.headers });
-    if (answer === undefined) response.writeHead(204).end();
-    else sendJson(response, 200, answer);
+    limitOf(request.socket, maxInFlightRequests, limits).run(() => answer(request, response, body, cors));
     return true;
   };
 }

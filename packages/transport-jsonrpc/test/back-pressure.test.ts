@@ -1,4 +1,4 @@
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import type { JsonRpcServer } from "../src/server.ts";
@@ -20,6 +20,10 @@ const connections = (server: JsonRpcServer) =>
     server.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
   );
 
+/** The server's end of the next connection it accepts. */
+const acceptedSocket = (server: JsonRpcServer) =>
+  new Promise<Socket>((resolve) => server.server.once("connection", resolve));
+
 /** A method whose answer is `bytes` long: replies that fill a client's buffers quickly. */
 const big = (bytes: number) => async () => "x".repeat(bytes);
 
@@ -27,6 +31,7 @@ describe("back-pressure per connection", () => {
   it("holds back pipelined HTTP requests past maxInFlightRequests, and serves other clients meanwhile", async () => {
     const held = heldMethod();
     const server = await startStubServer({ maxInFlightRequests: 4 }, { test_held: held.method });
+    const accepted = acceptedSocket(server);
     const socket = connect({ port: server.port, host: "127.0.0.1" });
     try {
       let received = "";
@@ -35,6 +40,8 @@ describe("back-pressure per connection", () => {
       });
       socket.write(pipelined("test_held", 200));
       await expect.poll(() => held.seen.running).toBe(4);
+      // The server stops reading the connection while it is at its limit.
+      expect((await accepted).isPaused()).toBe(true);
       const other = await rawRequest(server.url, { headers: json, body: chainId });
       expect(other).toMatchObject({ status: 200, body: { result: "0x7a69" } });
       expect(held.seen.calls).toBe(4);
@@ -52,6 +59,7 @@ describe("back-pressure per connection", () => {
   it("holds back WebSocket messages past maxInFlightRequests", async () => {
     const held = heldMethod();
     const server = await startStubServer({ maxInFlightRequests: 3 }, { test_held: held.method });
+    const accepted = acceptedSocket(server);
     const client = new WebSocket(server.webSocketUrl);
     try {
       await new Promise((resolve) => client.once("open", resolve));
@@ -60,6 +68,7 @@ describe("back-pressure per connection", () => {
       for (let id = 0; id < 100; id++) client.send(JSON.stringify({ jsonrpc: "2.0", id, method: "test_held" }));
       await expect.poll(() => held.seen.running).toBe(3);
       expect(held.seen.calls).toBe(3);
+      expect((await accepted).isPaused()).toBe(true);
 
       held.release();
       await expect.poll(() => answers).toBe(100);

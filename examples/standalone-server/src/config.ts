@@ -20,6 +20,7 @@ import { address, amount, ConfigError, integer } from "./config-values.ts";
 import { isPostgresDatabase, parsePostgresUrl } from "./database-url.ts";
 import type { SponsorshipSettings } from "./sponsorship/configured-policy.ts";
 import { parseSponsorshipSettings } from "./sponsorship/settings-file.ts";
+import { type TransportSettings, transportSettings } from "./transport-settings.ts";
 
 export { ConfigError } from "./config-values.ts";
 
@@ -52,6 +53,8 @@ export interface ServerConfig {
   maxSubscriptions: number;
   /** Serve Prometheus metrics at `GET /metrics`. */
   metrics: boolean;
+  /** Browser safety (allowed hosts and origins) and connection limits of the JSON-RPC transport. */
+  transport: TransportSettings;
   /**
    * Serve the `debug_bundler_*` methods (they clear the mempool and rewrite reputation at will):
    * for test networks only. `bundler.testingMode` turns them on too. Default false.
@@ -129,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
     maxBatchSize: integer(pick("BUNDLEKIT_MAX_BATCH_SIZE", "maxBatchSize") ?? 100, "maxBatchSize", 1),
     maxSubscriptions: integer(pick("BUNDLEKIT_MAX_SUBSCRIPTIONS", "maxSubscriptions") ?? 100, "maxSubscriptions", 0),
     metrics: boolean(pick("BUNDLEKIT_METRICS", "metrics") ?? true, "metrics"),
+    transport: transportSettings(pick),
     debugMethods: boolean(pick("BUNDLEKIT_DEBUG_METHODS", "debugMethods") ?? false, "debugMethods"),
     logLevel: oneOf(pick("BUNDLEKIT_LOG_LEVEL", "logLevel") ?? "info", "logLevel", ["debug", "info", "warn", "error"] as const),
     ...sponsorship(

@@ -153,6 +153,7 @@ function transportLayer(parameters: {
               basePath: `/v1/${chainId}`,
               maxBodyBytes: config.maxBodyBytes,
               maxSubscriptions: config.maxSubscriptions,
+              ...config.transport,
               metrics,
               port: config.port,
               host: config.host,

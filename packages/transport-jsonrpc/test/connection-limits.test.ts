@@ -113,6 +113,23 @@ describe("connection limits", () => {
     }
   });
 
+  it("cuts off a refused connection that sends nothing, and drops connections past twice the limit unanswered", async () => {
+    const server = await startStubServer({ maxConnections: 2, maxConnectionsPerIp: 100 });
+    const open: Socket[] = [];
+    try {
+      for (let i = 0; i < 2; i++) open.push(await openSocket(server));
+      const silent = await openSocket(server);
+      open.push(silent, await openSocket(server));
+      const dropped = new Promise((resolve) => server.server.once("drop", resolve));
+      open.push(connect({ port: server.port, host: "127.0.0.1" }));
+      await dropped;
+      await new Promise((resolve) => silent.once("close", resolve));
+    } finally {
+      for (const socket of open) socket.destroy();
+      await server.close();
+    }
+  });
+
   it("counts an IPv6 client by its /64 network, and IPv4-mapped addresses as IPv4", () => {
     expect(clientAddress("2001:db8:1:2:3:4:5:6")).toBe("2001:db8:1:2::/64");
     expect(clientAddress("2001:db8:1:2::9")).toBe("2001:db8:1:2::/64");

@@ -21,8 +21,8 @@ export const jsonContentTypes: readonly string[] = [
  * preflight); a JSON type needs the preflight, which only the listed origins pass.
  */
 export function isJsonContentType(header: string | undefined): boolean {
-  const type = header?.split(";")[0]!.trim().toLowerCase();
-  return type !== undefined && jsonContentTypes.includes(type);
+  if (header === undefined) return false;
+  return jsonContentTypes.includes(header.split(";")[0]!.trim().toLowerCase());
 }
 
 /** The name in a `Host` header: lower case, without port, brackets or a trailing dot. */

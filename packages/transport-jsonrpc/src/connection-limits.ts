@@ -43,7 +43,10 @@ export function clientAddress(address: string | undefined): string {
   const groups = address.includes("::")
     ? [...left, ...Array(8 - left.length - right.length).fill("0"), ...right]
     : left;
-  return `${groups.slice(0, 4).map((g) => Number.parseInt(g, 16).toString(16)).join(":")}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g, 16).toString(16))
+    .join(":")}::/64`;
 }
 
 /**
@@ -51,7 +54,10 @@ export function clientAddress(address: string | undefined): string {
  * limits. The server also drops, unanswered, connections past twice `maxConnections` (refused
  * ones included), so a flood cannot exhaust file descriptors.
  */
-export function limitConnections(server: Server, options: ConnectionLimitOptions = {}): ConnectionLimits {
+export function limitConnections(
+  server: Server,
+  options: ConnectionLimitOptions = {},
+): ConnectionLimits {
   const max = options.maxConnections ?? connectionLimitDefaults.maxConnections;
   const perAddress = options.maxConnectionsPerIp ?? connectionLimitDefaults.maxConnectionsPerIp;
   server.maxConnections = 2 * max;

@@ -1,5 +1,11 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { type Bundler, createRpcHandler, type RpcHandler, type RpcHandlerOptions, type RpcMethod } from "@bundlekit/core";
+import {
+  type Bundler,
+  createRpcHandler,
+  type RpcHandler,
+  type RpcHandlerOptions,
+  type RpcMethod,
+} from "@bundlekit/core";
 import { defaultAllowedHosts, type Refusal, refuseBrowser } from "./browser-guard.ts";
 import type { JsonRpcMetrics, RpcTransportKind } from "./metrics.ts";
 
@@ -86,7 +92,9 @@ export function resolveEndpoint(options: JsonRpcEndpointOptions): Endpoint {
       return createRpcHandler(options.bundler, {
         ...rpc,
         methods: { ...rpc.methods, ...extra },
-        observe: metrics && ((method, code, seconds) => metrics.observeRequest(transport, method, code, seconds)),
+        observe:
+          metrics &&
+          ((method, code, seconds) => metrics.observeRequest(transport, method, code, seconds)),
       });
     },
   };

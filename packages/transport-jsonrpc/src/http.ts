@@ -1,7 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { BundlerError, RpcErrorCode, type RpcMethod } from "@bundlekit/core";
-import { corsHeaders, isJsonContentType, jsonContentTypes, preflightHeaders } from "./browser-guard.ts";
+import {
+  corsHeaders,
+  isJsonContentType,
+  jsonContentTypes,
+  preflightHeaders,
+} from "./browser-guard.ts";
 import { type JsonRpcEndpointOptions, normalizePath, resolveEndpoint } from "./endpoint.ts";
 import { createInFlightLimit, type InFlightLimit } from "./in-flight-limit.ts";
 import { rpcError, sendJson } from "./respond.ts";
@@ -65,7 +70,11 @@ const webSocketOnly =
  * resumes a socket when it reads a body; while the limit holds it, the socket is paused again
  * at once (Node pauses its own sockets the same way).
  */
-function limitOf(socket: Socket, max: number, limits: WeakMap<Socket, InFlightLimit>): InFlightLimit {
+function limitOf(
+  socket: Socket,
+  max: number,
+  limits: WeakMap<Socket, InFlightLimit>,
+): InFlightLimit {
   let limit = limits.get(socket);
   if (limit) return limit;
   let held = false;
@@ -107,8 +116,13 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
   const metricsPath = normalizePath(options.metricsPath || "/metrics");
   const limits = new WeakMap<Socket, InFlightLimit>();
 
-  /** Parse and answer one body, unless the client has left too many answers unread. */
-  async function answer(request: IncomingMessage, response: ServerResponse, body: Buffer, cors: Record<string, string>) {
+  /** Parse and answer one body, unless the client has left too many answers unread (then close the connection). */
+  async function answer(
+    request: IncomingMessage,
+    response: ServerResponse,
+    body: Buffer,
+    cors: Record<string, string>,
+  ) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(body.toString("utf8"));
@@ -123,7 +137,6 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
     }
     if (reply === undefined) response.writeHead(204, cors).end();
     else sendJson(response, 200, reply, cors);
-    await sent(response);
   }
 
   return async (request, response) => {
@@ -165,11 +178,14 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
     }
     const contentType = request.headers["content-type"];
     if (!isJsonContentType(contentType)) {
-      const got = contentType === undefined ? "no content-type" : `content-type "${contentType.slice(0, 100)}"`;
+      const got =
+        contentType === undefined
+          ? "no content-type given"
+          : `unsupported content-type "${contentType.slice(0, 100)}"`;
       sendJson(
         response,
         415,
-        rpcError(RpcErrorCode.invalidRequest, `unsupported ${got}; send the body as ${jsonContentTypes[0]}`),
+        rpcError(RpcErrorCode.invalidRequest, `${got}; send the body as ${jsonContentTypes[0]}`),
         { ...cors, accept: jsonContentTypes.join(", ") },
       );
       return true;
@@ -187,7 +203,13 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
       );
       return true;
     }
-    limitOf(request.socket, maxInFlightRequests, limits).run(() => answer(request, response, body, cors));
+    limitOf(request.socket, maxInFlightRequests, limits).run(async () => {
+      await answer(request, response, body, cors).catch(() => {
+        if (!response.headersSent)
+          sendJson(response, 500, rpcError(RpcErrorCode.internalError, "internal error"));
+      });
+      await sent(response);
+    });
     return true;
   };
 }

@@ -65,7 +65,8 @@ describe("back-pressure per connection", () => {
       await new Promise((resolve) => client.once("open", resolve));
       let answers = 0;
       client.on("message", () => answers++);
-      for (let id = 0; id < 100; id++) client.send(JSON.stringify({ jsonrpc: "2.0", id, method: "test_held" }));
+      for (let id = 0; id < 100; id++)
+        client.send(JSON.stringify({ jsonrpc: "2.0", id, method: "test_held" }));
       await expect.poll(() => held.seen.running).toBe(3);
       expect(held.seen.calls).toBe(3);
       expect((await accepted).isPaused()).toBe(true);
@@ -99,12 +100,16 @@ describe("back-pressure per connection", () => {
   });
 
   it("disconnects a WebSocket client that stops reading once its unsent answers pass maxUnsentBytes", async () => {
-    const server = await startStubServer({ maxUnsentBytes: 64 * 1024 }, { test_big: big(2 * 1024 * 1024) });
+    const server = await startStubServer(
+      { maxUnsentBytes: 64 * 1024 },
+      { test_big: big(2 * 1024 * 1024) },
+    );
     const client = new WebSocket(server.webSocketUrl);
     try {
       await new Promise((resolve) => client.once("open", resolve));
       client.pause();
-      for (let id = 0; id < 30; id++) client.send(JSON.stringify({ jsonrpc: "2.0", id, method: "test_big" }));
+      for (let id = 0; id < 30; id++)
+        client.send(JSON.stringify({ jsonrpc: "2.0", id, method: "test_big" }));
       await expect.poll(() => connections(server), { timeout: 10_000 }).toBe(0);
     } finally {
       client.terminate();
@@ -127,12 +132,22 @@ describe("back-pressure per connection", () => {
   });
 
   it("keeps an idle WebSocket that holds a subscription", async () => {
-    const server = await startStubServer({ webSocketIdleTimeoutMs: 20, webSocketPingIntervalMs: 10 });
+    const server = await startStubServer({
+      webSocketIdleTimeoutMs: 20,
+      webSocketPingIntervalMs: 10,
+    });
     const client = new WebSocket(server.webSocketUrl);
     try {
       await new Promise((resolve) => client.once("open", resolve));
       const answered = new Promise((resolve) => client.once("message", resolve));
-      client.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_subscribe", params: ["userOperationStatus"] }));
+      client.send(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "eth_subscribe",
+          params: ["userOperationStatus"],
+        }),
+      );
       await answered;
       // Many pings, so many idle periods, pass: the connection stays open.
       let pings = 0;
@@ -146,7 +161,10 @@ describe("back-pressure per connection", () => {
   });
 
   it("cuts off a WebSocket peer that does not answer pings, and keeps one that does", async () => {
-    const server = await startStubServer({ webSocketPingIntervalMs: 10, webSocketIdleTimeoutMs: 0 });
+    const server = await startStubServer({
+      webSocketPingIntervalMs: 10,
+      webSocketIdleTimeoutMs: 0,
+    });
     const silent = new WebSocket(server.webSocketUrl, { autoPong: false });
     const live = new WebSocket(server.webSocketUrl);
     try {

@@ -8,7 +8,11 @@ const call = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "test_mark" });
 const chainId = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId" });
 
 /** Whether a WebSocket upgrade with these headers opens, or the HTTP status it is refused with. */
-function upgrade(url: string, headers: Record<string, string>, origin?: string): Promise<"open" | number> {
+function upgrade(
+  url: string,
+  headers: Record<string, string>,
+  origin?: string,
+): Promise<"open" | number> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url, { headers, ...(origin ? { origin } : {}) });
     socket.once("open", () => {
@@ -39,30 +43,50 @@ describe("browser safety", () => {
     ["text/plain", "text/plain;charset=UTF-8"],
     ["form-encoded", "application/x-www-form-urlencoded"],
     ["multipart", "multipart/form-data; boundary=x"],
-  ])("answers a %s POST with 415 naming the accepted type, and does not run it", async (_kind, type) => {
-    const before = marks;
-    const answer = await rawRequest(closed.url, { headers: { "content-type": type }, body: call });
-    expect(answer.status).toBe(415);
-    expect(answer.headers.accept).toBe("application/json, application/json-rpc, application/jsonrequest");
-    expect(answer.body).toEqual({
-      jsonrpc: "2.0",
-      id: null,
-      error: { code: -32600, message: `unsupported content-type "${type}"; send the body as application/json` },
-    });
-    expect(marks).toBe(before);
-  });
+  ])(
+    "answers a %s POST with 415 naming the accepted type, and does not run it",
+    async (_kind, type) => {
+      const before = marks;
+      const answer = await rawRequest(closed.url, {
+        headers: { "content-type": type },
+        body: call,
+      });
+      expect(answer.status).toBe(415);
+      expect(answer.headers.accept).toBe(
+        "application/json, application/json-rpc, application/jsonrequest",
+      );
+      expect(answer.body).toEqual({
+        jsonrpc: "2.0",
+        id: null,
+        error: {
+          code: -32600,
+          message: `unsupported content-type "${type}"; send the body as application/json`,
+        },
+      });
+      expect(marks).toBe(before);
+    },
+  );
 
   it("answers a POST without content type with 415", async () => {
     const before = marks;
     const answer = await rawRequest(closed.url, { body: call });
     expect(answer.status).toBe(415);
-    expect(answer.body.error.message).toBe("unsupported no content-type; send the body as application/json");
+    expect(answer.body.error.message).toBe(
+      "no content-type given; send the body as application/json",
+    );
     expect(marks).toBe(before);
   });
 
   it("runs a JSON body with or without parameters in its content type", async () => {
-    for (const type of ["application/json", "Application/JSON; charset=utf-8", "application/json-rpc"]) {
-      const answer = await rawRequest(closed.url, { headers: { "content-type": type }, body: chainId });
+    for (const type of [
+      "application/json",
+      "Application/JSON; charset=utf-8",
+      "application/json-rpc",
+    ]) {
+      const answer = await rawRequest(closed.url, {
+        headers: { "content-type": type },
+        body: chainId,
+      });
       expect(answer).toMatchObject({ status: 200, body: { id: 1, result: "0x7a69" } });
     }
   });
@@ -71,18 +95,28 @@ describe("browser safety", () => {
     const json = { "content-type": "application/json" };
     const port = closed.port;
     const before = marks;
-    const rebound = await rawRequest(closed.url, { headers: { ...json, host: `attacker.example:${port}` }, body: call });
+    const rebound = await rawRequest(closed.url, {
+      headers: { ...json, host: `attacker.example:${port}` },
+      body: call,
+    });
     expect(rebound.status).toBe(403);
     expect(rebound.body).toEqual({
       jsonrpc: "2.0",
       id: null,
       error: {
         code: -32600,
-        message: 'host "attacker.example" is not served here; the operator can list it in allowedHosts',
+        message:
+          'host "attacker.example" is not served here; the operator can list it in allowedHosts',
       },
     });
     expect(marks).toBe(before);
-    for (const host of [`localhost:${port}`, "LOCALHOST.", `127.0.0.1:${port}`, `[::1]:${port}`, "10.0.0.7"]) {
+    for (const host of [
+      `localhost:${port}`,
+      "LOCALHOST.",
+      `127.0.0.1:${port}`,
+      `[::1]:${port}`,
+      "10.0.0.7",
+    ]) {
       const answer = await rawRequest(closed.url, { headers: { ...json, host }, body: chainId });
       expect(answer.status, host).toBe(200);
     }
@@ -108,7 +142,8 @@ describe("browser safety", () => {
     const listed = await startStubServer({ allowedHosts: ["bundler.example.org"] });
     const any = await startStubServer({ allowedHosts: ["*"] });
     try {
-      const host = (url: string, name: string) => rawRequest(url, { headers: { ...json, host: name }, body: chainId });
+      const host = (url: string, name: string) =>
+        rawRequest(url, { headers: { ...json, host: name }, body: chainId });
       expect((await host(listed.url, "Bundler.Example.org:443")).status).toBe(200);
       expect((await host(listed.url, "localhost")).status).toBe(403);
       expect((await host(listed.url, "127.0.0.1")).status).toBe(200);
@@ -133,7 +168,10 @@ describe("browser safety", () => {
 
   it("sends no CORS headers by default, refuses preflights and requests from web pages", async () => {
     const before = marks;
-    const plain = await rawRequest(closed.url, { headers: { "content-type": "application/json" }, body: chainId });
+    const plain = await rawRequest(closed.url, {
+      headers: { "content-type": "application/json" },
+      body: chainId,
+    });
     expect(plain.status).toBe(200);
     expect(Object.keys(plain.headers).filter((h) => h.startsWith("access-control-"))).toEqual([]);
 
@@ -142,7 +180,9 @@ describe("browser safety", () => {
       headers: { origin: "https://attacker.example", "access-control-request-method": "POST" },
     });
     expect(preflight.status).toBe(403);
-    expect(Object.keys(preflight.headers).filter((h) => h.startsWith("access-control-"))).toEqual([]);
+    expect(Object.keys(preflight.headers).filter((h) => h.startsWith("access-control-"))).toEqual(
+      [],
+    );
     expect(preflight.body.error.message).toBe(
       'requests from web pages of origin "https://attacker.example" are not allowed; the operator can list it in allowedOrigins',
     );
@@ -156,13 +196,20 @@ describe("browser safety", () => {
   });
 
   it("answers CORS for the listed origins: preflight and request", async () => {
-    const listed = await startStubServer({ allowedOrigins: ["https://App.example.org"] }, { test_mark: mark });
+    const listed = await startStubServer(
+      { allowedOrigins: ["https://App.example.org"] },
+      { test_mark: mark },
+    );
     const any = await startStubServer({ allowedOrigins: ["*"] });
     try {
       const origin = "https://app.example.org";
       const preflight = await rawRequest(listed.url, {
         method: "OPTIONS",
-        headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "content-type,x-api-key" },
+        headers: {
+          origin,
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "content-type,x-api-key",
+        },
       });
       expect(preflight.status).toBe(204);
       expect(preflight.headers).toMatchObject({
@@ -173,11 +220,17 @@ describe("browser safety", () => {
       });
       expect(preflight.headers.vary).toContain("origin");
 
-      const answer = await rawRequest(listed.url, { headers: { "content-type": "application/json", origin }, body: call });
+      const answer = await rawRequest(listed.url, {
+        headers: { "content-type": "application/json", origin },
+        body: call,
+      });
       expect(answer).toMatchObject({ status: 200, body: { result: 1 } });
       expect(answer.headers["access-control-allow-origin"]).toBe(origin);
       // Even a listed origin cannot send a body the browser sends without a preflight.
-      const plain = await rawRequest(listed.url, { headers: { "content-type": "text/plain", origin }, body: call });
+      const plain = await rawRequest(listed.url, {
+        headers: { "content-type": "text/plain", origin },
+        body: call,
+      });
       expect(plain.status).toBe(415);
       expect(plain.headers["access-control-allow-origin"]).toBe(origin);
 

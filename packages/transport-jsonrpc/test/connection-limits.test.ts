@@ -75,7 +75,9 @@ describe("connection limits", () => {
       });
       expect(await upgradeStatus(server.webSocketUrl)).toBe(503);
       // A flood of refused connections does not stop the client already connected.
-      await Promise.all(Array.from({ length: 20 }, () => rawRequest(server.url, { headers: json, body: chainId })));
+      await Promise.all(
+        Array.from({ length: 20 }, () => rawRequest(server.url, { headers: json, body: chainId })),
+      );
       expect(await postVia(client, server.url, chainId)).toEqual({
         status: 200,
         text: JSON.stringify({ jsonrpc: "2.0", id: 1, result: "0x7a69" }),
@@ -104,8 +106,12 @@ describe("connection limits", () => {
       // Another address on the loopback network is a client of its own.
       const other = connect({ port: server.port, host: "127.0.0.1", localAddress: "127.0.0.2" });
       open.push(other);
-      other.write(`POST /rpc HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${chainId.length}\r\n\r\n${chainId}`);
-      const head = await new Promise<string>((resolve) => other.once("data", (data) => resolve(String(data))));
+      other.write(
+        `POST /rpc HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${chainId.length}\r\n\r\n${chainId}`,
+      );
+      const head = await new Promise<string>((resolve) =>
+        other.once("data", (data) => resolve(String(data))),
+      );
       expect(head).toMatch(/^HTTP\/1\.1 200 /);
     } finally {
       for (const socket of open) socket.destroy();

@@ -23,7 +23,8 @@ describe("Prometheus metrics", () => {
   });
   afterAll(() => fixture?.stop());
 
-  const post = (body: unknown) => fetch(fixture.server.url, { method: "POST", headers: json, body: JSON.stringify(body) });
+  const post = (body: unknown) =>
+    fetch(fixture.server.url, { method: "POST", headers: json, body: JSON.stringify(body) });
 
   it("counts requests by transport, method and code, with unknown names collapsed", async () => {
     await post({ jsonrpc: "2.0", id: 1, method: "eth_chainId" });

@@ -31,7 +31,12 @@ export function startStubServer(
   options: Partial<JsonRpcServerOptions> = {},
   methods: Record<string, RpcMethod> = {},
 ) {
-  return startJsonRpcServer({ bundler: stubBundler, basePath: "/rpc", rpc: { methods }, ...options });
+  return startJsonRpcServer({
+    bundler: stubBundler,
+    basePath: "/rpc",
+    rpc: { methods },
+    ...options,
+  });
 }
 
 export interface RawAnswer {
@@ -50,15 +55,23 @@ export function rawRequest(
   init: { method?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { method: init.method ?? "POST", headers: init.headers, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8");
-        const isJson = response.headers["content-type"] === "application/json";
-        resolve({ status: response.statusCode!, headers: response.headers, body: isJson ? JSON.parse(text) : text });
-      });
-    });
+    const request = httpRequest(
+      url,
+      { method: init.method ?? "POST", headers: init.headers, agent: false },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          const isJson = response.headers["content-type"] === "application/json";
+          resolve({
+            status: response.statusCode!,
+            headers: response.headers,
+            body: isJson ? JSON.parse(text) : text,
+          });
+        });
+      },
+    );
     request.on("error", reject);
     request.end(init.body);
   });

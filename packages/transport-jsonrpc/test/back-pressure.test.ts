@@ -2,7 +2,7 @@ import { connect, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import type { JsonRpcServer } from "../src/server.ts";
-import { heldMethod, rawRequest, startStubServer } from "./stub-server.ts";
+import { connections, heldMethod, rawRequest, startStubServer } from "./stub-server.ts";
 
 const json = { "content-type": "application/json" };
 const chainId = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId" });
@@ -14,11 +14,6 @@ function pipelined(method: string, count: number): string {
     return `POST /rpc HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
   }).join("");
 }
-
-const connections = (server: JsonRpcServer) =>
-  new Promise<number>((resolve, reject) =>
-    server.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
-  );
 
 /** The server's end of the next connection it accepts. */
 const acceptedSocket = (server: JsonRpcServer) =>

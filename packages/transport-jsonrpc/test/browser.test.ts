@@ -1,33 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WebSocket } from "ws";
 import type { JsonRpcServer } from "../src/server.ts";
 import { createJsonRpcMetrics } from "../src/metrics.ts";
-import { rawRequest, startStubServer, stubBundler } from "./stub-server.ts";
+import { rawRequest, startStubServer, stubBundler, upgradeStatus } from "./stub-server.ts";
 
 const call = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "test_mark" });
 const chainId = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId" });
-
-/** Whether a WebSocket upgrade with these headers opens, or the HTTP status it is refused with. */
-function upgrade(
-  url: string,
-  headers: Record<string, string>,
-  origin?: string,
-): Promise<"open" | number> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url, { headers, ...(origin ? { origin } : {}) });
-    socket.once("open", () => {
-      socket.close();
-      resolve("open");
-    });
-    socket.once("unexpected-response", (_request, response) => {
-      resolve(response.statusCode!);
-      response.resume();
-    });
-    socket.once("error", (error) => {
-      if (!String(error).includes("Unexpected server response")) reject(error);
-    });
-  });
-}
 
 describe("browser safety", () => {
   let marks = 0;
@@ -154,13 +131,13 @@ describe("browser safety", () => {
   });
 
   it("refuses a WebSocket upgrade from a web page's origin or to a foreign host, and accepts one without Origin", async () => {
-    expect(await upgrade(closed.webSocketUrl, {}, "https://attacker.example")).toBe(403);
-    expect(await upgrade(closed.webSocketUrl, { host: "attacker.example" })).toBe(403);
-    expect(await upgrade(closed.webSocketUrl, {})).toBe("open");
+    expect(await upgradeStatus(closed.webSocketUrl, {}, "https://attacker.example")).toBe(403);
+    expect(await upgradeStatus(closed.webSocketUrl, { host: "attacker.example" })).toBe(403);
+    expect(await upgradeStatus(closed.webSocketUrl, {})).toBe("open");
     const listed = await startStubServer({ allowedOrigins: ["https://app.example.org"] });
     try {
-      expect(await upgrade(listed.webSocketUrl, {}, "https://app.example.org")).toBe("open");
-      expect(await upgrade(listed.webSocketUrl, {}, "https://attacker.example")).toBe(403);
+      expect(await upgradeStatus(listed.webSocketUrl, {}, "https://app.example.org")).toBe("open");
+      expect(await upgradeStatus(listed.webSocketUrl, {}, "https://attacker.example")).toBe(403);
     } finally {
       await listed.close();
     }

@@ -1,10 +1,9 @@
 import { Agent, request as httpRequest } from "node:http";
 import { connect, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
-import { WebSocket } from "ws";
 import { clientAddress } from "../src/connection-limits.ts";
 import type { JsonRpcServer } from "../src/server.ts";
-import { rawRequest, startStubServer } from "./stub-server.ts";
+import { connections, rawRequest, startStubServer, upgradeStatus } from "./stub-server.ts";
 
 const chainId = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId" });
 const json = { "content-type": "application/json" };
@@ -16,27 +15,6 @@ async function openSocket(server: JsonRpcServer): Promise<Socket> {
   await new Promise((resolve) => socket.once("connect", resolve));
   await expect.poll(() => connections(server)).toBe(before + 1);
   return socket;
-}
-
-const connections = (server: JsonRpcServer) =>
-  new Promise<number>((resolve, reject) =>
-    server.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
-  );
-
-/** The status a WebSocket upgrade is refused with, or "open". */
-function upgradeStatus(url: string): Promise<"open" | number> {
-  return new Promise((resolve) => {
-    const socket = new WebSocket(url);
-    socket.once("open", () => {
-      socket.close();
-      resolve("open");
-    });
-    socket.once("unexpected-response", (_request, response) => {
-      response.resume();
-      resolve(response.statusCode!);
-    });
-    socket.once("error", () => {});
-  });
 }
 
 /** POST `body` through `agent` (a kept-alive connection). */

@@ -1,6 +1,11 @@
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import type { Bundler, RpcMethod } from "@bundlekit/core";
-import { type JsonRpcServerOptions, startJsonRpcServer } from "../src/server.ts";
+import { WebSocket } from "ws";
+import {
+  type JsonRpcServer,
+  type JsonRpcServerOptions,
+  startJsonRpcServer,
+} from "../src/server.ts";
 
 /** A stand-in engine: the chain id, and no status changes. The transport needs nothing more. */
 export const stubBundler = { chainId: 31337, onStatusChange: () => () => {} } as unknown as Bundler;
@@ -74,5 +79,33 @@ export function rawRequest(
     );
     request.on("error", reject);
     request.end(init.body);
+  });
+}
+
+/** Connections the server has open (refused ones until they close included). */
+export const connections = (server: JsonRpcServer) =>
+  new Promise<number>((resolve, reject) =>
+    server.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+  );
+
+/** Whether a WebSocket upgrade with these headers (and `Origin`) opens, or the HTTP status it is refused with. */
+export function upgradeStatus(
+  url: string,
+  headers: Record<string, string> = {},
+  origin?: string,
+): Promise<"open" | number> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url, { headers, ...(origin ? { origin } : {}) });
+    socket.once("open", () => {
+      socket.close();
+      resolve("open");
+    });
+    socket.once("unexpected-response", (_request, response) => {
+      response.resume();
+      resolve(response.statusCode!);
+    });
+    socket.once("error", (error) => {
+      if (!String(error).includes("Unexpected server response")) reject(error);
+    });
   });
 }

@@ -56,6 +56,22 @@ export interface ServerConfig {
   /** Browser safety (allowed hosts and origins) and connection limits of the JSON-RPC transport. */
   transport: TransportSettings;
   /**
+   * Serve `/metrics` on a listener of its own at `metricsHost:metricsPort`, and not on the
+   * public port. Default undefined: on the public port.
+   */
+  metricsPort: number | undefined;
+  /** Interface of the metrics listener. Default `127.0.0.1`. */
+  metricsHost: string;
+  /** Milliseconds one request to the node may take before it fails (and is retried). Default 3000. */
+  nodeTimeoutMs: number;
+  /** Further attempts after a node request fails or times out. Default 1. */
+  nodeRetryCount: number;
+  /**
+   * Milliseconds from SIGTERM (or SIGINT) to exit: requests in flight get until a second before
+   * it ends (half of it when it is under 2 s), then answer an error. Default 8000.
+   */
+  shutdownGraceMs: number;
+  /**
    * Serve the `debug_bundler_*` methods (they clear the mempool and rewrite reputation at will):
    * for test networks only. `bundler.testingMode` turns them on too. Default false.
    */
@@ -133,6 +149,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
     maxSubscriptions: integer(pick("BUNDLEKIT_MAX_SUBSCRIPTIONS", "maxSubscriptions") ?? 100, "maxSubscriptions", 0),
     metrics: boolean(pick("BUNDLEKIT_METRICS", "metrics") ?? true, "metrics"),
     transport: transportSettings(pick),
+    metricsPort: optionalPort(pick("BUNDLEKIT_METRICS_PORT", "metricsPort"), port),
+    metricsHost: String(pick("BUNDLEKIT_METRICS_HOST", "metricsHost") ?? "127.0.0.1"),
+    nodeTimeoutMs: integer(pick("BUNDLEKIT_NODE_TIMEOUT_MS", "nodeTimeoutMs") ?? 3000, "nodeTimeoutMs", 100, 600_000),
+    nodeRetryCount: integer(pick("BUNDLEKIT_NODE_RETRY_COUNT", "nodeRetryCount") ?? 1, "nodeRetryCount", 0, 10),
+    shutdownGraceMs: integer(pick("BUNDLEKIT_SHUTDOWN_GRACE_MS", "shutdownGraceMs") ?? 8000, "shutdownGraceMs", 0, 600_000),
     debugMethods: boolean(pick("BUNDLEKIT_DEBUG_METHODS", "debugMethods") ?? false, "debugMethods"),
     logLevel: oneOf(pick("BUNDLEKIT_LOG_LEVEL", "logLevel") ?? "info", "logLevel", ["debug", "info", "warn", "error"] as const),
     ...sponsorship(
@@ -198,6 +219,8 @@ const engineParsers: { [K in keyof BundlerConfig]?: Parse<BundlerConfig[K]> } = 
   maxPaymasterContextSize: (v, n) => integer(v, n, 1),
   maxBundleCalldataSize: (v, n) => integer(v, n, 1),
   maxBundleContextSize: (v, n) => integer(v, n, 1),
+  maxConcurrentSimulations: (v, n) => integer(v, n, 1, 10_000),
+  maxQueuedSimulations: (v, n) => integer(v, n, 0, 100_000),
 };
 
 /** The engine settings present in the file or the environment, parsed; absent ones keep the engine's defaults. */
@@ -324,6 +347,14 @@ function paymasterEndpoint(paymasters: unknown, signerKey: unknown): PaymasterEn
     byVersion[known] = address(paymaster, "paymasters");
   }
   return { paymasters: byVersion, signerKey: signerKey as Hex };
+}
+
+/** The metrics listener's port: unset, or a port other than the public one (0 picks a free one). */
+function optionalPort(value: unknown, publicPort: number): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const port = integer(value, "metricsPort", 0, 65535);
+  if (port !== 0 && port === publicPort) throw new ConfigError(`metricsPort must differ from port (${publicPort}): unset it to serve /metrics on the public port`);
+  return port;
 }
 
 function boolean(value: unknown, name: string): boolean {

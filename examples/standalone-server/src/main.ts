@@ -19,13 +19,15 @@ import {
   limitsPolicy,
 } from "./sponsorship/configured-policy.ts";
 import { type BundlerService, startBundlerService } from "./server.ts";
+import { exitAfterGracePeriod } from "./shutdown.ts";
 
 /**
  * `pnpm start`: serve the chain at BUNDLEKIT_RPC_URL, or with no RPC URL start the embedded
  * devnet (anvil with the canonical EntryPoints) and serve that. An Effect program: settings
  * through `Config`, log lines through Effect's `Logger`, the devnet and the service resources of
- * its scope. Ctrl-C (SIGINT or SIGTERM) closes the scope: the server stops accepting, work in
- * flight finishes or goes back to the pool, the devnet stops.
+ * its scope. Ctrl-C (SIGINT or SIGTERM) closes the scope: the server stops accepting, requests in
+ * flight finish or are answered with an error, bundles in flight finish or go back to the pool,
+ * the devnet stops; all within `shutdownGraceMs`, after which the process exits regardless.
  */
 const program = Effect.gen(function* () {
   const config = yield* serverConfig(process.argv.slice(2));
@@ -57,6 +59,7 @@ const serve = (config: ServerConfig) =>
       ),
       (started) => Effect.promise(() => started.close().catch(() => {})),
     );
+    exitAfterGracePeriod(config.shutdownGraceMs, logger);
     process.stdout.write(`${startupLines(config, service, devnet).join("\n")}\n`);
     return yield* Effect.never;
   });
@@ -106,6 +109,7 @@ function startupLines(
     `Bundlekit is serving chain ${service.chainId}`,
     `  bundler:     ${service.url}`,
     `  websocket:   ${service.webSocketUrl}`,
+    ...(service.metricsUrl ? [`  metrics:     ${service.metricsUrl}`] : []),
     `  node:        ${devnet ? devnet.rpcUrl : redactUrl(config.rpcUrl!)}${devnet ? "  (embedded devnet)" : ""}`,
     `  chain id:    ${service.chainId}`,
     `  database:    ${describeDatabase(config.database)}`,

@@ -1,7 +1,9 @@
 import {
   type Bundler,
   type ChainClient,
+  createConfiguredSubmitter,
   createRedirectMethods,
+  createRequestDrain,
   debugMethods,
   defaultBundlerConfig,
   defineEntryPoint,
@@ -9,6 +11,7 @@ import {
   l1DataCosts,
   type MempoolPolicy,
   mempoolPolicies,
+  resolveBundlerConfig,
   silentLogger,
 } from "@bundlekit/core";
 import {
@@ -19,14 +22,17 @@ import {
   MempoolStoreService,
   RelayerSignerService,
   ReputationStoreService,
+  SubmitterService,
 } from "@bundlekit/effect";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
-import { createJsonRpcMetrics, startJsonRpcServer } from "@bundlekit/transport-jsonrpc";
+import { createJsonRpcMetrics, startJsonRpcServer, startMetricsServer } from "@bundlekit/transport-jsonrpc";
 import { Cause, Context, Effect, Exit, Layer, Scope } from "effect";
-import { type Address, createPublicClient, http, type PublicClient, webSocket } from "viem";
+import { type Address, createPublicClient, type PublicClient } from "viem";
 import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
+import { type NodeTimeouts, nodeTransport } from "./node-transport.ts";
 import { createPaymasterMethods, type PaymasterEndpointConfig } from "./paymaster-endpoint.ts";
 import { createConfiguredSponsorshipPolicy } from "./sponsorship/configured-policy.ts";
+import { gracefulClose, requestGraceMs } from "./shutdown.ts";
 import { openStores } from "./stores.ts";
 
 /** A running stand-alone bundler service. */
@@ -35,9 +41,15 @@ export interface BundlerService {
   url: string;
   /** The same endpoint over WebSocket (with `eth_subscribe`), `ws://host:port/v1/<chainId>/`. */
   webSocketUrl: string;
+  /** The Prometheus scrape, `http://host:port/metrics` (on its own port with `metricsPort`); undefined with metrics off. */
+  metricsUrl: string | undefined;
   chainId: number;
   bundler: Bundler;
-  /** Stop bundling, wait for bundles in flight, close the HTTP server and the store. */
+  /**
+   * Stop accepting, give requests in flight until the grace period (`shutdownGraceMs`) nearly
+   * ends and answer those still running with an error, close the connections, stop bundling
+   * (waiting for bundles in flight) and close the store.
+   */
   close(): Promise<void>;
 }
 
@@ -45,7 +57,8 @@ export interface BundlerService {
  * The service for one chain, composed from the `@bundlekit/effect` layers: viem client, mempool
  * and reputation (SQLite or PostgreSQL, `config.database`), local relayer keys and policy as port
  * services → `BundlerService` → JSON-RPC over HTTP and WebSocket at `/v1/<chainId>/`,
- * `GET /health` and `GET /metrics` on the same port. Checks that every EntryPoint has code
+ * `GET /health` and `GET /metrics` on the same port (metrics on their own with `metricsPort`).
+ * Every node client has the configured timeouts (`nodeTimeoutMs`, `nodeRetryCount`). Checks that every EntryPoint has code
  * before serving. `options.policy` replaces the policy `config.mempoolPolicy` names (an
  * operator's own); `options.paymaster` (else `config.paymasterEndpoint` under
  * `config.sponsorshipPolicy`) serves an ERC-7677 paymaster endpoint (`pm_*`) on the same URL,
@@ -57,8 +70,8 @@ export async function startBundlerService(
   options: { policy?: MempoolPolicy | undefined; paymaster?: PaymasterEndpointConfig | undefined } = {},
 ): Promise<BundlerService> {
   const paymaster = options.paymaster ?? configuredPaymasterEndpoint(config);
-  const transport = config.rpcUrl.startsWith("ws") ? webSocket(config.rpcUrl) : http(config.rpcUrl);
-  const client = createPublicClient({ transport, pollingInterval: 250 });
+  const timeouts: NodeTimeouts = { timeoutMs: config.nodeTimeoutMs, retryCount: config.nodeRetryCount };
+  const client = createPublicClient({ transport: nodeTransport(config.rpcUrl, timeouts), pollingInterval: 250 });
   let chainId: number;
   try {
     chainId = await client.getChainId();
@@ -75,6 +88,7 @@ export async function startBundlerService(
     Layer.succeed(MempoolPolicyService, options.policy ?? mempoolPolicies[config.mempoolPolicy]()),
     Layer.succeed(EngineLoggerService, logger),
     storesLayer(config.database, logger),
+    submitterLayer(client as ChainClient, config.bundler, timeouts),
   );
   const engine = EngineService.layer(withOwnPaymastersWhitelisted(config.bundler, paymaster), {
     instanceId: config.instanceId,
@@ -90,6 +104,16 @@ export async function startBundlerService(
     throw Cause.squash(built.cause);
   }
   return { ...Context.get(built.value, RunningService), close: () => Effect.runPromise(Scope.close(scope, Exit.void)) };
+}
+
+/**
+ * A separate submission endpoint (`rpcEndpointSubmit`) gets the node timeouts too; a send is not
+ * retried (as the engine's own submitter does). Without one the engine's default submitter uses the client.
+ */
+function submitterLayer(client: ChainClient, bundler: ServerConfig["bundler"], timeouts: NodeTimeouts): Layer.Layer<never> | Layer.Layer<SubmitterService> {
+  if (!bundler.rpcEndpointSubmit) return Layer.empty;
+  const submitter = createConfiguredSubmitter(client, resolveBundlerConfig(bundler), (url) => nodeTransport(url, { ...timeouts, retryCount: 0 }));
+  return Layer.succeed(SubmitterService, submitter);
 }
 
 /** The configured paymaster endpoint under the configured policy (quotas on the wall clock); never one without a policy. */
@@ -135,6 +159,18 @@ function transportLayer(parameters: {
         Effect.sync(() => (config.metrics ? createJsonRpcMetrics({ bundler, client, store, processMetrics: true }) : undefined)),
         (opened) => Effect.sync(() => opened?.close()),
       );
+      // With a metrics port, the scrape is served there and not on the public port.
+      const metricsServer =
+        metrics && config.metricsPort !== undefined
+          ? yield* Effect.acquireRelease(
+              Effect.tryPromise({
+                try: () => startMetricsServer({ registry: metrics.registry, port: config.metricsPort, host: config.metricsHost }),
+                catch: (error) => error,
+              }),
+              (opened) => Effect.promise(() => opened.close()),
+            )
+          : undefined;
+      const drain = createRequestDrain();
       const server = yield* Effect.acquireRelease(
         Effect.tryPromise({
           try: () =>
@@ -144,6 +180,7 @@ function transportLayer(parameters: {
               rpc: {
                 maxBatchSize: config.maxBatchSize,
                 logger,
+                drain,
                 methods: {
                   ...(bundler.config.redirectRpc ? createRedirectMethods(client) : {}),
                   ...(serveDebugMethods ? debugMethods : {}),
@@ -155,14 +192,16 @@ function transportLayer(parameters: {
               maxSubscriptions: config.maxSubscriptions,
               ...config.transport,
               metrics,
+              metricsPath: metricsServer ? false : undefined,
               port: config.port,
               host: config.host,
-            }),
+            }).then((running) => ({ running, close: gracefulClose(running, drain) })),
           catch: (error) => error,
         }),
-        (running) => Effect.promise(() => running.close()),
+        ({ close }) => Effect.promise(() => close(requestGraceMs(config.shutdownGraceMs))),
       );
-      return { url: server.url, webSocketUrl: server.webSocketUrl, chainId, bundler };
+      const metricsUrl = metricsServer?.url ?? (metrics ? new URL("/metrics", server.running.url).href : undefined);
+      return { url: server.running.url, webSocketUrl: server.running.webSocketUrl, metricsUrl, chainId, bundler };
     }),
   );
 }

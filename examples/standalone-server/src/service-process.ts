@@ -27,6 +27,8 @@ export interface ServiceProcess {
   logCounts: Record<string, number>;
   /** The last lines the service wrote, for error reports. */
   tail(): string[];
+  /** Resolves once the process has exited, with its exit code or the signal that ended it. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** SIGTERM, then SIGKILL after a grace period. Idempotent; resolves once the process is gone. */
   stop(): Promise<void>;
   /** SIGKILL at once, as a crash would end it (`kill -9`); resolves once the process is gone. */
@@ -66,7 +68,9 @@ export function startServiceProcess(
     },
   );
   live.add(child);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
   void exited.then(() => live.delete(child));
 
   const lines: string[] = [];
@@ -103,7 +107,7 @@ export function startServiceProcess(
   };
   const kill = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    return exited;
+    return exited.then(() => {});
   };
 
   return new Promise<ServiceProcess>((resolve, reject) => {
@@ -125,7 +129,7 @@ export function startServiceProcess(
       if (!url) return;
       clearTimeout(timer);
       child.off("exit", onEarlyExit);
-      resolve({ pid: child.pid!, url, logCounts, tail: () => [...lines], stop, kill });
+      resolve({ pid: child.pid!, url, logCounts, tail: () => [...lines], exited, stop, kill });
     });
   });
 }

@@ -48,6 +48,46 @@ describe("loadConfig", () => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 
+  it("limits node calls, simulations and the shutdown by default, each setting checked", () => {
+    expect(loadConfig({})).toMatchObject({
+      nodeTimeoutMs: 3000,
+      nodeRetryCount: 1,
+      shutdownGraceMs: 8000,
+      metricsPort: undefined,
+      metricsHost: "127.0.0.1",
+    });
+    expect(
+      loadConfig({
+        BUNDLEKIT_NODE_TIMEOUT_MS: "1500",
+        BUNDLEKIT_NODE_RETRY_COUNT: "0",
+        BUNDLEKIT_SHUTDOWN_GRACE_MS: "25000",
+        BUNDLEKIT_METRICS_PORT: "9464",
+        BUNDLEKIT_METRICS_HOST: "10.0.0.5",
+        BUNDLEKIT_MAX_CONCURRENT_SIMULATIONS: "4",
+        BUNDLEKIT_MAX_QUEUED_SIMULATIONS: "0",
+      }),
+    ).toMatchObject({
+      nodeTimeoutMs: 1500,
+      nodeRetryCount: 0,
+      shutdownGraceMs: 25000,
+      metricsPort: 9464,
+      metricsHost: "10.0.0.5",
+      bundler: { maxConcurrentSimulations: 4, maxQueuedSimulations: 0 },
+    });
+  });
+
+  it.each([
+    [{ BUNDLEKIT_NODE_TIMEOUT_MS: "50" }, 'nodeTimeoutMs must be an integer from 100 to 600000, got "50"'],
+    [{ BUNDLEKIT_NODE_RETRY_COUNT: "-1" }, 'nodeRetryCount must be an integer from 0 to 10, got "-1"'],
+    [{ BUNDLEKIT_SHUTDOWN_GRACE_MS: "soon" }, 'shutdownGraceMs must be an integer from 0 to 600000, got "soon"'],
+    [{ BUNDLEKIT_METRICS_PORT: "4337" }, "metricsPort must differ from port (4337): unset it to serve /metrics on the public port"],
+    [{ BUNDLEKIT_METRICS_PORT: "70000" }, 'metricsPort must be an integer from 0 to 65535, got "70000"'],
+    [{ BUNDLEKIT_MAX_CONCURRENT_SIMULATIONS: "0" }, 'maxConcurrentSimulations must be an integer from 1 to 10000, got "0"'],
+    [{ BUNDLEKIT_MAX_QUEUED_SIMULATIONS: "-1" }, 'maxQueuedSimulations must be an integer from 0 to 100000, got "-1"'],
+  ])("rejects the limit %o, naming it", (env, message) => {
+    expect(() => loadConfig(env)).toThrow(new ConfigError(message));
+  });
+
   it("never echoes a relayer key", () => {
     const bad = `${key.slice(0, 60)}`;
     expect(() => loadConfig({ BUNDLEKIT_RPC_URL: "http://node", BUNDLEKIT_RELAYER_KEYS: bad })).toThrow(

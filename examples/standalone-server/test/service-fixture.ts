@@ -12,6 +12,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { createBundlerClient, formatUserOperationRequest, type SmartAccount } from "viem/account-abstraction";
 import { loadConfig, type ServerConfig } from "../src/config.ts";
 import { type BundlerService, startBundlerService } from "../src/server.ts";
+import { type NodeProxy, startNodeProxy } from "./node-proxy.ts";
 
 /** A JSON-RPC answer as it came over HTTP. */
 export interface HttpAnswer {
@@ -24,9 +25,11 @@ export interface HttpAnswer {
 /**
  * The stand-alone service on a fresh devnet, bundling only when asked, with helpers to talk to
  * it over HTTP exactly as a client would and to build signed operations in their wire form.
+ * With `behindProxy`, the service reaches the devnet through a `NodeProxy` that a test can make hang.
  */
-export async function serviceFixture(overrides: Partial<ServerConfig> = {}) {
+export async function serviceFixture(overrides: Partial<ServerConfig> = {}, { behindProxy = false } = {}) {
   const devnet: Devnet = await startDevnet();
+  const proxy: NodeProxy | undefined = behindProxy ? await startNodeProxy(devnet.rpcUrl) : undefined;
   const base = loadConfig({
     BUNDLEKIT_RPC_URL: devnet.rpcUrl,
     BUNDLEKIT_RELAYER_KEYS: devnet.relayerKeys.join(","),
@@ -37,7 +40,7 @@ export async function serviceFixture(overrides: Partial<ServerConfig> = {}) {
     ...base,
     ...overrides,
     bundler: { ...base.bundler, bundlingMode: "manual", ...overrides.bundler },
-    rpcUrl: devnet.rpcUrl,
+    rpcUrl: proxy?.url ?? devnet.rpcUrl,
   });
   const chain = devnet.chain;
   const client = createPublicClient({ chain, transport: http(devnet.rpcUrl), pollingInterval: 50 }) as PublicClient;
@@ -82,6 +85,7 @@ export async function serviceFixture(overrides: Partial<ServerConfig> = {}) {
 
   return {
     devnet,
+    proxy,
     service,
     client,
     post,
@@ -90,7 +94,9 @@ export async function serviceFixture(overrides: Partial<ServerConfig> = {}) {
     signedOperation,
     entryPoint: (version: EntryPointVersion) => devnet.deployments[version].entryPoint,
     async close() {
+      proxy?.release();
       await service.close();
+      await proxy?.close();
       await devnet.stop();
     },
   };

@@ -32,6 +32,7 @@ export * from "./rpc/debug-methods.ts";
 export * from "./rpc/handle-request.ts";
 export * from "./rpc/methods.ts";
 export * from "./rpc/redirect.ts";
+export * from "./rpc/request-drain.ts";
 export * from "./submit/classic-submitter.ts";
 export * from "./submit/conditional-submitter.ts";
 export * from "./submit/configured-submitter.ts";

@@ -175,4 +175,11 @@ describe("resolveBundlerConfig", () => {
     expect(() => resolveBundlerConfig({ maxUserOperationSize: 0 })).toThrow(BundlerConfigError);
     expect(resolveBundlerConfig({ maxUserOperationSize: 1024, maxBundleCalldataSize: 1024 + 32 + 100 }).maxBundleCalldataSize).toBe(1156);
   });
+
+  it("caps concurrent simulations at 16 with 32 waiting by default, and refuses a cap no simulation could run under", () => {
+    expect(resolveBundlerConfig()).toMatchObject({ maxConcurrentSimulations: 16, maxQueuedSimulations: 32 });
+    expect(() => resolveBundlerConfig({ maxConcurrentSimulations: 0 })).toThrow(new BundlerConfigError("maxConcurrentSimulations must be a positive integer"));
+    expect(() => resolveBundlerConfig({ maxQueuedSimulations: -1 })).toThrow(new BundlerConfigError("maxQueuedSimulations must be an integer of at least 0"));
+    expect(resolveBundlerConfig({ maxConcurrentSimulations: 1, maxQueuedSimulations: 0 })).toMatchObject({ maxConcurrentSimulations: 1, maxQueuedSimulations: 0 });
+  });
 });

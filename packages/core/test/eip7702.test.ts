@@ -1,7 +1,8 @@
 import { SIMPLE_7702_ACCOUNT } from "@bundlekit/devnet";
-import { createWalletClient, http, parseEther } from "viem";
+import { createWalletClient, http, numberToHex, parseEther } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { toSimple7702SmartAccount } from "viem/account-abstraction";
+import { recoverAuthorizationAddress } from "viem/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
@@ -50,6 +51,25 @@ describe("EIP-7702 operations", () => {
     await bundler.sendBundleNow();
     expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
     expect(await fx.client.getCode({ address: owner.address })).toBe(`0xef0100${SIMPLE_7702_ACCOUNT.slice(2).toLowerCase()}`);
+  });
+
+  it("a high-s twin of the sender's authorization is refused with -32602 at send and estimate; the original is accepted afterwards and lands", async () => {
+    const { owner, account, op } = await operation((o, nonce) => delegate(o, nonce));
+    const authorization = op.authorization!;
+    // The same signature with s' = n - s and yParity flipped: it recovers the same signer, and the
+    // operation keeps its hash, but EIP-7702 requires s <= n/2, so the chain would skip it.
+    const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+    const twin = { ...op, authorization: { ...authorization, s: numberToHex(n - BigInt(authorization.s), { size: 32 }), yParity: 1 - authorization.yParity! } };
+    expect(await recoverAuthorizationAddress({ authorization: twin.authorization })).toBe(owner.address);
+    for (const refused of [bundler.sendUserOperation(twin, account.entryPoint.address), bundler.estimateUserOperationGas({ ...twin, ...unestimatedGas }, account.entryPoint.address)]) {
+      const error = await rejection(refused);
+      expect(error.code).toBe(RpcErrorCode.invalidParams);
+      expect(error.message).toMatch(/^invalid eip7702Auth\.s: is above secp256k1n\/2/);
+      expect(error.data).toMatchObject({ field: "eip7702Auth.s" });
+    }
+    const hash = await bundler.sendUserOperation(op, account.entryPoint.address);
+    await bundler.sendBundleNow();
+    expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
   });
 
   it.each<[string, (owner: PrivateKeyAccount, nonce: number) => ReturnType<PrivateKeyAccount["signAuthorization"]>, RegExp]>([

@@ -98,7 +98,10 @@ export async function engineFixture() {
     return account;
   }
 
-  /** An operation of `account` moving `value` to `to`, gas from the engine's estimate, signed. */
+  /**
+   * An operation of `account` moving `value` to `to`, gas from the engine's estimate, signed.
+   * `overrides` replace estimated fields; the factory fields among them are estimated with.
+   */
   async function makeOperation(
     bundler: Bundler,
     account: SmartAccount,
@@ -121,7 +124,8 @@ export async function engineFixture() {
           }
         : { sender: account.address, nonce, ...factoryArgs, callData }
     ) as UserOperation;
-    const stub = { ...draft, ...unestimatedGas, signature: await account.getStubSignature() } as UserOperation;
+    const deployment = Object.fromEntries(Object.entries(overrides).filter(([key]) => ["factory", "factoryData", "initCode"].includes(key)));
+    const stub = { ...draft, ...deployment, ...unestimatedGas, signature: await account.getStubSignature() } as UserOperation;
     const estimate = await bundler.estimateUserOperationGas(stub, account.entryPoint.address);
     const op = {
       ...draft,

@@ -30,6 +30,8 @@ export class PaymasterDepositTooLow extends Data.TaggedError("PaymasterDepositTo
 export class ExecutionReverted extends Data.TaggedError("ExecutionReverted")<Failure> {}
 /** -32601: the method is not served. */
 export class MethodNotFound extends Data.TaggedError("MethodNotFound")<Failure> {}
+/** -32005: the engine is at its cap of concurrent simulations; retry in a moment. */
+export class Busy extends Data.TaggedError("Busy")<Failure> {}
 /** -32603 and anything else: the node, the store or the engine failed, not the operation. */
 export class InternalError extends Data.TaggedError("InternalError")<Failure> {}
 
@@ -46,6 +48,7 @@ export type BundlekitError =
   | PaymasterDepositTooLow
   | ExecutionReverted
   | MethodNotFound
+  | Busy
   | InternalError;
 
 const byCode = new Map<number, new (failure: Failure) => BundlekitError>([
@@ -60,6 +63,7 @@ const byCode = new Map<number, new (failure: Failure) => BundlekitError>([
   [RpcErrorCode.paymasterDepositTooLow, PaymasterDepositTooLow],
   [RpcErrorCode.executionReverted, ExecutionReverted],
   [RpcErrorCode.methodNotFound, MethodNotFound],
+  [RpcErrorCode.limitExceeded, Busy],
 ]);
 
 /** The tagged error of whatever the Promise API threw: by its wire code, else `InternalError`. */

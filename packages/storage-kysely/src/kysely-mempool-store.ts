@@ -1,14 +1,17 @@
 import {
   DuplicateUserOperationError,
+  MempoolRejectionError,
   type MempoolEntry,
   type MempoolStore,
   type NewMempoolEntry,
+  readmissibleStatuses,
   type UserOperationStatus,
   userOperationStatuses,
 } from "@bundlekit/core";
 import type {
   Expression,
   ExpressionBuilder,
+  Insertable,
   Kysely,
   SqlBool,
   Updateable,
@@ -35,6 +38,17 @@ const sentOrClaimed: UserOperationStatus[] = ["bundling", "submitted"];
 const returnable: UserOperationStatus[] = ["bundling", "submitted", "included"];
 const clearInclusion = { block_hash: null, block_number: null } satisfies Updateable<UserOperationsTable>;
 const notSent: UserOperationStatus[] = ["pending", "bundling"];
+/** A new row's columns beyond `toRow`: what an overwritten final row must lose. */
+const freshRow = {
+  claimed_by: null,
+  claimed_until: null,
+  transaction_hash: null,
+  block_hash: null,
+  block_number: null,
+  failure_reason: null,
+  validation: null,
+  paymaster_context_size: null,
+} satisfies Partial<Insertable<UserOperationsTable>>;
 const clearClaim = {
   claimed_by: null,
   claimed_until: null,
@@ -50,14 +64,33 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
 ): Promise<KyselyMempoolStore> {
   const { db, transactions } = await openStoreDatabase(options as unknown as KyselyStoreOptions<MempoolDatabase>);
 
-  /** Insert `entry` as pending, or throw `DuplicateUserOperationError` if its hash is known. */
+  /**
+   * Insert `entry` as pending, over a row of the same hash in a `readmissibleStatuses` status (its
+   * every column overwritten); throw `DuplicateUserOperationError` if the hash is known otherwise.
+   */
   async function insert(trx: Kysely<MempoolDatabase>, entry: NewMempoolEntry): Promise<void> {
+    const row = { ...freshRow, ...toRow(entry) };
     const { numInsertedOrUpdatedRows } = await trx
       .insertInto("user_operations")
-      .values(toRow(entry))
-      .onConflict((oc) => oc.column("hash").doNothing())
+      .values(row)
+      .onConflict((oc) => oc.column("hash").doUpdateSet(row).where("user_operations.status", "in", readmissibleStatuses))
       .executeTakeFirstOrThrow();
     if (numInsertedOrUpdatedRows === 0n) throw new DuplicateUserOperationError(entry.userOpHash);
+  }
+
+  /** The sender's operations in the pool, by nonce (ties oldest first). */
+  async function senderOperations(on: Kysely<MempoolDatabase>, entryPoint: string, sender: string): Promise<MempoolEntry[]> {
+    const rows = await on
+      .selectFrom("user_operations")
+      .selectAll()
+      .where("entry_point", "=", entryPoint)
+      .where("sender", "=", sender)
+      .where("status", "in", inPool)
+      .orderBy("nonce")
+      .orderBy("received_at")
+      .orderBy("hash")
+      .execute();
+    return rows.map(toEntry);
   }
 
   /** Set `changes` on each of `hashes` whose status is in `from`. */
@@ -79,25 +112,33 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
   }
 
   return {
-    async add(entry) {
-      await transactions.write((trx) => insert(trx, entry));
-    },
-
-    async replace(replacedHash, entry) {
-      return transactions.write(async (trx) => {
-        const { numUpdatedRows } = await trx
-          .updateTable("user_operations")
-          .set({
-            status: "dropped",
-            failure_reason: `replaced by ${hashKey(entry.userOpHash)}`,
-            updated_at: entry.receivedAt,
-          })
-          .where("hash", "=", hashKey(replacedHash))
-          .where("status", "=", "pending")
-          .executeTakeFirstOrThrow();
-        if (numUpdatedRows === 0n) return false;
-        await insert(trx, entry); // a duplicate throws, rolling the swap back
-        return true;
+    async admit(entry, decide) {
+      const [entryPoint, sender] = [addressKey(entry.entryPoint), addressKey(entry.userOperation.sender)];
+      // One sender's admissions queue behind each other (SQLite: behind every write), so the
+      // decision is taken on what is in the pool when the entry goes in.
+      return transactions.exclusive(`admit:${entryPoint}:${sender}`, async (trx) => {
+        const known = await trx
+          .selectFrom("user_operations")
+          .select("status")
+          .where("hash", "=", hashKey(entry.userOpHash))
+          .executeTakeFirst();
+        if (known && !readmissibleStatuses.includes(known.status)) throw new DuplicateUserOperationError(entry.userOpHash);
+        const admission = decide(await senderOperations(trx, entryPoint, sender));
+        if (admission.replaces) {
+          const { numUpdatedRows } = await trx
+            .updateTable("user_operations")
+            .set({ status: "dropped", failure_reason: `replaced by ${hashKey(entry.userOpHash)}`, updated_at: entry.receivedAt })
+            .where("hash", "=", hashKey(admission.replaces.userOpHash))
+            .where("status", "=", "pending") // re-checked under its row lock: a claim may have taken it (PostgreSQL)
+            .executeTakeFirstOrThrow();
+          if (numUpdatedRows === 0n) {
+            throw new MempoolRejectionError("the operation it would replace is already being bundled", {
+              replacing: admission.replaces.userOpHash,
+            });
+          }
+        }
+        await insert(trx, entry);
+        return admission;
       });
     },
 
@@ -111,17 +152,7 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
     },
 
     async listBySender(entryPoint, sender) {
-      const rows = await db
-        .selectFrom("user_operations")
-        .selectAll()
-        .where("entry_point", "=", addressKey(entryPoint))
-        .where("sender", "=", addressKey(sender))
-        .where("status", "in", ["pending", "bundling", "submitted"])
-        .orderBy("nonce")
-        .orderBy("received_at")
-        .orderBy("hash")
-        .execute();
-      return rows.map(toEntry);
+      return senderOperations(db, addressKey(entryPoint), addressKey(sender));
     },
 
     async listByEntity(entryPoint, address) {
@@ -169,7 +200,7 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
           eb("status", "=", "pending"),
           eb.and([eb("status", "=", "bundling"), eb("claimed_until", "<=", now)]),
         ]);
-      const rows = await transactions.claim(onEntryPoint, async (trx) => {
+      const rows = await transactions.exclusive(onEntryPoint, async (trx) => {
         const busySenders = trx
           .selectFrom("user_operations")
           .select("sender")
@@ -261,7 +292,7 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
           ]),
         ]);
       // Serialised like claims, so that concurrent adopters share out the operations, not race for the oldest.
-      const rows = await transactions.claim("adopt-submitted", (trx) => {
+      const rows = await transactions.exclusive("adopt-submitted", (trx) => {
         const picked = trx
           .selectFrom("user_operations")
           .select("hash")

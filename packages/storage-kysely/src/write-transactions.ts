@@ -6,8 +6,11 @@ type Work<DB, T> = (db: Kysely<DB>) => Promise<T>;
 export interface WriteTransactions<DB> {
   /** Run `work` in a transaction. */
   write<T>(work: Work<DB, T>): Promise<T>;
-  /** Run `work` in a transaction that no other claim for `entryPoint` runs alongside, in any process. */
-  claim<T>(entryPoint: string, work: Work<DB, T>): Promise<T>;
+  /**
+   * Run `work` in a transaction that no other `exclusive` one with the same `key` runs alongside,
+   * in any process sharing the database: claims per EntryPoint, admissions per sender.
+   */
+  exclusive<T>(key: string, work: Work<DB, T>): Promise<T>;
 }
 
 /** The write transactions of `db`'s dialect: SQLite (better-sqlite3) or PostgreSQL. */
@@ -26,24 +29,31 @@ export function writeTransactionsFor<DB>(
 /**
  * PostgreSQL: claims take a transaction-scoped advisory lock per EntryPoint (and schema), then
  * read and update under READ COMMITTED, whose statements see everything committed before the
- * lock was granted.
+ * lock was granted. Admissions do the same per sender, so the policy decides on the sender's
+ * operations as they are when the new one goes in (one winner per sender and nonce, the
+ * per-sender limit held); distinct senders admit in parallel. A hash collision between two keys
+ * only makes them wait for each other.
  *
  * Why not `SELECT … FOR UPDATE SKIP LOCKED` alone: it keeps two claimants off the same row, not
  * off the same sender. Claimant A can lock a sender's nonce 0 while B skips it and locks nonce 1;
  * and neither sees the other's uncommitted claims when skipping busy senders. Serialising the
  * claims of one EntryPoint makes "one operation per sender" hold trivially; a claim is a few
  * milliseconds, far below the bundle interval, so the lock costs no throughput that matters.
- * Writers other than claims (add, replace, mark*) take only row locks; the claim's UPDATE
- * re-checks each row's status after any such lock, so a row that changed meanwhile is left out.
+ * Other writers (mark*, drop, …) take only row locks; the claim's UPDATE re-checks each row's
+ * status after any such lock, so a row that changed meanwhile is left out, and so does an
+ * admission's replacement of a row a claim took meanwhile.
  */
 function postgresTransactions<DB>(db: Kysely<DB>): WriteTransactions<DB> {
   return {
     write: (work) => db.transaction().execute(work),
-    claim: (entryPoint, work) =>
-      db.transaction().execute(async (trx) => {
-        // One lock per EntryPoint and schema (separate schemas may hold separate mempools).
-        const key = sql`concat('bundlekit.claim:', current_schema(), ':', ${entryPoint}::text)`;
-        await sql`select pg_advisory_xact_lock(hashtext(${key}))`.execute(trx);
+    // READ COMMITTED whatever the database's default: a statement must see what was committed
+    // while it waited for the lock, which a snapshot taken before the wait would not.
+    exclusive: (key, work) =>
+      db.transaction().setIsolationLevel("read committed").execute(async (trx) => {
+        // One lock per key and schema (separate schemas may hold separate mempools). The prefix is
+        // the claims' of older versions, kept so that a claim still excludes an older engine's.
+        const lock = sql`concat('bundlekit.claim:', current_schema(), ':', ${key}::text)`;
+        await sql`select pg_advisory_xact_lock(hashtext(${lock}))`.execute(trx);
         return work(trx);
       }),
   };
@@ -51,9 +61,9 @@ function postgresTransactions<DB>(db: Kysely<DB>): WriteTransactions<DB> {
 
 /**
  * SQLite: every write is a `BEGIN IMMEDIATE` transaction, which takes the database's write lock
- * up front, so a claim's read and update see no other writer in between, in any process. Within
- * one Kysely instance, Kysely's connection mutex already queues callers (SQLite has one
- * connection). Across instances the lock may be taken. better-sqlite3 can only wait for it
+ * up front, so a claim's or admission's read and update see no other writer in between, in any
+ * process. Within one Kysely instance, Kysely's connection mutex already queues callers (SQLite
+ * has one connection). Across instances the lock may be taken. better-sqlite3 can only wait for it
  * synchronously (its `timeout`), which would freeze a process whose other instance holds the lock
  * across an `await`; so the store retries with an async backoff instead, and works best with the
  * driver's own busy timeout at 0 (`createSqliteMempoolStore` sets it).
@@ -71,8 +81,8 @@ function sqliteTransactions<DB>(db: Kysely<DB>, busyTimeoutMs: number): WriteTra
         throw error;
       }
     });
-  // The write lock covers the whole database, so a claim needs nothing more.
-  return { write, claim: (_entryPoint, work) => write(work) };
+  // The write lock covers the whole database, so an exclusive transaction needs nothing more.
+  return { write, exclusive: (_key, work) => write(work) };
 }
 
 async function beginImmediate<DB>(connection: Kysely<DB>, busyTimeoutMs: number): Promise<void> {

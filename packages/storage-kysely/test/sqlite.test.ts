@@ -1,5 +1,5 @@
 
-import { fixtureEntry, mempoolStoreContract } from "@bundlekit/core/testing";
+import { fixtureEntry, mempoolStoreContract, replacingNothing } from "@bundlekit/core/testing";
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
 import { describe, expect, it } from "vitest";
@@ -25,7 +25,7 @@ describe("createKyselyMempoolStore on SQLite", () => {
     const store = await createKyselyMempoolStore({ db });
     try {
       const entry = await fixtureEntry();
-      await store.add(entry);
+      await store.admit(entry, replacingNothing);
       await migrateToLatest(db);
       expect((await store.get(entry.userOpHash))?.status).toBe("pending");
     } finally {
@@ -39,7 +39,7 @@ describe("createKyselyMempoolStore on SQLite", () => {
     });
     const store = await createKyselyMempoolStore({ db });
     try {
-      await store.add(await fixtureEntry({ nonce: (1n << 64n) | 15n }));
+      await store.admit(await fixtureEntry({ nonce: (1n << 64n) | 15n }), replacingNothing);
       const { nonce } = await db
         .selectFrom("user_operations")
         .select("nonce")

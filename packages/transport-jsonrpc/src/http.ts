@@ -9,6 +9,7 @@ import {
 } from "./browser-guard.ts";
 import { type JsonRpcEndpointOptions, normalizePath, resolveEndpoint } from "./endpoint.ts";
 import { createInFlightLimit, type InFlightLimit } from "./in-flight-limit.ts";
+import { sendMetrics } from "./metrics-server.ts";
 import { rpcError, sendJson } from "./respond.ts";
 
 export interface JsonRpcHttpOptions extends JsonRpcEndpointOptions {
@@ -153,12 +154,7 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
       return true;
     }
     if (isMetrics) {
-      const text = await metrics.registry.metrics();
-      response.writeHead(200, {
-        "content-type": metrics.registry.contentType,
-        "content-length": Buffer.byteLength(text),
-      });
-      response.end(text);
+      await sendMetrics(response, metrics.registry);
       return true;
     }
     const { origin } = request.headers;

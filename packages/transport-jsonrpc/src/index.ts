@@ -2,6 +2,7 @@ export * from "./connection-limits.ts";
 export { endpointDefaults, type JsonRpcEndpointOptions } from "./endpoint.ts";
 export * from "./http.ts";
 export * from "./metrics.ts";
+export * from "./metrics-server.ts";
 export * from "./server.ts";
 export * from "./subscriptions.ts";
 export * from "./websocket.ts";

@@ -1,17 +1,28 @@
 import {
   type Bundler,
   type ChainClient,
+  type Clock,
   type MempoolStore,
+  systemClock,
+  type Timer,
   statusChangeKinds,
   userOperationStatuses,
 } from "@bundlekit/core";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { Address } from "viem";
 
 export interface JsonRpcMetricsOptions {
   /** The engine: its status events feed the operation and bundle counters; `relayers` name the balance series. */
   bundler: Pick<Bundler, "onStatusChange" | "relayers">;
-  /** Reads relayer balances when scraped. Without it there is no balance series. */
+  /**
+   * Reads relayer balances in the background (every `refreshIntervalMs` and after each bundle),
+   * never during a scrape. Without it there is no balance series.
+   */
   client?: Pick<ChainClient, "getBalance">;
+  /** How often relayer balances are read from the node, in ms. Default 5000. */
+  refreshIntervalMs?: number;
+  /** The clock of the background reads. Default: the wall clock. */
+  clock?: Clock;
   /** Pool sizes by status, read when scraped. Without it there is no pool series. */
   store?: Pick<MempoolStore, "countByStatus">;
   /** Registry the series join, e.g. the host application's. Default: a new one. */
@@ -42,7 +53,7 @@ export interface JsonRpcMetrics {
   readonly connections: Gauge;
   /** Live `eth_subscribe` subscriptions. */
   readonly subscriptions: Gauge;
-  /** Stop following the engine's status events. */
+  /** Stop following the engine's status events and reading balances. */
   close(): void;
 }
 
@@ -52,8 +63,9 @@ const recentBundles = 1024;
 /**
  * Create the metrics of an engine and its transports. Pool sizes come from the store when
  * scraped, so they are right however many engines share it; event counters count this engine's
- * own transitions (sum them across instances). Relayer balances are read through the chain
- * client when scraped; a relayer whose balance cannot be read has no sample in that scrape.
+ * own transitions (sum them across instances). Relayer balances come from the node, so they are
+ * read in the background and a scrape serves the last values read: a node that hangs never holds
+ * up a scrape. A relayer whose balance was never read has no sample.
  */
 export function createJsonRpcMetrics(options: JsonRpcMetricsOptions): JsonRpcMetrics {
   const registry = options.registry ?? new Registry();
@@ -114,30 +126,14 @@ export function createJsonRpcMetrics(options: JsonRpcMetricsOptions): JsonRpcMet
       },
     });
   }
-  if (client) {
-    const balances: Gauge<"relayer"> = new Gauge({
-      name: "bundlekit_relayer_balance_wei",
-      help: "Native balance of each relayer account, read when scraped",
-      labelNames: ["relayer"] as const,
-      registers,
-      async collect() {
-        await Promise.all(
-          bundler.relayers.map(async (relayer) => {
-            try {
-              balances.set({ relayer }, Number(await client.getBalance({ address: relayer })));
-            } catch {
-              balances.remove({ relayer });
-            }
-          }),
-        );
-      },
-    });
-  }
+  const balances = client && relayerBalances(bundler.relayers, client, registers, options);
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
 
   const seenBundles = new Set<string>();
   const stop = bundler.onStatusChange((change) => {
     statusChanges.inc({ status: change.status });
+    // A mined bundle changed its relayer's balance.
+    if (change.status === "included" || change.status === "failed") balances?.refresh();
     if (
       change.status !== "submitted" ||
       !change.transactionHash ||
@@ -157,6 +153,69 @@ export function createJsonRpcMetrics(options: JsonRpcMetricsOptions): JsonRpcMet
       requests.inc({ transport, method, code: code === undefined ? "ok" : String(code) });
       duration.observe({ method }, seconds);
     },
-    close: stop,
+    close() {
+      stop();
+      balances?.close();
+    },
+  };
+}
+
+/**
+ * The relayer balance gauges, read from the node now, every `refreshIntervalMs` and on
+ * `refresh()`; one read at a time (a refresh asked for during a read follows it), so a hung node
+ * never piles up calls. A balance that cannot be read keeps its last value; the refreshed-at
+ * gauge says how old the values are (0 until every balance has been read once).
+ */
+function relayerBalances(
+  relayers: readonly Address[],
+  client: Pick<ChainClient, "getBalance">,
+  registers: Registry[],
+  options: Pick<JsonRpcMetricsOptions, "refreshIntervalMs" | "clock">,
+) {
+  const clock = options.clock ?? systemClock;
+  const intervalMs = options.refreshIntervalMs ?? 5_000;
+  const balances = new Gauge({
+    name: "bundlekit_relayer_balance_wei",
+    help: "Native balance of each relayer account, as last read from the node (in the background)",
+    labelNames: ["relayer"] as const,
+    registers,
+  });
+  const refreshed = new Gauge({
+    name: "bundlekit_relayer_balances_refreshed_timestamp_seconds",
+    help: "When every relayer balance was last read from the node (Unix time; 0 before the first read)",
+    registers,
+  });
+  let reading: Promise<void> | undefined;
+  let again = false;
+  let timer: Timer | undefined;
+  const read = async () => {
+    const results = await Promise.allSettled(
+      relayers.map(async (relayer) =>
+        balances.set({ relayer }, Number(await client.getBalance({ address: relayer }))),
+      ),
+    );
+    if (results.every((result) => result.status === "fulfilled")) refreshed.set(clock.now() / 1000);
+  };
+  const refresh = () => {
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = read().finally(() => {
+      reading = undefined;
+      if (again) {
+        again = false;
+        refresh();
+      }
+    });
+  };
+  const tick = () => {
+    refresh();
+    timer = clock.setTimeout(tick, intervalMs);
+  };
+  tick();
+  return {
+    refresh,
+    close: () => timer?.cancel(),
   };
 }

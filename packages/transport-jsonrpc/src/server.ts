@@ -1,9 +1,9 @@
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { RpcErrorCode } from "@bundlekit/core";
 import { type ConnectionLimitOptions, limitConnections } from "./connection-limits.ts";
 import { normalizePath } from "./endpoint.ts";
 import { createJsonRpcRequestListener, type JsonRpcHttpOptions } from "./http.ts";
+import { listen } from "./listen.ts";
 import { refuseUpgrade, rpcError, sendJson } from "./respond.ts";
 import { createJsonRpcUpgradeHandler, type JsonRpcWebSocketOptions } from "./websocket.ts";
 
@@ -57,16 +57,7 @@ export async function startJsonRpcServer(options: JsonRpcServerOptions): Promise
     if (limits.refuseUpgrade(request, socket) || upgrade(request, socket, head)) return;
     refuseUpgrade(socket, 404, notFound);
   });
-  const host = options.host ?? "127.0.0.1";
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const authority = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const { port, authority } = await listen(server, options.port ?? 0, options.host ?? "127.0.0.1");
   return {
     url: `http://${authority}${basePath}/`,
     webSocketUrl: `ws://${authority}${basePath}/`,
@@ -75,7 +66,9 @@ export async function startJsonRpcServer(options: JsonRpcServerOptions): Promise
     async close() {
       await upgrade.close();
       await new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
+        // The listener may have been closed already, to stop accepting before a graceful close.
+        if (server.listening) server.close((error) => (error ? reject(error) : resolve()));
+        else resolve();
         server.closeAllConnections();
       });
     },

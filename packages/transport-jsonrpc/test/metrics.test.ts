@@ -1,4 +1,5 @@
 import type { ChainClient } from "@bundlekit/core";
+import { createSimulatedClock } from "../../core/src/simulation/simulated-clock.ts";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJsonRpcMetrics } from "../src/metrics.ts";
@@ -97,12 +98,18 @@ describe("Prometheus metrics", () => {
     );
     expect(sample(text, "bundlekit_bundles_submitted_total")).toBe(1);
     expect(fixture.bundler.relayers.length).toBeGreaterThan(0);
-    for (const relayer of fixture.bundler.relayers) {
-      const balance = await fixture.client.getBalance({ address: relayer });
-      expect(sample(text, `bundlekit_relayer_balance_wei{relayer="${relayer}"}`)).toBe(
-        Number(balance),
-      );
-    }
+    // Balances are read in the background: the bundle's inclusion asks for a fresh read.
+    const balances = await Promise.all(
+      fixture.bundler.relayers.map((address) => fixture.client.getBalance({ address })),
+    );
+    await expect
+      .poll(async () => {
+        const scraped = await (await fetch(metricsUrl)).text();
+        return fixture.bundler.relayers.map((relayer) =>
+          sample(scraped, `bundlekit_relayer_balance_wei{relayer="${relayer}"}`),
+        );
+      })
+      .toEqual(balances.map(Number));
   });
 
   it("joins a host application's registry, served by the host", async () => {
@@ -114,24 +121,76 @@ describe("Prometheus metrics", () => {
     });
     try {
       expect(metrics.registry).toBe(host);
+      await expect.poll(() => host.metrics()).toContain("bundlekit_relayer_balance_wei{relayer=");
       const text = await host.metrics();
       expect(text).toContain("bundlekit_rpc_requests_total");
-      expect(text).toContain("bundlekit_relayer_balance_wei{relayer=");
       expect(text).not.toContain("bundlekit_user_operations{"); // no store given
     } finally {
       metrics.close();
     }
   });
 
-  it("leaves out a relayer balance the node cannot report, and still answers the scrape", async () => {
+  it("leaves out a relayer balance the node never reported, and still answers the scrape", async () => {
+    let asked = 0;
     const broken = {
-      getBalance: () => Promise.reject(new Error("node down")),
+      getBalance: () => {
+        asked++;
+        return Promise.reject(new Error("node down"));
+      },
     } as unknown as ChainClient;
     const metrics = createJsonRpcMetrics({ bundler: fixture.bundler, client: broken });
     try {
+      await expect.poll(() => asked).toBe(fixture.bundler.relayers.length);
       const text = await metrics.registry.metrics();
       expect(text).toContain("# TYPE bundlekit_relayer_balance_wei gauge");
       expect(text).not.toContain("bundlekit_relayer_balance_wei{");
+      expect(sample(text, "bundlekit_relayer_balances_refreshed_timestamp_seconds")).toBe(0);
+    } finally {
+      metrics.close();
+    }
+  });
+
+  it("reads balances on the clock's interval, one read at a time, and keeps the last values while a read hangs", async () => {
+    const start = 1_700_000_000_000;
+    const clock = createSimulatedClock(start);
+    const reads: { address: string; answer: (balance: bigint) => void }[] = [];
+    const node = {
+      getBalance: ({ address }: { address: string }) =>
+        new Promise<bigint>((resolve) => reads.push({ address, answer: resolve })),
+    } as unknown as ChainClient;
+    const relayers = fixture.bundler.relayers;
+    const metrics = createJsonRpcMetrics({
+      bundler: fixture.bundler,
+      client: node,
+      clock,
+      refreshIntervalMs: 1000,
+    });
+    const scraped = async () => {
+      const text = await metrics.registry.metrics();
+      return relayers.map((relayer) =>
+        sample(text, `bundlekit_relayer_balance_wei{relayer="${relayer}"}`),
+      );
+    };
+    try {
+      expect(reads.map((read) => read.address)).toEqual(relayers);
+      for (const read of reads.splice(0)) read.answer(5n);
+      await expect.poll(scraped).toEqual(relayers.map(() => 5));
+      const refreshedAt = async () =>
+        sample(
+          await metrics.registry.metrics(),
+          "bundlekit_relayer_balances_refreshed_timestamp_seconds",
+        );
+      expect(await refreshedAt()).toBe(start / 1000);
+
+      await clock.advanceBy(1000); // the next read hangs: the scrape answers with the last values
+      expect(reads).toHaveLength(relayers.length);
+      expect(await scraped()).toEqual(relayers.map(() => 5));
+      await clock.advanceBy(5000); // no second read while the first hangs
+      expect(reads).toHaveLength(relayers.length);
+
+      for (const read of reads.splice(0)) read.answer(7n);
+      await expect.poll(scraped).toEqual(relayers.map(() => 7));
+      expect(await refreshedAt()).toBe((start + 6000) / 1000);
     } finally {
       metrics.close();
     }

@@ -1,7 +1,7 @@
 import { type Address, type Hash, isAddressEqual, parseAbi, size } from "viem";
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
 import type { EntryPoint, EntryPointRegistry } from "../entrypoint/registry.ts";
-import { DuplicateUserOperationError, InvalidParamsError, MempoolRejectionError, PaymasterDepositError } from "../errors/errors.ts";
+import { DuplicateUserOperationError, InvalidParamsError, PaymasterDepositError } from "../errors/errors.ts";
 import { enforceGasPrice } from "../gas/enforce-gas-price.ts";
 import type { FeeOracle } from "../gas/fee-oracle.ts";
 import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
@@ -9,7 +9,7 @@ import type { ChainClient } from "../ports/chain-client.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { Simulator } from "../ports/simulator.ts";
-import type { MempoolStore } from "../ports/mempool-store.ts";
+import { type MempoolStore, readmissibleStatuses } from "../ports/mempool-store.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { Reputation } from "../reputation/reputation.ts";
 import { isStaked } from "../reputation/stake.ts";
@@ -21,7 +21,7 @@ import { checkAuthorization } from "../validation/check-authorization.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
 import { refuseDelegatedEntities, refuseSecondDelegate } from "../validation/rules/delegation-rules.ts";
 import { refuseMultipleRoles, refuseUnstakedContext } from "../validation/rules/entity-rules.ts";
-import { withQueuedNonce } from "../validation/queued-nonce.ts";
+import { refuseRedundantFactory, withQueuedNonce } from "../validation/queued-nonce.ts";
 import { validationFacts } from "../validation/trace/validation-facts.ts";
 import { validateUserOperation } from "../validation/validate-user-operation.ts";
 import type { BundlerConfig } from "./config.ts";
@@ -64,16 +64,13 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     );
   }
   const userOpHash = getUserOperationHash(op, entryPoint, context.chainId);
-  if (await store.get(userOpHash)) throw new DuplicateUserOperationError(userOpHash);
+  const known = await store.get(userOpHash);
+  if (known && !readmissibleStatuses.includes(known.status)) throw new DuplicateUserOperationError(userOpHash);
   const safe = context.simulator.mode === "safe";
-  // The sender's pooled operations, read once: for AUTH-040 now and for the policy after simulation.
-  const senderPooled = store.listBySender(entryPoint.address, op.sender);
-  senderPooled.catch(() => undefined); // awaited below; a refusal before then must not leave it unhandled
   await Promise.all([
     context.reputation.check(entryPoint.address, op),
     checkAuthorization(context.client, context.chainId, op),
     safe && refuseDelegatedEntities(context.client, op),
-    safe && senderPooled.then((pooled) => refuseSecondDelegate(pooled, op)),
   ]);
   const simulation = {
     simulator: context.simulator,
@@ -82,10 +79,9 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     preVerificationGas: context.preVerificationGas,
     l1DataGas: context.l1DataGas && ((o: UserOperation) => context.l1DataGas!(entryPoint, o)),
   };
-  const [gasPrice, validation, senderOperations] = await Promise.all([
+  const [gasPrice, validation] = await Promise.all([
     context.feeOracle.getGasPrice(),
     withQueuedNonce(context, entryPoint, op, (stateOverride) => validateUserOperation({ ...simulation, stateOverride }, entryPoint, op)),
-    senderPooled,
   ]);
   if (config.enforceGasPrice) enforceGasPrice(op, gasPrice, config.enforceGasPriceThreshold);
   if (op.maxFeePerGas < gasPrice.baseFeePerGas) {
@@ -110,15 +106,13 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     ...(validation.trace ? { validation: validationFacts(validation.trace, stakedRoles) } : {}),
     ...(validation.paymasterContext !== "0x" ? { paymasterContextSize: size(validation.paymasterContext) } : {}),
   };
-  const { replaces } = context.policy.admit({ entry, senderOperations, senderStaked: staked.account });
-  if (replaces) {
-    if (!(await store.replace(replaces.userOpHash, entry))) {
-      throw new MempoolRejectionError("the operation it would replace is already being bundled", { replacing: replaces.userOpHash });
-    }
-    context.emit({ userOpHash: replaces.userOpHash, status: "dropped", reason: `replaced by ${userOpHash}` });
-  } else {
-    await store.add(entry);
-  }
+  // The sender's rules are decided on its operations as the store holds them when this one goes in.
+  const { replaces } = await store.admit(entry, (senderOperations) => {
+    if (safe) refuseSecondDelegate(senderOperations, op);
+    refuseRedundantFactory(senderOperations, op);
+    return context.policy.admit({ entry, senderOperations, senderStaked: staked.account });
+  });
+  if (replaces) context.emit({ userOpHash: replaces.userOpHash, status: "dropped", reason: `replaced by ${userOpHash}` });
   await context.reputation.admitted(entryPoint.address, op, { senderStaked: staked.account, replaced: replaces?.userOperation });
   context.emit({ userOpHash, status: "pending" });
   context.logger.debug("operation accepted", { userOpHash, sender: op.sender, entryPoint: entryPoint.address });

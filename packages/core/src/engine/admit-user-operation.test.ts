@@ -25,10 +25,12 @@ import {
   createMemoryMempoolStore,
   createMemoryReputationStore,
   type FixtureEntryOptions,
+  fixtureAccount,
   fixtureChainId,
   fixtureEntry,
   fixtureFactory,
   fixturePaymaster,
+  replacingNothing,
 } from "../testing/index.ts";
 import type { UserOperation, UserOperationV07 } from "../userop/types.ts";
 import type { ValidationResult } from "../validation/simulate.ts";
@@ -297,31 +299,6 @@ describe("admitting an operation", () => {
     await expect(setup({ l1DataGas: async () => 0n }).admit(op)).resolves.toBe(hashOf(op));
   });
 
-  it("a refusal before the sender's pooled operations are read leaves no unhandled rejection behind", async () => {
-    const memory = createMemoryMempoolStore();
-    const failing = {
-      ...memory,
-      listBySender: () => Promise.reject(new Error("store unavailable")),
-    };
-    const { admit, reputationStore } = setup({ mode: "unsafe", store: failing });
-    await reputationStore.set(entryPoint, [
-      { address: fixturePaymaster, opsSeen: 510, opsIncluded: 0 },
-    ]);
-    const unhandled: unknown[] = [];
-    const listener = (reason: unknown) => unhandled.push(reason);
-    process.on("unhandledRejection", listener);
-    try {
-      await expect(admit(await operation({ sponsored: true }))).rejects.toMatchObject({
-        code: -32504,
-      });
-      // Node reports unhandled rejections once the microtask queue drains: one macrotask later.
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(unhandled).toEqual([]);
-    } finally {
-      process.off("unhandledRejection", listener);
-    }
-  });
-
   it("refuses an operation already known (-32602)", async () => {
     const { admit } = setup();
     const op = await operation();
@@ -330,6 +307,18 @@ describe("admitting an operation", () => {
       code: -32602,
       message: `user operation ${hashOf(op)} is already known`,
     });
+  });
+
+  it("admits again an operation that left the pool unsent (dropped) or whose bundle was mined without it (failed)", async () => {
+    const { admit, store, events } = setup();
+    const dropped = await operation();
+    const failed = await operation({ sender: 1 });
+    const hashes = [await admit(dropped), await admit(failed)];
+    await store.drop([hashes[0]!], "expired", now);
+    await store.markFailed([hashes[1]!], "bundle transaction reverted", now);
+    expect([await admit(dropped), await admit(failed)]).toEqual(hashes);
+    for (const hash of hashes) expect((await store.get(hash))?.status).toBe("pending");
+    expect(events.filter((e) => e.status === "pending")).toHaveLength(4);
   });
 
   it("refuses a maxFeePerGas below the current base fee (-32602); equal is enough", async () => {
@@ -369,7 +358,7 @@ describe("admitting an operation", () => {
   it("refuses an unstaked paymaster over its UREP-020 allowance (-32504), a staked one is not limited", async () => {
     const fill = async (store: MempoolStore) => {
       for (let sender = 1; sender <= 10; sender++)
-        await store.add(pooled(await operation({ sponsored: true, sender })));
+        await store.admit(pooled(await operation({ sponsored: true, sender })), replacingNothing);
     };
     const limited = setup({ result: { factory: staked } });
     await fill(limited.store);
@@ -402,12 +391,11 @@ describe("rules only safe validation checks", () => {
     async (mode) => {
       const { admit, store } = setup({ mode });
       const first = await operation({ version: "0.8", eip7702: true });
-      await store.add(
+      await store.admit(
         pooled(
           { ...first, authorization: { ...first.authorization!, address: otherDelegate } },
           "0.8",
-        ),
-      );
+        ), replacingNothing);
       const admitted = admit(
         await operation({ version: "0.8", eip7702: true, nonce: 1n }),
         canonicalEntryPoints["0.8"],
@@ -418,13 +406,27 @@ describe("rules only safe validation checks", () => {
     },
   );
 
+  it("safe: of two concurrent EIP-7702 operations of one sender with different delegates, admits one (AUTH-040)", async () => {
+    const { admit, store } = setup();
+    const first = await operation({ version: "0.8", eip7702: true });
+    const second = await operation({ version: "0.8", eip7702: true, nonce: 1n });
+    const { yParity, ...signed } = await fixtureAccount(0).signAuthorization({ address: otherDelegate, chainId: fixtureChainId, nonce: 12 });
+    const settled = await Promise.allSettled([
+      admit(first, canonicalEntryPoints["0.8"]),
+      admit({ ...second, authorization: { ...signed, yParity: yParity ?? 0 } }, canonicalEntryPoints["0.8"]),
+    ]);
+    expect(settled.map((s) => s.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect(settled.find((s) => s.status === "rejected")).toMatchObject({ reason: { code: -32502, data: { rule: "AUTH-040" } } });
+    expect(await store.countByStatus()).toMatchObject({ pending: 1 });
+  });
+
   it.each(["safe", "unsafe"] as const)(
     "%s: a sender that is the paymaster of a pooled operation (STO-040)",
     async (mode) => {
       const { admit, store } = setup({ mode });
       const op = await operation();
       const other = await operation({ sponsored: true, sender: 1 });
-      await store.add(pooled({ ...other, paymaster: op.sender }));
+      await store.admit(pooled({ ...other, paymaster: op.sender }), replacingNothing);
       const admitted = admit(op);
       if (mode === "safe")
         await expect(admitted).rejects.toMatchObject({ code: -32502, data: { rule: "STO-040" } });
@@ -460,7 +462,8 @@ describe("a paymaster's deposit covers its operations in the pool and this one (
     const op = await operation({ sponsored: true });
     const cost = 1_555_000n * 31_000_000_017n;
     const other = await operation({ sponsored: true, sender: 1 });
-    const next = await operation({ sponsored: true, nonce: 1n });
+    // Queued behind `op`, which deploys the sender: without the factory (AA10 otherwise).
+    const next = { ...(await operation({ sponsored: true, nonce: 1n })), factory: undefined, factoryData: undefined };
     const asFactory = {
       ...(await operation({ sender: 2 })),
       factory: fixturePaymaster,
@@ -472,7 +475,7 @@ describe("a paymaster's deposit covers its operations in the pool and this one (
       maxPriorityFeePerGas: op.maxPriorityFeePerGas / 2n,
     };
     const fill = async (store: MempoolStore) => {
-      for (const pooledOp of [other, next, asFactory, replaced]) await store.add(pooled(pooledOp));
+      for (const pooledOp of [other, next, asFactory, replaced]) await store.admit(pooled(pooledOp), replacingNothing);
     };
     const enough = setup({ deposit: 3n * cost });
     await fill(enough.store);
@@ -507,21 +510,4 @@ describe("replacing a pooled operation", () => {
     expect((await reputationStore.get(entryPoint, [fixturePaymaster]))[0]?.opsSeen).toBe(1);
   });
 
-  it("refuses the replacement when the store finds the operation already taken for a bundle (-32602)", async () => {
-    const memory = createMemoryMempoolStore();
-    const { admit } = setup({ store: { ...memory, replace: async () => false } });
-    const first = await operation();
-    const firstHash = await admit(first);
-    await expect(
-      admit({
-        ...first,
-        maxFeePerGas: first.maxFeePerGas * 2n,
-        maxPriorityFeePerGas: first.maxPriorityFeePerGas * 2n,
-      }),
-    ).rejects.toMatchObject({
-      code: -32602,
-      message: "the operation it would replace is already being bundled",
-      data: { replacing: firstHash },
-    });
-  });
 });

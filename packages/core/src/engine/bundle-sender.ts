@@ -67,8 +67,9 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
   async function settleRejected(entryPoint: EntryPoint, rejected: readonly RejectedEntry[]) {
     for (const { entry, reason, failure, stage } of rejected) {
       const now = context.propose.now();
-      // AA25 (nonce) may mean it is on chain already: sent before a crash, say.
-      const event = failure.code === 25 ? await findUserOperationEvent({ ...context, client: context.send.client }, entry.userOpHash) : undefined;
+      // AA25 (nonce), or AA10 (account deployed) for an operation that deploys it, may mean it is
+      // on chain already: sent before a crash, or by another bundler.
+      const event = failure.code === 25 || failure.code === 10 ? await findUserOperationEvent({ ...context, client: context.send.client }, entry.userOpHash) : undefined;
       if (event) {
         const inclusion = { transactionHash: event.transactionHash, blockHash: event.blockHash, blockNumber: BigInt(event.blockNumber) };
         await store.markIncluded(entry.userOpHash, inclusion, now);

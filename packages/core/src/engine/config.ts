@@ -88,6 +88,14 @@ export interface BundlerConfig extends ReputationConfig, SubmitterConfig, Transa
   /** Seconds a pending operation may stay in the mempool; 0 keeps it until bundled. Default 300. */
   useropsTTL: number;
 
+  /**
+   * Most simulations (`sendUserOperation` admissions and `estimateUserOperationGas` runs) in
+   * progress at once, across all callers. Default 16.
+   */
+  maxConcurrentSimulations: number;
+  /** Most simulations waiting for a slot; past it a request fails at once with -32005 (busy). Default 32. */
+  maxQueuedSimulations: number;
+
   /** Most bytes of an operation ABI-encoded as its EntryPoint takes it (ERC-7562 LIM-010). Default 8192. */
   maxUserOperationSize: number;
   /** Most bytes of `context` a paymaster's validation may return (LIM-020). Default 2048. */
@@ -141,6 +149,8 @@ export const defaultBundlerConfig: BundlerConfig = {
   whitelistedEntities: { paymaster: [], account: [], factory: [] },
   maxMempoolSize: 10_000,
   useropsTTL: 300,
+  maxConcurrentSimulations: 16,
+  maxQueuedSimulations: 32,
   maxUserOperationSize: erc7562Limits.maxUserOperationSize,
   maxPaymasterContextSize: erc7562Limits.maxPaymasterContextSize,
   maxBundleCalldataSize: erc7562Limits.maxBundleCalldataSize,
@@ -184,6 +194,12 @@ export function resolveBundlerConfig(config: Partial<BundlerConfig> = {}): Bundl
     throw new BundlerConfigError("rpcEndpointSubmit must be an http(s) or ws(s) URL");
   }
   checkSizeLimits(resolved);
+  if (!Number.isSafeInteger(resolved.maxConcurrentSimulations) || resolved.maxConcurrentSimulations < 1) {
+    throw new BundlerConfigError("maxConcurrentSimulations must be a positive integer");
+  }
+  if (!Number.isSafeInteger(resolved.maxQueuedSimulations) || resolved.maxQueuedSimulations < 0) {
+    throw new BundlerConfigError("maxQueuedSimulations must be an integer of at least 0");
+  }
   if (resolved.conditionalTransactions) resolved.relayingMode = "conditional";
   resolved.conditionalTransactions = resolved.relayingMode === "conditional";
   return resolved;

@@ -35,8 +35,10 @@ import { reconcileSubmitted } from "../submit/reconcile-submitted.ts";
 import { createTransactionTracker } from "../submit/transaction-tracker.ts";
 import { createMemoryReputationStore } from "../testing/memory-reputation-store.ts";
 import type { UserOperation } from "../userop/types.ts";
+import { refuseMalleableAuthorization } from "../validation/check-authorization.ts";
 import { createSimulator } from "../validation/create-simulator.ts";
-import { withQueuedNonce } from "../validation/queued-nonce.ts";
+import { deploysSender } from "../validation/deployment-override.ts";
+import { refuseRedundantFactory, withQueuedNonce } from "../validation/queued-nonce.ts";
 import { checkUserOperationSize } from "../validation/size-limits.ts";
 import { mergeStateOverrides, type StateOverride } from "../validation/state-override.ts";
 import { admitUserOperation } from "./admission.ts";
@@ -46,6 +48,7 @@ import { createHousekeeping } from "./housekeeping.ts";
 import { type BundlerConfig, resolveBundlerConfig } from "./config.ts";
 import { createRelayerPool } from "./relayer-pool.ts";
 import { createScheduler } from "./scheduler.ts";
+import { createSimulationGate } from "./simulation-gate.ts";
 
 export interface CreateBundlerParameters {
   /** Read access to the chain. */
@@ -178,6 +181,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const reputation = createReputation(reputationStore, store, config);
   const lookup: LookupContext = { client, store, entryPoints, receiptLookupRange: config.receiptLookupRange };
   const now = () => clock.now();
+  const simulations = createSimulationGate({ maxConcurrent: config.maxConcurrentSimulations, maxQueued: config.maxQueuedSimulations });
 
   const send = { client, chainId, store, submitter, clock, logger, emit: status.emit, bundleGasLimitMarkup: config.bundleGasLimitMarkup };
   const onIncluded = (entryPoint: Address, op: UserOperation) => reputation.included(entryPoint, op);
@@ -311,32 +315,37 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     relayers: signer.addresses,
 
     sendUserOperation: (op, entryPoint) =>
-      admitUserOperation(
-        {
-          client,
-          simulator,
-          chainId,
-          store,
-          policy,
-          reputation,
-          entryPoints,
-          feeOracle,
-          clock,
-          logger,
-          emit: status.emit,
-          config,
-          maxBundleGas,
-          preVerificationGas: parameters.preVerificationGas,
-          l1DataGas,
-        },
-        op,
-        entryPoint,
+      simulations.run(() =>
+        admitUserOperation(
+          {
+            client,
+            simulator,
+            chainId,
+            store,
+            policy,
+            reputation,
+            entryPoints,
+            feeOracle,
+            clock,
+            logger,
+            emit: status.emit,
+            config,
+            maxBundleGas,
+            preVerificationGas: parameters.preVerificationGas,
+            l1DataGas,
+          },
+          op,
+          entryPoint,
+        ),
       ),
 
     async estimateUserOperationGas(op, entryPointAddress, callerOverride) {
       const entryPoint = entryPoints.get(entryPointAddress);
       // An operation too large to admit gets no estimate (LIM-010), counted with a signature of a usual size.
       checkUserOperationSize(op.signature === "0x" ? { ...op, signature: dummySignature } : op, config.maxUserOperationSize);
+      refuseMalleableAuthorization(op);
+      // Factory data another pooled operation makes redundant gets the AA10 admission would give.
+      if (deploysSender(op)) refuseRedundantFactory(await store.listBySender(entryPoint.address, op.sender), op);
       const context = {
         client,
         feeOracle,
@@ -348,8 +357,10 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
         preVerificationGas: parameters.preVerificationGas,
         l1DataGas: l1DataGas && ((op: UserOperation) => l1DataGas(entryPoint, op)),
       };
-      return withQueuedNonce({ client, store }, entryPoint, op, (queued) =>
-        estimateUserOperationGas({ ...context, stateOverride: mergeStateOverrides(callerOverride, queued) }, entryPoint, op),
+      return simulations.run(() =>
+        withQueuedNonce({ client, store }, entryPoint, op, (queued) =>
+          estimateUserOperationGas({ ...context, stateOverride: mergeStateOverrides(callerOverride, queued) }, entryPoint, op),
+        ),
       );
     },
 

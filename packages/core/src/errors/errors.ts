@@ -6,7 +6,9 @@ import { type FailureReason, parseFailureReason } from "../entrypoint/failure-re
  * raises carries one of these, so transports map errors to the wire in one place. The engine
  * never raises `sponsorshipRefused`: an ERC-7677 paymaster endpoint answers it when its policy
  * refuses a caller or an operation (ERC-7677 names no code; -32001 is what hosted paymasters
- * such as Coinbase's answer for an unauthorized or policy-denied request).
+ * such as Coinbase's answer for an unauthorized or policy-denied request). `limitExceeded` is
+ * EIP-1474's "limit exceeded", answered when the engine is at its cap of concurrent simulations
+ * (ERC-7769 has no code for a busy bundler).
  */
 export const RpcErrorCode = {
   parseError: -32700,
@@ -24,6 +26,7 @@ export const RpcErrorCode = {
   paymasterDepositTooLow: -32508,
   executionReverted: -32521,
   sponsorshipRefused: -32001,
+  limitExceeded: -32005,
 } as const;
 
 export type RpcErrorCode = (typeof RpcErrorCode)[keyof typeof RpcErrorCode];
@@ -182,6 +185,34 @@ export class InfrastructureError extends BundlerError {
   override name = "InfrastructureError";
   constructor(message: string, options?: ErrorOptions) {
     super(RpcErrorCode.internalError, message, undefined, options);
+  }
+}
+
+/**
+ * The engine is at its cap of concurrent simulations, with its wait queue full (-32005, EIP-1474
+ * "limit exceeded"). Nothing was done: the same request may be sent again shortly.
+ */
+export class BusyError extends BundlerError {
+  override name = "BusyError";
+  constructor(running: number, queued: number) {
+    super(
+      RpcErrorCode.limitExceeded,
+      `the bundler is busy: ${running} simulations are running and ${queued} waiting, the most it takes; retry in a moment`,
+      { running, queued, retry: true },
+    );
+  }
+}
+
+/**
+ * The service is shutting down and could not finish the request within its grace period (-32603).
+ * An operation being sent may or may not have been stored: look it up by hash, or send it again.
+ */
+export class ShuttingDownError extends BundlerError {
+  override name = "ShuttingDownError";
+  constructor() {
+    super(RpcErrorCode.internalError, "the bundler is shutting down and did not finish this request; retry (an operation being sent may already be stored: look it up by hash)", {
+      retry: true,
+    });
   }
 }
 

@@ -1,18 +1,16 @@
 import type { BlockHead } from "./block-source.ts";
-import type { MempoolEntry, NewMempoolEntry } from "./mempool-store.ts";
+import type { Admission, MempoolEntry, NewMempoolEntry } from "./mempool-store.ts";
 
 /** What a policy sees when a validated operation asks to enter the pool. */
 export interface AdmissionRequest {
   entry: NewMempoolEntry;
-  /** The sender's operations already in the pool on this EntryPoint, by nonce (`MempoolStore.listBySender`). */
+  /**
+   * The sender's operations already in the pool on this EntryPoint, by nonce, as
+   * `MempoolStore.admit` reads them in the step that stores the entry.
+   */
   senderOperations: readonly MempoolEntry[];
   /** Whether the sender has at least `minStake` staked for `minUnstakeDelay` (ERC-7562 limits unstaked senders). */
   senderStaked: boolean;
-}
-
-/** A policy's yes: the pooled operation the new one replaces (same sender and nonce), if any. */
-export interface Admission {
-  replaces: MempoolEntry | undefined;
 }
 
 /** What one bundle may hold, and the block it is built for. */
@@ -37,7 +35,9 @@ export interface MempoolPolicy {
   readonly name: string;
   /**
    * Admit `request.entry` (already validated by simulation and reputation), or throw a
-   * `BundlerError` saying why not. Runs before the operation is stored.
+   * `BundlerError` saying why not. Runs inside `MempoolStore.admit`, on the sender's live
+   * operations, so it must be pure and synchronous. A pooled operation with the entry's nonce
+   * must be replaced or the entry refused: the pool holds one operation per sender and nonce.
    */
   admit(request: AdmissionRequest): Admission;
   /**

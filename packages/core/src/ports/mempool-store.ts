@@ -14,7 +14,8 @@ import type { UserOperation } from "../userop/types.ts";
  *   re-validated for a bundle).
  *
  * `failed` and `dropped` are final and carry a `failureReason`; they match the engine's status
- * events of the same names.
+ * events of the same names. Neither is on chain, so the same operation sent again is admitted
+ * afresh (`readmissibleStatuses`).
  */
 export type UserOperationStatus =
   | "pending"
@@ -97,20 +98,42 @@ export interface AdoptSubmittedParameters {
 }
 
 /**
+ * Which of the sender's pooled operations a new one replaces (same sender and nonce), if any: a
+ * policy's yes (`MempoolPolicy.admit`), applied by `MempoolStore.admit`.
+ */
+export interface Admission {
+  replaces: MempoolEntry | undefined;
+}
+
+/**
+ * Final statuses of operations that are not on chain: their hash may be admitted again, and
+ * starts over as a fresh `pending` entry. `dropped` left the pool unsent; `failed` was in a
+ * bundle transaction mined without it, so its nonce is still unused. An `included` hash (or one
+ * still in the pool) stays known.
+ */
+export const readmissibleStatuses: readonly UserOperationStatus[] = ["dropped", "failed"];
+
+/**
  * The mempool's durable state. Intent-level: each method is one step of an operation's life, and
- * each is atomic. An operation is durable once `add` resolves; the engine returns its hash only
+ * each is atomic. An operation is durable once `admit` resolves; the engine returns its hash only
  * then. Implementations: `createMemoryMempoolStore` (core/testing), SQLite and Postgres
  * (`@bundlekit/storage-kysely`). Every implementation passes `mempoolStoreContract` (core/testing).
  */
 export interface MempoolStore {
-  /** Store a newly accepted operation as `pending`. Throws `DuplicateUserOperationError` if the hash is known. */
-  add(entry: NewMempoolEntry): Promise<void>;
   /**
-   * Swap the `pending` operation `replacedHash` for `entry` (same sender and nonce, higher fees)
-   * in one step; the replaced one is `dropped` ("replaced by <hash>"). Resolves false, changing
-   * nothing, when `replacedHash` is no longer pending.
+   * Admit a validated operation in one atomic step: read the sender's operations in the pool on
+   * the entry's EntryPoint (as `listBySender` lists them), ask `decide` (the policy, synchronous)
+   * which one it replaces, and store the entry as `pending`, the replaced one `dropped`
+   * ("replaced by <hash>"). No other `admit` of the same sender and EntryPoint runs in between,
+   * in this process or another sharing the database, so replacement and per-sender limits hold
+   * under concurrency: of racing operations with one sender and nonce, one wins.
+   *
+   * Throws, changing nothing: `DuplicateUserOperationError`, before deciding, if the hash is known
+   * in a status other than `readmissibleStatuses` (a row in one of those is overwritten); what
+   * `decide` throws; `MempoolRejectionError` if the operation to replace is no longer `pending`
+   * (claimed for a bundle meanwhile). Resolves with the decision as applied.
    */
-  replace(replacedHash: Hash, entry: NewMempoolEntry): Promise<boolean>;
+  admit(entry: NewMempoolEntry, decide: (senderOperations: readonly MempoolEntry[]) => Admission): Promise<Admission>;
   /** The operation with this hash, in any status. */
   get(userOpHash: Hash): Promise<MempoolEntry | undefined>;
   /**

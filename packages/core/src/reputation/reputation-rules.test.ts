@@ -9,6 +9,7 @@ import {
   fixtureEntry,
   fixtureFactory,
   fixturePaymaster,
+  replacingNothing,
 } from "../testing/index.ts";
 import {
   accountableEntity,
@@ -37,7 +38,7 @@ function setup(whitelistedEntities: WhitelistedEntities = none) {
   /** Put `count` sponsored operations of other senders (1, 2, …) in the pool. */
   const pool = async (count: number, first = 1) => {
     for (let i = first; i < first + count; i++)
-      await mempool.add(await fixtureEntry({ sponsored: true, sender: i }));
+      await mempool.admit(await fixtureEntry({ sponsored: true, sender: i }), replacingNothing);
   };
   const counters = async (address: Address) =>
     (await store.get(entryPoint, [address]))[0] ?? { address, opsSeen: 0, opsIncluded: 0 };
@@ -104,7 +105,7 @@ describe("admission by reputation (check: GREP-010, GREP-020)", () => {
   it("counts a throttled sender's own operations in the pool", async () => {
     const { store, mempool, reputation } = setup();
     await store.set(entryPoint, [{ address: sender, ...standing.throttled }]);
-    for (const nonce of [0n, 1n, 2n, 3n]) await mempool.add(await fixtureEntry({ nonce }));
+    for (const nonce of [0n, 1n, 2n, 3n]) await mempool.admit(await fixtureEntry({ nonce }), replacingNothing);
     await expect(reputation.check(entryPoint, await plain(4n))).rejects.toMatchObject({
       message: `account ${sender} is throttled`,
     });
@@ -167,7 +168,7 @@ describe("UREP-020: how many operations an unstaked factory or paymaster may hav
   it("does not count the operation being replaced (same sender and nonce)", async () => {
     const { mempool, reputation, pool } = setup();
     await pool(9);
-    await mempool.add(await fixtureEntry({ sponsored: true, nonce: 5n }));
+    await mempool.admit(await fixtureEntry({ sponsored: true, nonce: 5n }), replacingNothing);
     await expect(
       reputation.checkUnstakedAllowance(entryPoint, await sponsored(5n), {
         factory: true,
@@ -222,7 +223,7 @@ describe("UREP-020: how many operations an unstaked factory or paymaster may hav
     // Ten pooled operations name the sender as their paymaster.
     for (let i = 1; i <= 10; i++) {
       const entry = await fixtureEntry({ sponsored: true, sender: i });
-      await mempool.add({ ...entry, userOperation: { ...entry.userOperation, paymaster: sender } });
+      await mempool.admit({ ...entry, userOperation: { ...entry.userOperation, paymaster: sender } }, replacingNothing);
     }
     await expect(
       reputation.checkUnstakedAllowance(entryPoint, await plain(), {
@@ -312,6 +313,13 @@ describe("counting an operation's life", () => {
       staked: ["factory"],
       blamed: fixtureFactory,
       cleared: [sender, fixturePaymaster],
+    },
+    // AA10: the sender exists already, its own state: never the factory's doing, staked or not.
+    {
+      reason: "AA10 sender already constructed",
+      staked: ["factory"],
+      blamed: sender,
+      cleared: [fixtureFactory, fixturePaymaster],
     },
     {
       reason: "AA33 reverted",

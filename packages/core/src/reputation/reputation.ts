@@ -179,12 +179,14 @@ export function createReputation(
 /**
  * The entity that answers for `failure` of `op`: the one the EntryPoint's code names (AA1x the
  * factory, AA2x the account, AA3x the paymaster), except that a staked factory answers for the
- * account it deploys (EREP-020) and a staked account for its paymaster (EREP-030). `staked` names
- * the entities staked when the operation was validated.
+ * account it deploys (EREP-020) and a staked account for its paymaster (EREP-030). AA10 ("sender
+ * already constructed") is the sender's own state, not the factory's doing: the sender answers.
+ * `staked` names the entities staked when the operation was validated.
  */
 export function accountableEntity(op: UserOperation, failure: FailureReason, staked: readonly EntityRole[]): Entity | undefined {
   const entities = entitiesOf(op);
   const named = (role: EntityRole) => entities.find((e) => e.role === role);
+  if (failure.code === 10) return named("account");
   if (failure.entity === "account" && staked.includes("factory") && named("factory")) return named("factory");
   if (failure.entity === "paymaster" && staked.includes("account")) return named("account");
   return failure.entity && named(failure.entity);

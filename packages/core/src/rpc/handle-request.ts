@@ -2,6 +2,7 @@ import type { Bundler } from "../engine/create-bundler.ts";
 import { BundlerError, RpcErrorCode } from "../errors/errors.ts";
 import { type Logger, silentLogger } from "../ports/logger.ts";
 import { type RpcMethod, type RpcRequestContext, rpcMethods } from "./methods.ts";
+import type { RequestDrain } from "./request-drain.ts";
 
 export type JsonRpcId = string | number | null;
 
@@ -27,6 +28,8 @@ export interface RpcHandlerOptions {
    * no request. `code` is the error code, undefined on success.
    */
   observe?: (method: string, code: number | undefined, seconds: number) => void;
+  /** Runs every method call, so a shutdown can end them within a grace period (`createRequestDrain`). Default: none. */
+  drain?: RequestDrain;
 }
 
 /** Handles parsed JSON-RPC bodies; transports only frame bytes around it. */
@@ -85,7 +88,8 @@ export function createRpcHandler(bundler: Bundler, options: RpcHandlerOptions = 
       return reply(errorResponse(replyId, RpcErrorCode.invalidParams, "invalid params: params must be an array"));
     }
     try {
-      const result = await run(withoutTrailingNulls((params as unknown[] | null | undefined) ?? []), bundler, context);
+      const call = () => run(withoutTrailingNulls((params as unknown[] | null | undefined) ?? []), bundler, context);
+      const result = await (options.drain ? options.drain.run(call) : call());
       return reply({ jsonrpc: "2.0", id: replyId, result });
     } catch (error) {
       if (error instanceof BundlerError) return reply(errorResponse(replyId, error.code, error.message, error.data));

@@ -1,4 +1,4 @@
-import { createPublicClient, http, webSocket } from "viem";
+import { createPublicClient, http, type Transport, webSocket } from "viem";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Submitter } from "../ports/submitter.ts";
 import { createClassicSubmitter } from "./classic-submitter.ts";
@@ -27,21 +27,22 @@ export interface SubmitterConfig {
   rpcEndpointSubmit: string | undefined;
 }
 
+/** viem's transport for `rpcEndpointSubmit`, with viem's default timeout; over HTTP a send is not retried. */
+const defaultSubmitTransport = (url: string): Transport => (url.startsWith("ws") ? webSocket(url) : http(url, { retryCount: 0 }));
+
 /**
  * The submitter `relayingMode` names. Transactions go to `rpcEndpointSubmit` over its own viem
- * transport when it is set (e.g. a sequencer or a private relay), else to `client`'s node; reads
- * (e.g. the conditional mode's storage roots) always use `client`.
+ * transport when it is set (e.g. a sequencer or a private relay; `transport` makes it, e.g. with
+ * the service's node timeouts), else to `client`'s node; reads (e.g. the conditional mode's
+ * storage roots) always use `client`.
  */
 export function createConfiguredSubmitter(
   client: ChainClient,
   config: SubmitterConfig,
+  transport: (url: string) => Transport = defaultSubmitTransport,
 ): Submitter {
   const url = config.rpcEndpointSubmit;
-  const submitClient: ChainClient = url
-    ? (createPublicClient({
-        transport: url.startsWith("ws") ? webSocket(url) : http(url, { retryCount: 0 }),
-      }) as ChainClient)
-    : client;
+  const submitClient: ChainClient = url ? (createPublicClient({ transport: transport(url) }) as ChainClient) : client;
   return config.relayingMode === "conditional"
     ? createConditionalSubmitter(client, submitClient)
     : createClassicSubmitter(submitClient);

@@ -12,7 +12,7 @@ import {
 import { getUserOperationHash } from "viem/account-abstraction";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { canonicalEntryPoints, type EntryPointVersion } from "../entrypoint/version.ts";
-import type { NewMempoolEntry } from "../ports/mempool-store.ts";
+import type { Admission, NewMempoolEntry } from "../ports/mempool-store.ts";
 import type { UserOperation } from "../userop/types.ts";
 
 /**
@@ -62,13 +62,15 @@ export interface FixtureEntryOptions {
   receivedAt?: number;
   /** Bump to make a replacement of the same sender and nonce. Default 0. */
   feeBump?: bigint;
+  /** Another operation with the same sender, nonce and fees: a call that sends this many wei more. Default 0. */
+  variant?: number;
   /** v0.7+: deploy the sender with a factory and pay with a paymaster. Default false. */
   sponsored?: boolean;
   /** v0.8: an EIP-7702 account (`factory` 0x7702) with a signed authorization. Default false. */
   eip7702?: boolean;
 }
 
-/** A mempool entry as the engine would hand it to `add`. */
+/** A mempool entry as the engine would hand it to `MempoolStore.admit`. */
 export async function fixtureEntry(options: FixtureEntryOptions = {}): Promise<NewMempoolEntry> {
   const version = options.version ?? "0.7";
   const entryPoint = options.entryPoint ?? canonicalEntryPoints[version];
@@ -99,7 +101,7 @@ async function fixtureUserOperation(
     callData: encodeFunctionData({
       abi,
       functionName: "execute",
-      args: [recipient, parseEther("0.01"), "0x"],
+      args: [recipient, parseEther("0.01") + BigInt(options.variant ?? 0), "0x"],
     }),
     callGasLimit: 85_000n,
     verificationGasLimit: 1_250_000n,
@@ -150,3 +152,6 @@ async function authorize(account: PrivateKeyAccount): Promise<SignedAuthorizatio
   // The wire form (ERC-7769 `eip7702Auth`) carries yParity, not `v`, so only these survive storage.
   return { address, chainId, nonce, r, s, yParity: yParity ?? 0 };
 }
+
+/** A decision for `MempoolStore.admit` that replaces nothing: stores the entry as it is. */
+export const replacingNothing = (): Admission => ({ replaces: undefined });

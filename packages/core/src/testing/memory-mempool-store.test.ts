@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fixtureEntry } from "./fixtures.ts";
+import { fixtureEntry, replacingNothing } from "./fixtures.ts";
 import { createMemoryMempoolStore } from "./memory-mempool-store.ts";
 import { mempoolStoreContract } from "./mempool-store-contract.ts";
 
@@ -11,7 +11,7 @@ describe("the memory store's keepFinal", () => {
     const entries = await Promise.all(
       [0, 1, 2, 3, 4].map((sender) => fixtureEntry({ sender, receivedAt: 1_000 + sender })),
     );
-    for (const entry of entries) await store.add(entry);
+    for (const entry of entries) await store.admit(entry, replacingNothing);
     const [a, b, c, d, e] = entries.map((entry) => entry.userOpHash);
     await store.drop([a!], "first", 2_000);
     await store.markFailed([b!], "second", 2_001);

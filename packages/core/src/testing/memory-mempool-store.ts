@@ -1,10 +1,11 @@
 import { type Address, getAddress, type Hash } from "viem";
-import { DuplicateUserOperationError } from "../errors/errors.ts";
+import { DuplicateUserOperationError, MempoolRejectionError } from "../errors/errors.ts";
 import { entitiesOf } from "../reputation/entities.ts";
 import {
   type MempoolEntry,
   type MempoolStore,
   type NewMempoolEntry,
+  readmissibleStatuses,
   type UserOperationStatus,
   userOperationStatuses,
 } from "../ports/mempool-store.ts";
@@ -40,7 +41,8 @@ export interface MemoryMempoolStoreOptions {
  * - hashes and addresses match regardless of letter case; addresses are kept checksummed;
  * - ties in age (`receivedAt`) break by hash, so "oldest first" is deterministic;
  * - an expired claim stays `bundling` until it is claimed again: only `claimForBundle` has a `now`;
- * - `replace` keeps the replaced operation as `dropped` ("replaced by <hash>");
+ * - `admit` keeps the replaced operation as `dropped` ("replaced by <hash>"), and overwrites a
+ *   `dropped` or `failed` operation sent again;
  * - `failed` and `dropped` are final; `markIncluded` applies in any status (the chain has the
  *   last word).
  */
@@ -91,7 +93,14 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
   /** The operations in any of `statuses`. */
   const inStatuses = (...statuses: UserOperationStatus[]) => statuses.flatMap((status) => [...byStatus[status].values()]);
 
-  function insert(entry: NewMempoolEntry): void {
+  /** The sender's operations in the pool, by nonce (ties oldest first). */
+  function senderOperations(entryPoint: Address, sender: Address): MempoolEntry[] {
+    const hashes = bySender.get(senderKey(entryPoint, sender)) ?? [];
+    return [...hashes].map((hash) => entries.get(hash)!).sort(bySenderOrder).map(toEntry);
+  }
+
+  /** Store `entry` as a fresh `pending` operation, over a final one of the same hash (`was`). */
+  function insert(entry: NewMempoolEntry, was: UserOperationStatus | undefined): void {
     const stored: Stored = {
       ...structuredClone(entry),
       userOpHash: hashKey(entry.userOpHash),
@@ -101,7 +110,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
       updatedAt: entry.receivedAt,
     };
     entries.set(stored.userOpHash, stored);
-    reindex(stored, undefined);
+    reindex(stored, was);
   }
 
   /** Apply `change` to each known operation among `hashes` whose status is in `from`. */
@@ -125,30 +134,22 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
   }
 
   return {
-    async add(entry) {
-      if (entries.has(hashKey(entry.userOpHash))) {
-        throw new DuplicateUserOperationError(entry.userOpHash);
+    async admit(entry, decide) {
+      const known = entries.get(hashKey(entry.userOpHash));
+      if (known && !readmissibleStatuses.includes(known.status)) throw new DuplicateUserOperationError(entry.userOpHash);
+      const admission = decide(senderOperations(entry.entryPoint, entry.userOperation.sender));
+      const replaced = admission.replaces && entries.get(hashKey(admission.replaces.userOpHash));
+      if (admission.replaces && replaced?.status !== "pending") {
+        throw new MempoolRejectionError("the operation it would replace is already being bundled", {
+          replacing: admission.replaces.userOpHash,
+        });
       }
-      insert(entry);
-    },
-
-    async replace(replacedHash, entry) {
-      const replaced = entries.get(hashKey(replacedHash));
-      if (replaced?.status !== "pending") return false;
-      if (
-        hashKey(entry.userOpHash) !== replaced.userOpHash &&
-        entries.has(hashKey(entry.userOpHash))
-      ) {
-        throw new DuplicateUserOperationError(entry.userOpHash);
+      if (replaced) {
+        Object.assign(replaced, { status: "dropped", failureReason: replacedReason(entry.userOpHash), updatedAt: entry.receivedAt });
+        reindex(replaced, "pending");
       }
-      Object.assign(replaced, {
-        status: "dropped",
-        failureReason: replacedReason(entry.userOpHash),
-        updatedAt: entry.receivedAt,
-      });
-      reindex(replaced, "pending");
-      insert(entry);
-      return true;
+      insert(entry, known?.status);
+      return admission;
     },
 
     async get(userOpHash) {
@@ -157,11 +158,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     },
 
     async listBySender(entryPoint, sender) {
-      const hashes = bySender.get(senderKey(entryPoint, sender)) ?? [];
-      return [...hashes]
-        .map((hash) => entries.get(hash)!)
-        .sort((a, b) => (a.userOperation.nonce === b.userOperation.nonce ? byAge(a, b) : a.userOperation.nonce < b.userOperation.nonce ? -1 : 1))
-        .map(toEntry);
+      return senderOperations(entryPoint, sender);
     },
 
     async listByEntity(entryPoint, address) {
@@ -318,7 +315,7 @@ const returnable: readonly UserOperationStatus[] = ["bundling", "submitted", "in
 /** Statuses of operations not yet sent: what `drop` and `clear` take. */
 const notSent: UserOperationStatus[] = ["pending", "bundling"];
 
-/** The `failureReason` of an operation that `replace` swapped out. */
+/** The `failureReason` of an operation that `admit` swapped out. */
 function replacedReason(replacementHash: Hash): string {
   return `replaced by ${replacementHash.toLowerCase()}`;
 }

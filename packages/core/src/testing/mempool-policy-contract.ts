@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { BundlerError } from "../errors/errors.ts";
 import type { BundleLimits, MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
 import { fixtureEntry } from "./fixtures.ts";
@@ -30,7 +31,7 @@ export function policyLimits(overrides: Partial<BundleLimits> = {}): BundleLimit
 /**
  * What every `MempoolPolicy` owes the engine, as a vitest suite: bundles within their limits,
  * made only of the candidates offered, each once, and never empty while something fits; and
- * ERC-7562 admission of a sender's first operation. Each policy runs it (`makePolicy` gives a
+ * ERC-7562 admission of a sender's first operation, and of one with a pooled operation's nonce. Each policy runs it (`makePolicy` gives a
  * fresh one per test); what makes a policy different is tested beside it.
  */
 export function mempoolPolicyContract(name: string, makePolicy: () => MempoolPolicy): void {
@@ -92,6 +93,18 @@ export function mempoolPolicyContract(name: string, makePolicy: () => MempoolPol
     it("admits a sender's first operation, replacing nothing", async () => {
       const entry = await fixtureEntry({ sender: 1 });
       expect(makePolicy().admit({ entry, senderOperations: [], senderStaked: false })).toEqual({ replaces: undefined });
+    });
+
+    it("replaces a pooled operation with the same sender and nonce, or refuses: never keeps both", async () => {
+      const pooled = { ...(await fixtureEntry({ sender: 1 })), status: "pending" as const, updatedAt: 0 };
+      for (const feeBump of [0n, 10n ** 12n]) {
+        const entry = await fixtureEntry({ sender: 1, feeBump, variant: 1 });
+        try {
+          expect(makePolicy().admit({ entry, senderOperations: [pooled], senderStaked: false })).toEqual({ replaces: pooled });
+        } catch (error) {
+          expect(error).toBeInstanceOf(BundlerError);
+        }
+      }
     });
   });
 }

@@ -1,14 +1,15 @@
 import type { Address, Hash } from "viem";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { canonicalEntryPoints } from "../entrypoint/version.ts";
-import { DuplicateUserOperationError } from "../errors/errors.ts";
+import { DuplicateUserOperationError, MempoolRejectionError } from "../errors/errors.ts";
+import { erc7562Admission } from "../mempool/erc7562-admission.ts";
 import type {
   ClaimForBundleParameters,
   MempoolEntry,
   MempoolStore,
   NewMempoolEntry,
 } from "../ports/mempool-store.ts";
-import { type FixtureEntryOptions, fixtureAccount, fixtureEntry, fixtureFactory, fixturePaymaster } from "./fixtures.ts";
+import { type FixtureEntryOptions, fixtureAccount, fixtureEntry, fixtureFactory, fixturePaymaster, replacingNothing } from "./fixtures.ts";
 
 /** A store for one contract test, with what the contract needs to know about its backend. */
 export interface MempoolStoreUnderTest {
@@ -71,7 +72,7 @@ export function mempoolStoreContract(
 
     async function added(...options: FixtureEntryOptions[]): Promise<NewMempoolEntry[]> {
       const entries = await Promise.all(options.map((o) => fixtureEntry(o)));
-      for (const entry of entries) await store.add(entry);
+      for (const entry of entries) await store.admit(entry, replacingNothing);
       return entries;
     }
 
@@ -89,7 +90,7 @@ export function mempoolStoreContract(
     const hashes = (entries: readonly { userOpHash: Hash }[]) => entries.map((e) => e.userOpHash);
     const statusOf = async (hash: Hash) => (await store.get(hash))?.status;
 
-    describe("add and get", () => {
+    describe("admit and get", () => {
       async function expectRoundTrip(options: FixtureEntryOptions) {
         const [entry] = await added(options);
         const stored = await store.get(entry!.userOpHash);
@@ -117,7 +118,7 @@ export function mempoolStoreContract(
             storageContracts: ["0x0000000000325602a77416a16136fdafd04b299f" as const],
           },
         };
-        await store.add(entry);
+        await store.admit(entry, replacingNothing);
         expect((await store.get(entry.userOpHash))?.validation).toStrictEqual(entry.validation);
         const [plain] = await added({ version: "0.7", sender: 3 });
         expect(await store.get(plain!.userOpHash)).not.toHaveProperty("validation");
@@ -125,7 +126,7 @@ export function mempoolStoreContract(
 
       it("keeps the size of the paymaster's validation context (LIM-050), absent when none was returned", async () => {
         const entry = { ...(await fixtureEntry({ version: "0.7", sponsored: true })), paymasterContextSize: 2048 };
-        await store.add(entry);
+        await store.admit(entry, replacingNothing);
         expect((await store.get(entry.userOpHash))?.paymasterContextSize).toBe(2048);
         const [plain] = await added({ version: "0.7", sender: 4 });
         expect(await store.get(plain!.userOpHash)).not.toHaveProperty("paymasterContextSize");
@@ -134,18 +135,6 @@ export function mempoolStoreContract(
       it("returns undefined for an unknown hash", async () => {
         const entry = await fixtureEntry();
         expect(await store.get(entry.userOpHash)).toBeUndefined();
-      });
-
-      it("refuses a known hash with DuplicateUserOperationError and changes nothing", async () => {
-        const [entry] = await added({ sender: 1 });
-        await expect(store.add({ ...entry!, receivedAt: t0 + 5 })).rejects.toBeInstanceOf(
-          DuplicateUserOperationError,
-        );
-        expect(await store.get(entry!.userOpHash)).toMatchObject({
-          receivedAt: entry!.receivedAt,
-          status: "pending",
-        });
-        expect(await store.countByStatus()).toMatchObject({ pending: 1 });
       });
 
       it("matches hashes and addresses regardless of letter case", async () => {
@@ -224,7 +213,32 @@ export function mempoolStoreContract(
       });
     });
 
-    describe("replace", () => {
+    describe("admit", () => {
+      /** The shipped policies' admission rules (replacement bump, SAME_SENDER_MEMPOOL_COUNT 4) as `admit`'s decision. */
+      const byPolicy = (entry: NewMempoolEntry, on: MempoolStore = store) =>
+        on.admit(entry, (senderOperations) => erc7562Admission()({ entry, senderOperations, senderStaked: false }));
+      /** How many of `attempts` were admitted, and the errors of the others. */
+      async function race(attempts: Promise<unknown>[]) {
+        const settled = await Promise.allSettled(attempts);
+        return {
+          admitted: settled.filter((s) => s.status === "fulfilled").length,
+          refusals: settled.flatMap((s) => (s.status === "rejected" ? [s.reason] : [])),
+        };
+      }
+
+      it("hands decide the sender's operations in the pool on the entry's EntryPoint, by nonce, and stores the entry pending", async () => {
+        const [n2, n1] = await added({ sender: 1, nonce: 2n }, { sender: 1, nonce: 1n }, { sender: 2 }, { sender: 1, version: "0.8" });
+        const entry = await fixtureEntry({ sender: 1, nonce: 3n, receivedAt: t0 + 10 });
+        const seen: Hash[][] = [];
+        const admission = await store.admit(entry, (senderOperations) => {
+          seen.push(hashes(senderOperations));
+          return { replaces: undefined };
+        });
+        expect(admission).toEqual({ replaces: undefined });
+        expect(seen).toEqual([hashes([n1!, n2!])]);
+        expect(await store.get(entry.userOpHash)).toStrictEqual({ ...entry, status: "pending", updatedAt: entry.receivedAt });
+      });
+
       it("swaps a pending operation for its replacement in one step", async () => {
         const [old] = await added({ sender: 1, nonce: 3n });
         const replacement = await fixtureEntry({
@@ -233,7 +247,8 @@ export function mempoolStoreContract(
           feeBump: 10n ** 9n,
           receivedAt: t0 + 10,
         });
-        expect(await store.replace(old!.userOpHash, replacement)).toBe(true);
+        const { replaces } = await store.admit(replacement, ([pooled]) => ({ replaces: pooled }));
+        expect(replaces?.userOpHash).toBe(old!.userOpHash);
         expect(await store.get(replacement.userOpHash)).toStrictEqual({
           ...replacement,
           status: "pending",
@@ -248,36 +263,117 @@ export function mempoolStoreContract(
         expect(await store.countByStatus()).toMatchObject({ pending: 1, dropped: 1, failed: 0 });
       });
 
-      it("returns false and changes nothing once the old operation is claimed", async () => {
+      it("changes nothing when decide refuses, and throws what it threw", async () => {
         const [old] = await added({ sender: 1 });
+        const refusal = new MempoolRejectionError("no");
+        const entry = await fixtureEntry({ sender: 1, nonce: 1n });
+        await expect(store.admit(entry, () => {
+          throw refusal;
+        })).rejects.toBe(refusal);
+        expect(await store.get(entry.userOpHash)).toBeUndefined();
+        expect(await statusOf(old!.userOpHash)).toBe("pending");
+      });
+
+      it("refuses to replace an operation claimed for a bundle meanwhile (-32602), changing nothing", async () => {
+        const [old] = await added({ sender: 1 });
+        const [before] = await store.listBySender(ep07, fixtureAccount(1).address);
         await claim();
-        const replacement = await fixtureEntry({
-          sender: 1,
-          feeBump: 10n ** 9n,
-          receivedAt: t0 + 10,
+        const replacement = await fixtureEntry({ sender: 1, feeBump: 10n ** 9n, receivedAt: t0 + 10 });
+        await expect(store.admit(replacement, () => ({ replaces: before }))).rejects.toMatchObject({
+          name: "MempoolRejectionError",
+          code: -32602,
+          message: "the operation it would replace is already being bundled",
+          data: { replacing: old!.userOpHash },
         });
-        expect(await store.replace(old!.userOpHash, replacement)).toBe(false);
         expect(await store.get(replacement.userOpHash)).toBeUndefined();
         expect(await statusOf(old!.userOpHash)).toBe("bundling");
       });
 
-      it("returns false for an unknown or failed operation", async () => {
-        const [old] = await added({ sender: 1 });
-        await store.markFailed([old!.userOpHash], "AA25 invalid account nonce", t0 + 5);
-        const replacement = await fixtureEntry({ sender: 1, feeBump: 10n ** 9n });
-        expect(await store.replace(old!.userOpHash, replacement)).toBe(false);
-        const unknown = await fixtureEntry({ sender: 2 });
-        expect(await store.replace(unknown.userOpHash, replacement)).toBe(false);
-        expect(await store.get(replacement.userOpHash)).toBeUndefined();
-      });
-
       it("refuses a replacement whose hash is known, changing nothing", async () => {
         const [old, other] = await added({ sender: 1 }, { sender: 2 });
-        await expect(store.replace(old!.userOpHash, other!)).rejects.toBeInstanceOf(
+        await expect(store.admit(other!, () => ({ replaces: { ...old!, status: "pending", updatedAt: t0 } }))).rejects.toBeInstanceOf(
           DuplicateUserOperationError,
         );
         expect(await statusOf(old!.userOpHash)).toBe("pending");
         expect(await store.countByStatus()).toMatchObject({ pending: 2, dropped: 0 });
+      });
+
+      it("refuses a hash known in the pool or included with DuplicateUserOperationError, before deciding", async () => {
+        const [bundling, submitted, included, pending] = await added(
+          { sender: 1 },
+          { sender: 2 },
+          { sender: 3 },
+          { sender: 4, receivedAt: t0 + 5_000 },
+        );
+        await claim({ limit: 3 });
+        await store.markSubmitted(hashes([submitted!, included!]), txHash, t0 + 2_000);
+        await store.markIncluded(included!.userOpHash, { transactionHash: txHash, blockHash, blockNumber: 1n }, t0 + 3_000);
+        const before = await Promise.all(hashes([bundling!, submitted!, included!, pending!]).map((hash) => store.get(hash)));
+        for (const entry of [bundling!, submitted!, included!, pending!]) {
+          await expect(store.admit({ ...entry, receivedAt: t0 + 9_000 }, () => {
+            throw new Error("decided on a known hash");
+          })).rejects.toBeInstanceOf(DuplicateUserOperationError);
+        }
+        expect(await Promise.all(hashes([bundling!, submitted!, included!, pending!]).map((hash) => store.get(hash)))).toStrictEqual(before);
+      });
+
+      it("takes a dropped or failed operation (never on chain) again, as a fresh pending entry", async () => {
+        const [dropped, failed] = await added({ sender: 1, sponsored: true }, { sender: 2 });
+        await store.drop([dropped!.userOpHash], "cleared", t0 + 1_000);
+        await claim({ now: t0 + 1_000 });
+        await store.markSubmitted([failed!.userOpHash], txHash, t0 + 2_000);
+        await store.markFailed([failed!.userOpHash], "bundle transaction reverted", t0 + 3_000);
+        const again = [
+          { ...dropped!, receivedAt: t0 + 5_000, paymasterContextSize: 7 },
+          { ...failed!, receivedAt: t0 + 5_001, validation: { codeHashes: {}, storageContracts: [] } },
+        ];
+        for (const entry of again) expect(await store.admit(entry, replacingNothing)).toEqual({ replaces: undefined });
+        for (const entry of again) {
+          expect(await store.get(entry.userOpHash)).toStrictEqual({ ...entry, status: "pending", updatedAt: entry.receivedAt });
+        }
+        expect(await store.countByStatus()).toMatchObject({ pending: 2, dropped: 0, failed: 0 });
+        expect(hashes(await store.listByEntity(ep07, fixturePaymaster))).toEqual([dropped!.userOpHash]);
+        expect(hashes(await claim({ claimant: "engine-b", now: t0 + 6_000 }))).toEqual(hashes(again));
+        await expect(store.admit(again[0]!, replacingNothing)).rejects.toBeInstanceOf(DuplicateUserOperationError);
+      });
+
+      it("admits one of many concurrent operations with one sender and nonce and equal fees", async () => {
+        const entries = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((variant) => fixtureEntry({ sender: 1, variant })));
+        const { admitted, refusals } = await race(entries.map((entry) => byPolicy(entry)));
+        expect(admitted).toBe(1);
+        for (const refusal of refusals) {
+          expect(refusal).toMatchObject({ code: -32602, message: expect.stringMatching(/^replacement underpriced/) });
+        }
+        expect(await store.listBySender(ep07, fixtureAccount(1).address)).toHaveLength(1);
+        expect(await store.countByStatus()).toMatchObject({ pending: 1, dropped: 0 });
+      });
+
+      it("holds the per-sender limit against concurrent operations of one sender", async () => {
+        const entries = await Promise.all([0n, 1n, 2n, 3n, 4n, 5n, 6n, 7n, 8n, 9n].map((nonce) => fixtureEntry({ sender: 1, nonce })));
+        const { admitted, refusals } = await race(entries.map((entry) => byPolicy(entry)));
+        expect(admitted).toBe(4);
+        for (const refusal of refusals) expect(refusal).toMatchObject({ name: "SenderLimitError", code: -32504 });
+        expect(await store.listBySender(ep07, fixtureAccount(1).address)).toHaveLength(4);
+      });
+
+      it("leaves one live operation per nonce when concurrent replacements raise the fees", async () => {
+        // Each step of 10 gwei raises both fees by more than 10%.
+        const entries = await Promise.all([0n, 1n, 2n, 3n, 4n, 5n].map((step) => fixtureEntry({ sender: 1, feeBump: step * 10n ** 10n })));
+        const { admitted } = await race(entries.map((entry) => byPolicy(entry)));
+        const live = await store.listBySender(ep07, fixtureAccount(1).address);
+        expect(live).toHaveLength(1);
+        expect(await store.countByStatus()).toMatchObject({ pending: 1, dropped: admitted - 1 });
+      });
+
+      it("admits one of many operations with one sender and nonce racing through two stores on one database", async ({ skip }) => {
+        if (!underTest.openAnother) return skip("the store does not share a database");
+        const other = opened(await underTest.openAnother());
+        const sameNonce = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((variant) => fixtureEntry({ sender: 1, variant })));
+        const overLimit = await Promise.all([0n, 1n, 2n, 3n, 4n, 5n, 6n, 7n].map((nonce) => fixtureEntry({ sender: 2, nonce })));
+        const { admitted } = await race([...sameNonce, ...overLimit].map((entry, i) => byPolicy(entry, i % 2 ? other : store)));
+        expect(admitted).toBe(1 + 4);
+        expect(await store.listBySender(ep07, fixtureAccount(1).address)).toHaveLength(1);
+        expect(await store.listBySender(ep07, fixtureAccount(2).address)).toHaveLength(4);
       });
     });
 

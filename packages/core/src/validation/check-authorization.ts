@@ -6,15 +6,32 @@ import { isUserOperationV06, type UserOperation } from "../userop/types.ts";
 
 const field = "eip7702Auth";
 
+/** Half the order of secp256k1: EIP-7702 takes an authorization only with `s` at most this (EIP-2). */
+const secp256k1HalfOrder = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n / 2n;
+
+/**
+ * An EIP-7702 authorization with a high `s` is refused (-32602): the chain skips it, yet its
+ * signature recovers the same signer, and the operation keeps its hash, so anyone could turn a
+ * victim's authorization into a twin that is accepted, then dropped, and blocks the original.
+ * Needs no chain: estimation checks it too.
+ */
+export function refuseMalleableAuthorization(op: UserOperation): void {
+  if (isUserOperationV06(op) || !op.authorization) return;
+  if (BigInt(op.authorization.s) > secp256k1HalfOrder) {
+    throw new InvalidParamsError(`${field}.s`, "is above secp256k1n/2, which EIP-7702 forbids: sign it again, or use n - s with yParity flipped");
+  }
+}
+
 /**
  * An operation's EIP-7702 authorization must delegate its sender, here and now: signed by the
  * sender, for this chain (or any, chain id 0), at the sender's current nonce. Otherwise the
  * bundle transaction would carry an authorization the chain skips, and the operation would fail
- * there (AA20): it is refused at once (-32602). A stub authorization, as clients send while
- * estimating, is refused here and accepted by estimation.
+ * there (AA20): it is refused at once (-32602), as is a high `s` (`refuseMalleableAuthorization`).
+ * A stub authorization, as clients send while estimating, is refused here and accepted by estimation.
  */
 export async function checkAuthorization(client: ChainClient, chainId: number, op: UserOperation): Promise<void> {
   if (isUserOperationV06(op) || !op.authorization) return;
+  refuseMalleableAuthorization(op);
   const authorization = op.authorization;
   if (authorization.chainId !== 0 && authorization.chainId !== chainId) {
     throw new InvalidParamsError(field, `is for chain ${authorization.chainId}, not ${chainId}`);

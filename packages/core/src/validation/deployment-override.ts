@@ -26,6 +26,12 @@ export function senderCreatorOf(entryPoint: EntryPoint): Address {
 
 const senderCreators = new Map<Address, Address>();
 
+/** True when `op` carries factory data that deploys its sender (not v0.8's EIP-7702 marker). */
+export function deploysSender(op: UserOperation): boolean {
+  const factory = factoryOf(op);
+  return factory !== undefined && factory.toLowerCase() !== eip7702FactoryMarker;
+}
+
 /**
  * The state `deploying`'s factory leaves its sender in (code and storage), as a state override:
  * what an operation queued behind a new account's first one is simulated on while that first one
@@ -35,7 +41,7 @@ const senderCreators = new Map<Address, Address>();
  */
 export async function deploymentOverride(client: ChainClient, entryPoint: EntryPoint, deploying: UserOperation): Promise<StateOverride | undefined> {
   const factory = factoryOf(deploying);
-  if (!factory || factory.toLowerCase() === eip7702FactoryMarker) return undefined;
+  if (!factory || !deploysSender(deploying)) return undefined;
   const factoryData = isUserOperationV06(deploying) ? (`0x${deploying.initCode.slice(42)}` as Hex) : (deploying.factoryData ?? "0x");
   let diff: { post?: Record<string, TracedAccount> };
   try {

@@ -1,9 +1,9 @@
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { EntryPointRejectionError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
-import type { MempoolStore } from "../ports/mempool-store.ts";
+import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import { factoryOf, splitNonce, type UserOperation } from "../userop/types.ts";
-import { deploymentOverride } from "./deployment-override.ts";
+import { deploymentOverride, deploysSender } from "./deployment-override.ts";
 import { nonceOverride } from "./nonce-override.ts";
 import { mergeStateOverrides, type StateOverride } from "./state-override.ts";
 
@@ -32,4 +32,18 @@ export async function withQueuedNonce<T>(
     if (!deployed) throw error;
     return run(mergeStateOverrides(deployed, queued));
   }
+}
+
+/**
+ * Factory data that another of the sender's operations in the pool (`pooled`, any nonce but its
+ * own) makes redundant, by deploying the sender, is refused with the EntryPoint's own answer:
+ * AA10 "sender already constructed" (-32500), as whichever lands second would fail in its bundle.
+ * Decided on what the pool holds, before simulation, which would run the factory again on the
+ * account not yet deployed and pass: so on any nonce key, and on a node that cannot trace.
+ * Admission and estimation both ask it.
+ */
+export function refuseRedundantFactory(pooled: readonly MempoolEntry[], op: UserOperation): void {
+  if (!deploysSender(op)) return;
+  const deploying = pooled.find((e) => e.userOperation.nonce !== op.nonce && deploysSender(e.userOperation));
+  if (deploying) throw new EntryPointRejectionError("AA10 sender already constructed", { deployedBy: deploying.userOpHash });
 }

@@ -8,6 +8,7 @@ import {
   fixtureEntry,
   fixtureFactory,
   fixturePaymaster,
+  replacingNothing,
 } from "../../testing/index.ts";
 import type { UserOperationV07 } from "../../userop/types.ts";
 import type { ValidationResult } from "../simulate.ts";
@@ -77,7 +78,7 @@ describe("STO-040: one address, one role across the pool (refuseMultipleRoles)",
     async (role) => {
       const store = createMemoryMempoolStore();
       const sender = fixtureAccount(0).address;
-      await store.add(await pooled(1, { [role]: sender }));
+      await store.admit(await pooled(1, { [role]: sender }), replacingNothing);
       await expect(
         refuseMultipleRoles(store, entryPoint, (await fixtureEntry()).userOperation),
       ).rejects.toMatchObject({
@@ -102,7 +103,7 @@ describe("STO-040: one address, one role across the pool (refuseMultipleRoles)",
     async (role, address) => {
       const store = createMemoryMempoolStore();
       const entry = await fixtureEntry({ sender: 1 });
-      await store.add({ ...entry, userOperation: { ...entry.userOperation, sender: address } });
+      await store.admit({ ...entry, userOperation: { ...entry.userOperation, sender: address } }, replacingNothing);
       await expect(
         refuseMultipleRoles(
           store,
@@ -125,12 +126,12 @@ describe("STO-040: one address, one role across the pool (refuseMultipleRoles)",
   it("accepts entities in the same roles as in the pool, and a sender that sponsors its own pooled operation", async () => {
     const store = createMemoryMempoolStore();
     const sender = fixtureAccount(0).address;
-    await store.add(await pooled(1, {}));
+    await store.admit(await pooled(1, {}), replacingNothing);
     const selfSponsored = await pooled(0, { paymaster: sender });
-    await store.add({
+    await store.admit({
       ...selfSponsored,
       userOperation: { ...selfSponsored.userOperation, nonce: 1n },
-    });
+    }, replacingNothing);
     await expect(
       refuseMultipleRoles(
         store,

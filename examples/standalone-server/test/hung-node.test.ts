@@ -1,0 +1,166 @@
+import { keccak256, toHex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { metricValue } from "../../../packages/transport-jsonrpc/test/metric-value.ts";
+import { openRpcSocket } from "../../../packages/transport-jsonrpc/test/rpc-socket.ts";
+import { type NodeProxy, startNodeProxy } from "./node-proxy.ts";
+import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
+
+/**
+ * The service in front of a node that stops answering (a proxy holding every request): the
+ * scrape is served from cached values, simulations beyond the cap are refused at once, and
+ * cheap methods never wait. The node timeout is long here, so that only those mechanisms (not
+ * a timeout) can answer while the node hangs.
+ */
+describe("stand-alone service with a hung node", () => {
+  let fx: ServiceFixture;
+
+  beforeAll(async () => {
+    fx = await serviceFixture(
+      {
+        nodeTimeoutMs: 120_000,
+        metricsPort: 0,
+        bundler: { maxConcurrentSimulations: 2, maxQueuedSimulations: 1 },
+      },
+      { behindProxy: true },
+    );
+  });
+  afterAll(() => fx?.close());
+
+  const scrape = async (url: string) => {
+    const response = await fetch(url);
+    return { status: response.status, text: await response.text() };
+  };
+  const relayerBalances = (text: string) =>
+    fx.service.bundler.relayers.map((relayer) =>
+      metricValue(text, `bundlekit_relayer_balance_wei{relayer="${relayer}"}`),
+    );
+
+  it("serves /metrics on its own port, and answers 404 for it on the public port", async () => {
+    const metricsUrl = fx.service.metricsUrl!;
+    expect(new URL(metricsUrl).port).not.toBe(new URL(fx.service.url).port);
+    const own = await scrape(metricsUrl);
+    expect(own.status).toBe(200);
+    expect(own.text).toContain("# TYPE bundlekit_rpc_requests_total counter");
+    const onPublic = await fetch(new URL("/metrics", fx.service.url));
+    expect(onPublic.status).toBe(404);
+    expect(await onPublic.text()).not.toContain("bundlekit_");
+  });
+
+  it("answers a scrape while the node hangs, with the relayer balances last read", async () => {
+    const balances = await Promise.all(
+      fx.service.bundler.relayers.map((address) => fx.client.getBalance({ address })),
+    );
+    expect(balances.length).toBeGreaterThan(0);
+    await expect
+      .poll(async () => relayerBalances((await scrape(fx.service.metricsUrl!)).text))
+      .toEqual(balances.map(Number));
+
+    fx.proxy!.hold();
+    try {
+      await fx.proxy!.held(); // the engine's own polling is now stuck on the node
+      const { status, text } = await scrape(fx.service.metricsUrl!);
+      expect(status).toBe(200);
+      expect(relayerBalances(text)).toEqual(balances.map(Number));
+      expect(
+        metricValue(text, "bundlekit_relayer_balances_refreshed_timestamp_seconds"),
+      ).toBeGreaterThan(0);
+    } finally {
+      fx.proxy!.release();
+    }
+  }, 30_000);
+
+  it("refuses a simulation beyond the cap and the queue with -32005 at once, still answers eth_chainId, and simulates again after the node answers", async () => {
+    const account = await fx.makeAccount("0.7");
+    const op = await fx.signedOperation(account);
+    const estimate = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "eth_estimateUserOperationGas",
+      params: [op, fx.entryPoint("0.7")],
+    });
+    const socket = await openRpcSocket(fx.service.webSocketUrl);
+    fx.proxy!.hold();
+    try {
+      // One connection, so the engine sees them in this order: two run, one waits, the fourth is refused.
+      const waiting = [1, 2, 3].map((id) => socket.request(estimate(id)));
+      const refused = await socket.request(estimate(4));
+      expect(refused.error).toEqual({
+        code: -32005,
+        message:
+          "the bundler is busy: 2 simulations are running and 1 waiting, the most it takes; retry in a moment",
+        data: { running: 2, queued: 1, retry: true },
+      });
+      expect(await socket.request({ jsonrpc: "2.0", id: 5, method: "eth_chainId" })).toEqual({
+        jsonrpc: "2.0",
+        id: 5,
+        result: toHex(fx.devnet.chainId),
+      });
+
+      fx.proxy!.release();
+      const answers = await Promise.all(waiting);
+      for (const answer of answers) {
+        expect(answer.error).toBeUndefined();
+        expect(answer.result).toEqual(answers[0]!.result);
+      }
+      expect(answers[0]!.result).toMatchObject({
+        callGasLimit: expect.stringMatching(/^0x[0-9a-f]+$/),
+      });
+      expect((await socket.request(estimate(6))).result).toEqual(answers[0]!.result);
+    } finally {
+      fx.proxy!.release();
+      await socket.close();
+    }
+  });
+});
+
+describe("stand-alone service's node timeouts", () => {
+  let fx: ServiceFixture;
+  let submitEndpoint: NodeProxy;
+
+  beforeAll(async () => {
+    // A submission endpoint that accepts every request and never answers.
+    submitEndpoint = await startNodeProxy("http://127.0.0.1:9");
+    submitEndpoint.hold();
+    fx = await serviceFixture(
+      { nodeTimeoutMs: 200, nodeRetryCount: 1, bundler: { rpcEndpointSubmit: submitEndpoint.url } },
+      { behindProxy: true },
+    );
+  });
+  afterAll(async () => {
+    await fx?.close();
+    await submitEndpoint?.close();
+  });
+
+  it("gives up on a node request after the configured timeout and one retry, answering -32603", async () => {
+    const lookup = (request: { method: string }) => request.method === "eth_getLogs";
+    fx.proxy!.hold(lookup);
+    try {
+      const answer = await fx.call("eth_getUserOperationReceipt", [keccak256(toHex("unknown"))]);
+      expect(answer).toEqual({
+        jsonrpc: "2.0",
+        id: 1,
+        error: { code: -32603, message: "internal error" },
+      });
+      expect(fx.proxy!.heldCount(lookup)).toBe(2);
+    } finally {
+      fx.proxy!.release();
+    }
+  }, 30_000);
+
+  it("gives up on a bundle sent to a hung rpcEndpointSubmit after the configured timeout, and keeps the operation pending", async () => {
+    const account = await fx.makeAccount("0.7");
+    const op = await fx.signedOperation(account);
+    const { result: userOpHash } = await fx.call("eth_sendUserOperation", [
+      op,
+      fx.entryPoint("0.7"),
+    ]);
+    // Each send gives up after 200 ms; with viem's default (10 s, per send) this would outlast the test's bound.
+    expect(await fx.service.bundler.sendBundleNow()).toEqual([]);
+    expect(
+      submitEndpoint.heldCount((request) => request.method === "eth_sendRawTransaction"),
+    ).toBeGreaterThan(0);
+    expect((await fx.call("eth_getUserOperationByHash", [userOpHash])).result).toMatchObject({
+      blockNumber: null,
+    });
+  }, 8_000);
+});

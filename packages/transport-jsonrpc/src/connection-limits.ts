@@ -90,7 +90,7 @@ export function limitConnections(
     });
   });
 
-  const answer = (reason: string) => rpcError(RpcErrorCode.internalError, reason);
+  const answer = (reason: string) => rpcError(RpcErrorCode.limitExceeded, reason);
   return {
     refuse(request, response) {
       const reason = refused.get(request.socket);

@@ -49,7 +49,7 @@ describe("connection limits", () => {
       expect(refused.body).toEqual({
         jsonrpc: "2.0",
         id: null,
-        error: { code: -32603, message: "too many connections (limit 3); retry later" },
+        error: { code: -32005, message: "too many connections (limit 3); retry later" },
       });
       expect(await upgradeStatus(server.webSocketUrl)).toBe(503);
       // A flood of refused connections does not stop the client already connected.

@@ -164,7 +164,12 @@ function transportLayer(parameters: {
         metrics && config.metricsPort !== undefined
           ? yield* Effect.acquireRelease(
               Effect.tryPromise({
-                try: () => startMetricsServer({ registry: metrics.registry, port: config.metricsPort, host: config.metricsHost }),
+                try: () => startMetricsServer({
+                    registry: metrics.registry,
+                    port: config.metricsPort,
+                    host: config.metricsHost,
+                    allowedHosts: config.transport.allowedHosts,
+                  }),
                 catch: (error) => error,
               }),
               (opened) => Effect.promise(() => opened.close()),

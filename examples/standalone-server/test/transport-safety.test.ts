@@ -9,6 +9,7 @@ let fx: ServiceFixture;
 beforeAll(async () => {
   fx = await serviceFixture({
     debugMethods: true,
+    metricsPort: 0,
     transport: loadConfig({ BUNDLEKIT_MAX_CONNECTIONS_PER_IP: "3", BUNDLEKIT_ALLOWED_HOSTS: "bundler.example.org" }).transport,
   });
 });
@@ -23,13 +24,14 @@ const setReputation = JSON.stringify({
   params: [[{ address: victim, opsSeen: "0x64", opsIncluded: "0x0" }], entryPoint],
 });
 
-/** The status line of an eth_chainId POST with this Host, on a connection of its own. */
-const freshConnection = (host: string) =>
+/** The status line of an answer to a request with this Host (an eth_chainId POST, or a GET), on a connection of its own. */
+const statusLine = (host: string, url = fx.service.url, method = "POST") =>
   new Promise<string>((resolve) => {
-    const socket = connect(Number(new URL(fx.service.url).port), "127.0.0.1");
-    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId" });
+    const { port, pathname } = new URL(url);
+    const socket = connect(Number(port), "127.0.0.1");
+    const body = method === "POST" ? JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId" }) : "";
     socket.write(
-      `POST ${new URL(fx.service.url).pathname} HTTP/1.1\r\nhost: ${host}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+      `${method} ${pathname} HTTP/1.1\r\nhost: ${host}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
     );
     socket.once("data", (data) => {
       resolve(String(data).split("\r\n")[0]!);
@@ -58,10 +60,13 @@ describe("the service from a browser", () => {
     await fx.call("debug_bundler_clearState");
   });
 
-  it("refuses a web page's JSON POST (a foreign origin) and a foreign Host, and serves the configured host", async () => {
+  it("refuses a web page's JSON POST (a foreign origin) and a foreign Host, on the endpoint and the metrics port, and serves the configured host", async () => {
     expect((await fx.post(setReputation, { origin: "https://attacker.example" })).status).toBe(403);
-    expect(await freshConnection("attacker.example")).toBe("HTTP/1.1 403 Forbidden");
-    expect(await freshConnection("bundler.example.org:4337")).toBe("HTTP/1.1 200 OK");
+    expect(await statusLine("attacker.example")).toBe("HTTP/1.1 403 Forbidden");
+    expect(await statusLine("bundler.example.org:4337")).toBe("HTTP/1.1 200 OK");
+    // The metrics on their own port too.
+    expect(await statusLine("attacker.example", fx.service.metricsUrl!, "GET")).toBe("HTTP/1.1 403 Forbidden");
+    expect(await statusLine("bundler.example.org", fx.service.metricsUrl!, "GET")).toBe("HTTP/1.1 200 OK");
   });
 });
 
@@ -75,9 +80,9 @@ describe("the service's connection limits", () => {
         await new Promise((resolve) => socket.once("connect", resolve));
         open.push(socket);
       }
-      expect(await freshConnection("127.0.0.1")).toBe("HTTP/1.1 503 Service Unavailable");
+      expect(await statusLine("127.0.0.1")).toBe("HTTP/1.1 503 Service Unavailable");
       for (const socket of open.splice(0)) socket.destroy();
-      await expect.poll(() => freshConnection("127.0.0.1")).toBe("HTTP/1.1 200 OK");
+      await expect.poll(() => statusLine("127.0.0.1")).toBe("HTTP/1.1 200 OK");
     } finally {
       for (const socket of open) socket.destroy();
     }

@@ -1,6 +1,8 @@
+import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { JsonRpcServer } from "../src/server.ts";
 import { createJsonRpcMetrics } from "../src/metrics.ts";
+import { startMetricsServer } from "../src/metrics-server.ts";
+import type { JsonRpcServer } from "../src/server.ts";
 import { rawRequest, startStubServer, stubBundler, upgradeStatus } from "./stub-server.ts";
 
 const call = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "test_mark" });
@@ -111,6 +113,18 @@ describe("browser safety", () => {
     } finally {
       await server.close();
       metrics.close();
+    }
+  });
+
+  it("guards a metrics listener of its own by Host", async () => {
+    const metrics = await startMetricsServer({ registry: new Registry() });
+    try {
+      const get = (host: string) => rawRequest(metrics.url, { method: "GET", headers: { host } });
+      expect((await get("attacker.example")).status).toBe(403);
+      expect((await get("localhost:9464")).status).toBe(200);
+      expect((await get("127.0.0.1")).status).toBe(200);
+    } finally {
+      await metrics.close();
     }
   });
 

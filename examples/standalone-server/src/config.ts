@@ -22,6 +22,7 @@ import { address, amount, ConfigError, integer } from "./config-values.ts";
 import { isPostgresDatabase, parsePostgresUrl } from "./database-url.ts";
 import type { SponsorshipSettings } from "./sponsorship/configured-policy.ts";
 import { parseSponsorshipSettings } from "./sponsorship/settings-file.ts";
+import { type TransportSettings, transportSettings } from "./transport-settings.ts";
 
 export { ConfigError } from "./config-values.ts";
 
@@ -54,6 +55,8 @@ export interface ServerConfig {
   maxSubscriptions: number;
   /** Serve Prometheus metrics at `GET /metrics`. */
   metrics: boolean;
+  /** Browser safety (allowed hosts and origins) and connection limits of the JSON-RPC transport. */
+  transport: TransportSettings;
   /**
    * Serve `/metrics` on a listener of its own at `metricsHost:metricsPort`, and not on the
    * public port. Default undefined: on the public port.
@@ -146,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
     maxBatchSize: integer(pick("BUNDLEKIT_MAX_BATCH_SIZE", "maxBatchSize") ?? 100, "maxBatchSize", 1),
     maxSubscriptions: integer(pick("BUNDLEKIT_MAX_SUBSCRIPTIONS", "maxSubscriptions") ?? 100, "maxSubscriptions", 0),
     metrics: boolean(pick("BUNDLEKIT_METRICS", "metrics") ?? true, "metrics"),
+    transport: transportSettings(pick),
     metricsPort: optionalPort(pick("BUNDLEKIT_METRICS_PORT", "metricsPort"), port),
     metricsHost: String(pick("BUNDLEKIT_METRICS_HOST", "metricsHost") ?? "127.0.0.1"),
     nodeTimeoutMs: integer(pick("BUNDLEKIT_NODE_TIMEOUT_MS", "nodeTimeoutMs") ?? 3000, "nodeTimeoutMs", 100, 600_000),

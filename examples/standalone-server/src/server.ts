@@ -195,7 +195,12 @@ function transportLayer(parameters: {
         metrics && config.metricsPort !== undefined
           ? yield* Effect.acquireRelease(
               Effect.tryPromise({
-                try: () => startMetricsServer({ registry: metrics.registry, port: config.metricsPort, host: config.metricsHost }),
+                try: () => startMetricsServer({
+                    registry: metrics.registry,
+                    port: config.metricsPort,
+                    host: config.metricsHost,
+                    allowedHosts: config.transport.allowedHosts,
+                  }),
                 catch: (error) => error,
               }),
               (opened) => Effect.promise(() => opened.close()),
@@ -222,6 +227,7 @@ function transportLayer(parameters: {
               basePath: `/v1/${chainId}`,
               maxBodyBytes: config.maxBodyBytes,
               maxSubscriptions: config.maxSubscriptions,
+              ...config.transport,
               metrics,
               metricsPath: metricsServer ? false : undefined,
               // Not ok (503) while the database cannot write: operations would be refused.

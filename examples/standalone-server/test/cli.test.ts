@@ -55,12 +55,13 @@ describe("pnpm start (src/main.ts)", () => {
     expect(stdout).toContain(`Simple7702Account v0.8:     ${SIMPLE_7702_ACCOUNT}`);
     expect(stdout).toContain(`paymaster signer key: ${DEVNET_PAYMASTER_SIGNER_KEY}`);
 
-    const answer = await fetch(bundlerUrl, { method: "POST", body: JSON.stringify({ id: 1, method: "eth_chainId" }) });
+    const answer = await fetch(bundlerUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: 1, method: "eth_chainId" }) });
     expect(await answer.json()).toEqual({ jsonrpc: "2.0", id: 1, result: "0x7a69" });
     // The paymaster endpoint is the bundler's URL, and answers ERC-7677 there.
     expect(stdout).toContain(`paymaster:   ${bundlerUrl}  (ERC-7677 pm_getPaymasterStubData, pm_getPaymasterData)`);
     const stub = await fetch(bundlerUrl, {
       method: "POST",
+      headers: { "content-type": "application/json" },
       body: JSON.stringify({ id: 2, method: "pm_getPaymasterStubData", params: [{ sender: DEVNET_ADDRESS, nonce: "0x0", callData: "0x" }, "0x0000000071727De22E5E9d8BAf0edAc6f37da032", "0x7a69", {}] }),
     });
     expect(((await stub.json()) as { result: { paymaster: string } }).result.paymaster.toLowerCase()).toBe(stdout.match(/VerifyingPaymaster v0\.7:\s+(\S+)/)![1]!.toLowerCase());

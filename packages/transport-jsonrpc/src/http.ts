@@ -1,6 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { BundlerError, RpcErrorCode, type RpcMethod } from "@bundlekit/core";
+import {
+  corsHeaders,
+  isJsonContentType,
+  jsonContentTypes,
+  preflightHeaders,
+} from "./browser-guard.ts";
 import { type JsonRpcEndpointOptions, normalizePath, resolveEndpoint } from "./endpoint.ts";
+import { createInFlightLimit, type InFlightLimit } from "./in-flight-limit.ts";
 import { sendMetrics } from "./metrics-server.ts";
 import { rpcError, sendJson } from "./respond.ts";
 
@@ -64,10 +72,47 @@ const webSocketOnly =
     );
   };
 
+/**
+ * The in-flight limit of each connection, paused by stopping the socket. Node's HTTP server
+ * resumes a socket when it reads a body; while the limit holds it, the socket is paused again
+ * at once (Node pauses its own sockets the same way).
+ */
+function limitOf(
+  socket: Socket,
+  max: number,
+  limits: WeakMap<Socket, InFlightLimit>,
+): InFlightLimit {
+  let limit = limits.get(socket);
+  if (limit) return limit;
+  let held = false;
+  socket.on("resume", () => {
+    if (held) socket.pause();
+  });
+  limit = createInFlightLimit(max, {
+    pause() {
+      held = true;
+      socket.pause();
+    },
+    resume() {
+      held = false;
+      socket.resume();
+    },
+  });
+  limits.set(socket, limit);
+  return limit;
+}
+
+/** Resolves once the answer is sent (or its connection gone): until then it counts as in flight. */
+const sent = (response: ServerResponse) =>
+  new Promise<void>((resolve) => {
+    if (response.writableFinished || response.destroyed) resolve();
+    else response.once("close", resolve);
+  });
+
 /** The JSON-RPC endpoint as a Node request listener, to run alone or mount next to other routes. */
 export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonRpcRequestListener {
   const endpoint = resolveEndpoint(options);
-  const { basePath, maxBodyBytes } = endpoint;
+  const { basePath, maxBodyBytes, allowedOrigins, maxInFlightRequests, maxUnsentBytes } = endpoint;
   const handler = endpoint.handler("http", {
     eth_subscribe: webSocketOnly("eth_subscribe"),
     eth_unsubscribe: webSocketOnly("eth_unsubscribe"),
@@ -76,6 +121,30 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
     options.healthPath === false ? undefined : normalizePath(options.healthPath ?? "/health");
   const metrics = options.metricsPath === false ? undefined : options.metrics;
   const metricsPath = normalizePath(options.metricsPath || "/metrics");
+  const limits = new WeakMap<Socket, InFlightLimit>();
+
+  /** Parse and answer one body, unless the client has left too many answers unread (then close the connection). */
+  async function answer(
+    request: IncomingMessage,
+    response: ServerResponse,
+    body: Buffer,
+    cors: Record<string, string>,
+  ) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString("utf8"));
+    } catch (error) {
+      sendJson(response, 200, handler.parseError((error as Error).message), cors);
+      return;
+    }
+    const reply = await handler.handle(parsed, { url: request.url, headers: request.headers });
+    if (request.socket.writableLength > maxUnsentBytes) {
+      request.socket.destroy();
+      return;
+    }
+    if (reply === undefined) response.writeHead(204, cors).end();
+    else sendJson(response, 200, reply, cors);
+  }
 
   return async (request, response) => {
     const path = normalizePath(request.url ?? "/");
@@ -88,17 +157,43 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
       else sendJson(response, 503, { status: "unavailable", reason: fault });
       return true;
     }
-    if (metrics && path === metricsPath && request.method === "GET") {
+    const isMetrics = metrics && path === metricsPath && request.method === "GET";
+    if (!isMetrics && path !== basePath) return false;
+    const refusal = endpoint.refuse(request.headers);
+    if (refusal) {
+      sendJson(response, refusal.status, rpcError(RpcErrorCode.invalidRequest, refusal.message));
+      return true;
+    }
+    if (isMetrics) {
       await sendMetrics(response, metrics.registry);
       return true;
     }
-    if (path !== basePath) return false;
+    const { origin } = request.headers;
+    if (request.method === "OPTIONS" && origin !== undefined) {
+      response.writeHead(204, preflightHeaders(request.headers, allowedOrigins)).end();
+      return true;
+    }
+    const cors = corsHeaders(origin, allowedOrigins);
     if (request.method !== "POST") {
       sendJson(
         response,
         405,
         rpcError(RpcErrorCode.invalidRequest, `use POST for JSON-RPC at ${basePath || "/"}`),
-        { allow: "POST" },
+        { ...cors, allow: "POST" },
+      );
+      return true;
+    }
+    const contentType = request.headers["content-type"];
+    if (!isJsonContentType(contentType)) {
+      const got =
+        contentType === undefined
+          ? "no content-type given"
+          : `unsupported content-type "${contentType.slice(0, 100)}"`;
+      sendJson(
+        response,
+        415,
+        rpcError(RpcErrorCode.invalidRequest, `${got}; send the body as ${jsonContentTypes[0]}`),
+        { ...cors, accept: jsonContentTypes.join(", ") },
       );
       return true;
     }
@@ -111,19 +206,17 @@ export function createJsonRpcRequestListener(options: JsonRpcHttpOptions): JsonR
           RpcErrorCode.invalidRequest,
           `request body exceeds the limit of ${maxBodyBytes} bytes`,
         ),
+        cors,
       );
       return true;
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body.toString("utf8"));
-    } catch (error) {
-      sendJson(response, 200, handler.parseError((error as Error).message));
-      return true;
-    }
-    const answer = await handler.handle(parsed, { url: request.url, headers: request.headers });
-    if (answer === undefined) response.writeHead(204).end();
-    else sendJson(response, 200, answer);
+    limitOf(request.socket, maxInFlightRequests, limits).run(async () => {
+      await answer(request, response, body, cors).catch(() => {
+        if (!response.headersSent)
+          sendJson(response, 500, rpcError(RpcErrorCode.internalError, "internal error"));
+      });
+      await sent(response);
+    });
     return true;
   };
 }

@@ -1,4 +1,5 @@
-export type { JsonRpcEndpointOptions } from "./endpoint.ts";
+export * from "./connection-limits.ts";
+export { endpointDefaults, type JsonRpcEndpointOptions } from "./endpoint.ts";
 export * from "./http.ts";
 export * from "./metrics.ts";
 export * from "./metrics-server.ts";

@@ -1,5 +1,6 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { Registry } from "prom-client";
+import { defaultAllowedHosts, isAllowedHost } from "./browser-guard.ts";
 import { normalizePath } from "./endpoint.ts";
 import { listen } from "./listen.ts";
 
@@ -21,6 +22,8 @@ export interface MetricsServerOptions {
   host?: string;
   /** Default `/metrics`. */
   path?: string;
+  /** Host names served, as the JSON-RPC endpoint's `allowedHosts` (IP literals always pass). Default `["localhost"]`. */
+  allowedHosts?: readonly string[];
 }
 
 export interface MetricsServer {
@@ -32,11 +35,17 @@ export interface MetricsServer {
 
 /**
  * Serve the Prometheus scrape on a listener of its own (`GET /metrics`, anything else 404), so
- * the JSON-RPC port can be public while metrics stay on an internal interface.
+ * the JSON-RPC port can be public while metrics stay on an internal interface. A `Host` not in
+ * `allowedHosts` gets 403, so a web page cannot read the scrape through DNS rebinding.
  */
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
   const path = normalizePath(options.path ?? "/metrics");
+  const allowedHosts = (options.allowedHosts ?? defaultAllowedHosts).map((h) => h.toLowerCase());
   const server = createServer((request, response) => {
+    if (!isAllowedHost(request.headers.host, allowedHosts)) {
+      response.writeHead(403, { "content-type": "text/plain" }).end("host not served here\n");
+      return;
+    }
     if (request.method === "GET" && normalizePath(request.url ?? "/") === path) {
       sendMetrics(response, options.registry).catch(() => response.destroy());
       return;

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import type { JsonRpcResponse } from "@bundlekit/core";
 
 /** A JSON-RPC error answer that belongs to no request (`id: null`). */
@@ -22,4 +23,18 @@ export function sendJson(
     "content-length": Buffer.byteLength(json),
   });
   response.end(json);
+}
+
+const statusText: Record<number, string> = {
+  403: "Forbidden",
+  404: "Not Found",
+  503: "Service Unavailable",
+};
+
+/** Answer an upgrade request that is not taken over with a JSON body, and close its socket. */
+export function refuseUpgrade(socket: Duplex, status: number, body: unknown) {
+  const json = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${status} ${statusText[status] ?? ""}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`,
+  );
 }

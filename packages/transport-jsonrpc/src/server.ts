@@ -1,12 +1,16 @@
 import { createServer, type Server } from "node:http";
 import { RpcErrorCode } from "@bundlekit/core";
+import { type ConnectionLimitOptions, limitConnections } from "./connection-limits.ts";
 import { normalizePath } from "./endpoint.ts";
 import { createJsonRpcRequestListener, type JsonRpcHttpOptions } from "./http.ts";
 import { listen } from "./listen.ts";
-import { rpcError, sendJson } from "./respond.ts";
+import { refuseUpgrade, rpcError, sendJson } from "./respond.ts";
 import { createJsonRpcUpgradeHandler, type JsonRpcWebSocketOptions } from "./websocket.ts";
 
-export interface JsonRpcServerOptions extends JsonRpcHttpOptions, JsonRpcWebSocketOptions {
+export interface JsonRpcServerOptions
+  extends JsonRpcHttpOptions,
+    JsonRpcWebSocketOptions,
+    ConnectionLimitOptions {
   /** Default 0: a free port picked by the OS. */
   port?: number;
   /** Default `127.0.0.1`. */
@@ -26,7 +30,8 @@ export interface JsonRpcServer {
 
 /**
  * Serve the JSON-RPC endpoint on its own server: HTTP and WebSocket on one port and path, the
- * health probe, and the metrics when given. Any other path gets a JSON 404.
+ * health probe, and the metrics when given. Any other path gets a JSON 404. Connections past
+ * `maxConnections` (or `maxConnectionsPerIp`) are answered 503 and closed.
  */
 export async function startJsonRpcServer(options: JsonRpcServerOptions): Promise<JsonRpcServer> {
   const listener = createJsonRpcRequestListener(options);
@@ -37,6 +42,7 @@ export async function startJsonRpcServer(options: JsonRpcServerOptions): Promise
     `no JSON-RPC endpoint here; POST to ${basePath}/`,
   );
   const server = createServer((request, response) => {
+    if (limits.refuse(request, response)) return;
     listener(request, response)
       .then((handled) => {
         if (!handled) sendJson(response, 404, notFound);
@@ -46,12 +52,10 @@ export async function startJsonRpcServer(options: JsonRpcServerOptions): Promise
           sendJson(response, 500, rpcError(RpcErrorCode.internalError, "internal error"));
       });
   });
+  const limits = limitConnections(server, options);
   server.on("upgrade", (request, socket, head) => {
-    if (upgrade(request, socket, head)) return;
-    const body = JSON.stringify(notFound);
-    socket.end(
-      `HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
+    if (limits.refuseUpgrade(request, socket) || upgrade(request, socket, head)) return;
+    refuseUpgrade(socket, 404, notFound);
   });
   const { port, authority } = await listen(server, options.port ?? 0, options.host ?? "127.0.0.1");
   return {

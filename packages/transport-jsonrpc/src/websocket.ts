@@ -3,13 +3,31 @@ import type { Duplex } from "node:stream";
 import { InvalidParamsError, RpcErrorCode } from "@bundlekit/core";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import { type JsonRpcEndpointOptions, resolveEndpoint } from "./endpoint.ts";
-import { rpcError } from "./respond.ts";
+import { createInFlightLimit } from "./in-flight-limit.ts";
+import { refuseUpgrade, rpcError } from "./respond.ts";
 import { createStatusSubscriptions, type NewSubscription } from "./subscriptions.ts";
 
 export interface JsonRpcWebSocketOptions extends JsonRpcEndpointOptions {
   /** Most `eth_subscribe` subscriptions one connection may hold. Default 100. */
   maxSubscriptions?: number;
+  /**
+   * Close a connection (code 1000) that has sent no request for this long and holds no
+   * subscription; 0 never does. Default 300 000 (5 minutes).
+   */
+  webSocketIdleTimeoutMs?: number;
+  /**
+   * Ping every connection this often, and cut off one that has not answered the previous ping
+   * (a peer gone without closing); 0 sends no pings. Default 30 000.
+   */
+  webSocketPingIntervalMs?: number;
 }
+
+/** The defaults of the WebSocket side's own limits. */
+export const webSocketDefaults = {
+  maxSubscriptions: 100,
+  webSocketIdleTimeoutMs: 300_000,
+  webSocketPingIntervalMs: 30_000,
+} as const;
 
 /**
  * Takes over an HTTP upgrade request for the JSON-RPC path and returns true; returns false,
@@ -21,11 +39,54 @@ export interface JsonRpcUpgradeHandler {
   close(): Promise<void>;
 }
 
-/** A client that leaves more than this many bytes unread is disconnected (code 1008) rather than let memory grow. */
-const maxBufferedBytes = 16 * 1024 * 1024;
-
-/** How long `close` waits for clients to acknowledge before cutting them off. */
+/** How long a closing connection waits for the client to acknowledge before it is cut off. */
 const closeGraceMs = 1_000;
+
+/** Close with `code`, and cut the connection off if the client does not acknowledge in time (it may not be reading). */
+function closeOrCut(client: WebSocket, code: number, reason: string): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (client.readyState === WebSocket.CLOSED) return resolve();
+    const cutOff = setTimeout(() => client.terminate(), closeGraceMs);
+    client.once("close", () => {
+      clearTimeout(cutOff);
+      resolve();
+    });
+    client.close(code, reason);
+  });
+}
+
+/**
+ * Ping the client every `pingMs` and cut it off when it has not answered the previous ping;
+ * close it after `idleMs` without a message unless `busy()` (it waits for answers or
+ * notifications). Timers end with the connection.
+ */
+function watchLiveness(socket: WebSocket, pingMs: number, idleMs: number, busy: () => boolean) {
+  const timers: NodeJS.Timeout[] = [];
+  if (pingMs > 0) {
+    let answered = true;
+    socket.on("pong", () => {
+      answered = true;
+    });
+    timers.push(
+      setInterval(() => {
+        if (!answered) return socket.terminate();
+        answered = false;
+        socket.ping();
+      }, pingMs),
+    );
+  }
+  if (idleMs > 0) {
+    const idle = setTimeout(() => {
+      if (busy()) idle.refresh();
+      else void closeOrCut(socket, 1000, `idle for ${idleMs} ms`);
+    }, idleMs);
+    socket.on("message", () => idle.refresh());
+    timers.push(idle);
+  }
+  socket.once("close", () => {
+    for (const timer of timers) clearTimeout(timer);
+  });
+}
 
 function toText(data: RawData): string {
   if (Buffer.isBuffer(data)) return data.toString("utf8");
@@ -43,6 +104,9 @@ export function createJsonRpcUpgradeHandler(
 ): JsonRpcUpgradeHandler {
   const endpoint = resolveEndpoint(options);
   const { metrics } = options;
+  const { maxUnsentBytes, maxInFlightRequests } = endpoint;
+  const pingMs = options.webSocketPingIntervalMs ?? webSocketDefaults.webSocketPingIntervalMs;
+  const idleMs = options.webSocketIdleTimeoutMs ?? webSocketDefaults.webSocketIdleTimeoutMs;
   // Invalid UTF-8 reaches the parser (and is answered -32700) instead of closing the connection.
   const server = new WebSocketServer({
     noServer: true,
@@ -56,8 +120,8 @@ export function createJsonRpcUpgradeHandler(
     metrics?.connections.inc();
     const send = (message: unknown) => {
       if (socket.readyState !== WebSocket.OPEN) return;
-      if (socket.bufferedAmount > maxBufferedBytes) {
-        socket.close(1008, "too many unread messages");
+      if (socket.bufferedAmount > maxUnsentBytes) {
+        void closeOrCut(socket, 1008, `more than ${maxUnsentBytes} bytes of answers left unread`);
         return;
       }
       socket.send(JSON.stringify(message));
@@ -65,7 +129,7 @@ export function createJsonRpcUpgradeHandler(
     const subscriptions = createStatusSubscriptions({
       source: options.bundler,
       notify: send,
-      maxSubscriptions: options.maxSubscriptions,
+      maxSubscriptions: options.maxSubscriptions ?? webSocketDefaults.maxSubscriptions,
     });
 
     async function answer(data: RawData) {
@@ -103,9 +167,17 @@ export function createJsonRpcUpgradeHandler(
       for (const subscription of created) subscription.start();
     }
 
+    let inFlight = 0;
+    const limit = createInFlightLimit(maxInFlightRequests, socket);
     socket.on("message", (data) => {
-      answer(data).catch(() => send(rpcError(RpcErrorCode.internalError, "internal error")));
+      inFlight++;
+      limit.run(() =>
+        answer(data)
+          .catch(() => send(rpcError(RpcErrorCode.internalError, "internal error")))
+          .finally(() => inFlight--),
+      );
     });
+    watchLiveness(socket, pingMs, idleMs, () => inFlight > 0 || subscriptions.size > 0);
     // ws reports protocol faults (e.g. a message over maxPayload) here and closes the socket itself.
     socket.on("error", () => {});
     socket.once("close", () => {
@@ -117,26 +189,19 @@ export function createJsonRpcUpgradeHandler(
 
   const handleUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (!endpoint.matches(request.url)) return false;
+    const refusal = endpoint.refuse(request.headers);
+    if (refusal) {
+      refuseUpgrade(socket, refusal.status, rpcError(RpcErrorCode.invalidRequest, refusal.message));
+      return true;
+    }
     server.handleUpgrade(request, socket, head, (ws) => server.emit("connection", ws, request));
     return true;
   };
 
   return Object.assign(handleUpgrade, {
     async close() {
-      const open = [...server.clients];
       await Promise.all(
-        open.map(
-          (client) =>
-            new Promise<void>((resolve) => {
-              if (client.readyState === WebSocket.CLOSED) return resolve();
-              const cutOff = setTimeout(() => client.terminate(), closeGraceMs);
-              client.once("close", () => {
-                clearTimeout(cutOff);
-                resolve();
-              });
-              client.close(1001, "server shutting down");
-            }),
-        ),
+        [...server.clients].map((client) => closeOrCut(client, 1001, "server shutting down")),
       );
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -65,6 +65,7 @@ describe("JSON-RPC over HTTP", () => {
   it("answers 204 with no body when the batch holds only notifications", async () => {
     const response = await fetch(fixture.server.url, {
       method: "POST",
+      headers: { "content-type": "application/json" },
       body: JSON.stringify([{ jsonrpc: "2.0", method: "eth_chainId" }]),
     });
     expect(response.status).toBe(204);

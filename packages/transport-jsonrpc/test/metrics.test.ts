@@ -12,6 +12,8 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
+const json = { "content-type": "application/json" };
+
 describe("Prometheus metrics", () => {
   let fixture: Awaited<ReturnType<typeof serverFixture>>;
   let metricsUrl: string;
@@ -23,7 +25,7 @@ describe("Prometheus metrics", () => {
   afterAll(() => fixture?.stop());
 
   const post = (body: unknown) =>
-    fetch(fixture.server.url, { method: "POST", body: JSON.stringify(body) });
+    fetch(fixture.server.url, { method: "POST", headers: json, body: JSON.stringify(body) });
 
   it("counts requests by transport, method and code, with unknown names collapsed", async () => {
     await post({ jsonrpc: "2.0", id: 1, method: "eth_chainId" });
@@ -34,7 +36,7 @@ describe("Prometheus metrics", () => {
       { jsonrpc: "2.0", id: 4, method: "eth_getUserOperationByHash", params: ["0x12"] },
       "not a request",
     ]);
-    await fetch(fixture.server.url, { method: "POST", body: "{" });
+    await fetch(fixture.server.url, { method: "POST", headers: json, body: "{" });
     const socket = await openRpcSocket(fixture.server.webSocketUrl);
     await socket.request({ jsonrpc: "2.0", id: 1, method: "eth_chainId" });
     await socket.request({

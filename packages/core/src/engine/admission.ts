@@ -9,15 +9,16 @@ import type { ChainClient } from "../ports/chain-client.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { Simulator } from "../ports/simulator.ts";
-import { type MempoolStore, readmissibleStatuses } from "../ports/mempool-store.ts";
+import { type MempoolEntry, type MempoolStore, readmissibleStatuses } from "../ports/mempool-store.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { Reputation } from "../reputation/reputation.ts";
 import { isStaked } from "../reputation/stake.ts";
 import type { StatusListener } from "../status/status-change.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
 import { maxCostOf } from "../userop/max-cost.ts";
-import { paymasterOf, type UserOperation } from "../userop/types.ts";
+import { isUserOperationV06, paymasterOf, type UserOperation } from "../userop/types.ts";
 import { checkAuthorization } from "../validation/check-authorization.ts";
+import { deploysSender } from "../validation/deployment-override.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
 import { refuseDelegatedEntities, refuseSecondDelegate } from "../validation/rules/delegation-rules.ts";
 import { refuseMultipleRoles, refuseUnstakedContext } from "../validation/rules/entity-rules.ts";
@@ -67,10 +68,16 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   const known = await store.get(userOpHash);
   if (known && !readmissibleStatuses.includes(known.status)) throw new DuplicateUserOperationError(userOpHash);
   const safe = context.simulator.mode === "safe";
+  /** What the sender's pooled operations refuse: checked early, where it is the telling error, and again at insert. */
+  const refuseOnPool = (pooled: readonly MempoolEntry[]) => {
+    if (safe) refuseSecondDelegate(pooled, op);
+    refuseRedundantFactory(pooled, op);
+  };
   await Promise.all([
     context.reputation.check(entryPoint.address, op),
     checkAuthorization(context.client, context.chainId, op),
     safe && refuseDelegatedEntities(context.client, op),
+    ((!isUserOperationV06(op) && op.authorization) || deploysSender(op)) && store.listBySender(entryPoint.address, op.sender).then(refuseOnPool),
   ]);
   const simulation = {
     simulator: context.simulator,
@@ -108,8 +115,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   };
   // The sender's rules are decided on its operations as the store holds them when this one goes in.
   const { replaces } = await store.admit(entry, (senderOperations) => {
-    if (safe) refuseSecondDelegate(senderOperations, op);
-    refuseRedundantFactory(senderOperations, op);
+    refuseOnPool(senderOperations);
     return context.policy.admit({ entry, senderOperations, senderStaked: staked.account });
   });
   if (replaces) context.emit({ userOpHash: replaces.userOpHash, status: "dropped", reason: `replaced by ${userOpHash}` });

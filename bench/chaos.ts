@@ -40,6 +40,7 @@ import {
   parseChaosOptions,
   usage,
 } from "./chaos-options.ts";
+import { loadGeneratorLimits } from "./load-generator-limits.ts";
 import { commandLine, gitCommit, type MachineFacts, machineFacts } from "./run-facts.ts";
 import { cleanUp, describeError, log, onCleanUp, runScript, sleep } from "./script.ts";
 import { userOperationEvents, watchUserOperationEvents } from "./user-operation-events.ts";
@@ -304,6 +305,7 @@ async function start(instance: Instance, devnet: Devnet, database: string, optio
       BUNDLEKIT_INSTANCE_ID: instance.instanceId,
       BUNDLEKIT_BUNDLE_CLAIM_LEASE_MS: options.leaseMs?.toString(),
       BUNDLEKIT_LOG_LEVEL: process.env.BUNDLEKIT_LOG_LEVEL,
+      ...loadGeneratorLimits(options.accounts),
     },
     onLine:
       options.logDir === undefined

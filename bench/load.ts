@@ -11,6 +11,7 @@ import { type ServiceProcess, startServiceProcess } from "@bundlekit/standalone-
 import { type Address, createPublicClient, http, type PublicClient } from "viem";
 import { createBundlerClient, formatUserOperationRequest } from "viem/account-abstraction";
 import { type BundlerClient, prepareOperations, setUpAccounts } from "./accounts.ts";
+import { loadGeneratorLimits } from "./load-generator-limits.ts";
 import { type LoadOptions, openLoopSchedule, parseLoadOptions, usage } from "./load-options.ts";
 import {
   type OpRecord,
@@ -22,8 +23,8 @@ import {
 } from "./load-report.ts";
 import { findChildPid, processCpuSeconds } from "./proc.ts";
 import { commandLine, gitCommit, machineFacts } from "./run-facts.ts";
-import { medianOf } from "./stats.ts";
 import { cleanUp, describeError, log, onCleanUp, runScript, sleep } from "./script.ts";
+import { medianOf } from "./stats.ts";
 import { watchUserOperationEvents } from "./user-operation-events.ts";
 
 const RECEIPT_POLL_MS = 25;
@@ -84,6 +85,7 @@ async function runOnce(options: LoadOptions): Promise<RunResults> {
     env: {
       BUNDLEKIT_BUNDLE_INTERVAL: options.bundleInterval?.toString(),
       BUNDLEKIT_BUNDLE_SIZE: options.bundleSize?.toString(),
+      ...loadGeneratorLimits(options.concurrency),
     },
   });
   runningService = service;

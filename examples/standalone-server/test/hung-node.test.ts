@@ -26,8 +26,8 @@ describe("stand-alone service with a hung node", () => {
   });
   afterAll(() => fx?.close());
 
-  const scrape = async (url: string) => {
-    const response = await fetch(url);
+  const scrape = async (url: string, init?: RequestInit) => {
+    const response = await fetch(url, init);
     return { status: response.status, text: await response.text() };
   };
   const relayerBalances = (text: string) =>
@@ -58,7 +58,8 @@ describe("stand-alone service with a hung node", () => {
     fx.proxy!.hold();
     try {
       await fx.proxy!.held(); // the engine's own polling is now stuck on the node
-      const { status, text } = await scrape(fx.service.metricsUrl!);
+      // The bound: a scrape that waited on the hung node would be cut off here.
+      const { status, text } = await scrape(fx.service.metricsUrl!, { signal: AbortSignal.timeout(5_000) });
       expect(status).toBe(200);
       expect(relayerBalances(text)).toEqual(balances.map(Number));
       expect(

@@ -1,0 +1,110 @@
+/**
+ * `pnpm check:packages`, after `pnpm build`: pack every library package (the non-private ones under
+ * `packages/`) as `pnpm publish` would, and check each tarball with publint and Are the Types Wrong
+ * (ESM only: Node 16+ and bundler resolution). Any problem fails the run. It also checks what those
+ * tools cannot see: the published `exports` cover every subpath the workspace exports, and point at
+ * built JavaScript, never at TypeScript sources.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+interface Manifest {
+  name: string;
+  private?: boolean;
+  exports?: Record<string, unknown>;
+  publishConfig?: { exports?: Record<string, unknown> };
+}
+
+function readManifest(file: string): Manifest {
+  return JSON.parse(readFileSync(file, "utf8")) as Manifest;
+}
+
+/** Runs a command with its output shown (all of it, or only its errors); true when it succeeded. */
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  output: "all" | "errors" = "all",
+): boolean {
+  const result = spawnSync(command, args, {
+    cwd,
+    stdio: ["ignore", output === "all" ? "inherit" : "ignore", "inherit"],
+  });
+  return result.status === 0;
+}
+
+/** Every file path an `exports` map names, at any depth of conditions. */
+function exportTargets(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (value === null || typeof value !== "object") return [];
+  return Object.values(value).flatMap(exportTargets);
+}
+
+/** What is wrong with the packed manifest's `exports`, compared with the workspace's. */
+function exportProblems(workspace: Manifest, packed: Manifest): string[] {
+  const problems: string[] = [];
+  const published = packed.exports ?? {};
+  for (const subpath of Object.keys(workspace.exports ?? {})) {
+    if (!(subpath in published))
+      problems.push(
+        `"${subpath}" is exported in the workspace but not in the package (publishConfig.exports)`,
+      );
+  }
+  for (const target of exportTargets(published)) {
+    if (target.endsWith(".ts") && !target.endsWith(".d.ts"))
+      problems.push(
+        `exports point at the source file ${target}: Node does not strip types under node_modules`,
+      );
+  }
+  return problems;
+}
+
+const packagesDir = join(root, "packages");
+const libraries = readdirSync(packagesDir, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => join(packagesDir, entry.name))
+  .filter((dir) => {
+    try {
+      return readManifest(join(dir, "package.json")).private !== true;
+    } catch {
+      return false;
+    }
+  });
+
+const failed: string[] = [];
+const scratch = mkdtempSync(join(tmpdir(), "bundlekit-pack-"));
+try {
+  for (const dir of libraries) {
+    const workspace = readManifest(join(dir, "package.json"));
+    console.log(`--- ${workspace.name}`);
+    const out = mkdtempSync(join(scratch, "pkg-"));
+    if (!run("pnpm", ["pack", "--pack-destination", out], dir, "errors")) {
+      failed.push(`${workspace.name}: pnpm pack failed`);
+      continue;
+    }
+    const tarball = join(out, readdirSync(out).find((file) => file.endsWith(".tgz"))!);
+    const packed = JSON.parse(
+      spawnSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }).stdout,
+    ) as Manifest;
+    const problems = exportProblems(workspace, packed);
+    for (const problem of problems) console.error(`${workspace.name}: ${problem}`);
+    if (problems.length > 0) failed.push(`${workspace.name}: exports`);
+    if (!run("publint", ["run", "--strict", tarball], root))
+      failed.push(`${workspace.name}: publint`);
+    if (!run("attw", [tarball, "--profile", "esm-only"], root))
+      failed.push(`${workspace.name}: attw`);
+  }
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+
+if (failed.length > 0) {
+  console.error(`\npackage checks failed:\n  ${failed.join("\n  ")}`);
+  process.exit(1);
+}
+console.log(`\n${libraries.length} packages pass publint and attw`);

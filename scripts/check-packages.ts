@@ -3,7 +3,8 @@
  * `packages/`) as `pnpm publish` would, and check each tarball with publint and Are the Types Wrong
  * (ESM only: Node 16+ and bundler resolution). Any problem fails the run. It also checks what those
  * tools cannot see: the published `exports` cover every subpath the workspace exports, and point at
- * built JavaScript, never at TypeScript sources.
+ * built JavaScript, never at TypeScript sources; and every library package shares the one version
+ * (the `fixed` group in `.changeset/config.json`).
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -77,11 +78,21 @@ const libraries = readdirSync(packagesDir, { withFileTypes: true })
   });
 
 const failed: string[] = [];
+const changesets = JSON.parse(readFileSync(join(root, ".changeset/config.json"), "utf8")) as {
+  fixed: string[][];
+};
+const versionedTogether = new Set(changesets.fixed.flat());
 const scratch = mkdtempSync(join(tmpdir(), "bundlekit-pack-"));
 try {
   for (const dir of libraries) {
     const workspace = readManifest(join(dir, "package.json"));
     console.log(`--- ${workspace.name}`);
+    if (!versionedTogether.has(workspace.name)) {
+      console.error(
+        `${workspace.name}: not in the "fixed" group of .changeset/config.json, so it would not be released with the others`,
+      );
+      failed.push(`${workspace.name}: version group`);
+    }
     const out = mkdtempSync(join(scratch, "pkg-"));
     if (!run("pnpm", ["pack", "--pack-destination", out], dir, "errors")) {
       failed.push(`${workspace.name}: pnpm pack failed`);

@@ -4,10 +4,12 @@
  * (ESM only: Node 16+ and bundler resolution). Any problem fails the run. It also checks what those
  * tools cannot see: the published `exports` cover every subpath the workspace exports, and point at
  * built JavaScript, never at TypeScript sources; and every library package shares the one version
- * (the `fixed` group in `.changeset/config.json`).
+ * (the `fixed` group in `.changeset/config.json`); and the built declarations import only packages
+ * a consumer installs with them.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,6 +21,9 @@ interface Manifest {
   private?: boolean;
   exports?: Record<string, unknown>;
   publishConfig?: { exports?: Record<string, unknown> };
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
 }
 
 function readManifest(file: string): Manifest {
@@ -65,6 +70,49 @@ function exportProblems(workspace: Manifest, packed: Manifest): string[] {
   return problems;
 }
 
+/** The packages a declaration file imports from, by name (`viem/accounts` → `viem`). */
+function importedPackages(declaration: string): string[] {
+  const specifiers = [...declaration.matchAll(/(?:from |import\()"([^".][^"]*)"/g)].map(
+    (match) => match[1]!,
+  );
+  return specifiers.map((specifier) =>
+    specifier
+      .split("/")
+      .slice(0, specifier.startsWith("@") ? 2 : 1)
+      .join("/"),
+  );
+}
+
+/**
+ * Packages the built declarations import that a consumer would not get: neither a dependency nor a
+ * peer dependency, or typed only by an `@types/…` package that is a devDependency. Such an import
+ * breaks a consumer's type-check when `skipLibCheck` is off.
+ */
+function declarationProblems(dir: string, manifest: Manifest): string[] {
+  const installed = { ...manifest.dependencies, ...manifest.peerDependencies };
+  const declarations = readdirSync(join(dir, "dist"), { recursive: true, encoding: "utf8" }).filter(
+    (file) => file.endsWith(".d.ts"),
+  );
+  const imported = new Set(
+    declarations.flatMap((file) => importedPackages(readFileSync(join(dir, "dist", file), "utf8"))),
+  );
+  const problems: string[] = [];
+  for (const name of imported) {
+    if (name.startsWith("node:") || builtinModules.includes(name) || name === manifest.name)
+      continue;
+    const typesPackage = `@types/${name.replace(/^@([^/]+)\//, "$1__")}`;
+    if (!(name in installed))
+      problems.push(
+        `its declarations import "${name}", which is not a dependency or peer dependency`,
+      );
+    else if (manifest.devDependencies?.[typesPackage] !== undefined && !(typesPackage in installed))
+      problems.push(
+        `its declarations import "${name}", typed by ${typesPackage}: make that a dependency, not a devDependency`,
+      );
+  }
+  return problems;
+}
+
 const packagesDir = join(root, "packages");
 const libraries = readdirSync(packagesDir, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
@@ -102,9 +150,9 @@ try {
     const packed = JSON.parse(
       spawnSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }).stdout,
     ) as Manifest;
-    const problems = exportProblems(workspace, packed);
+    const problems = [...exportProblems(workspace, packed), ...declarationProblems(dir, packed)];
     for (const problem of problems) console.error(`${workspace.name}: ${problem}`);
-    if (problems.length > 0) failed.push(`${workspace.name}: exports`);
+    if (problems.length > 0) failed.push(`${workspace.name}: manifest`);
     if (!run("publint", ["run", "--strict", tarball], root))
       failed.push(`${workspace.name}: publint`);
     if (!run("attw", [tarball, "--profile", "esm-only"], root))

@@ -13,8 +13,12 @@ import { Context } from "effect";
 
 /** The engine's ports as Effect services: one key each, provided by the layers of this package or your own. */
 
+// Annotated, so that the declaration names `ChainClient` instead of spelling out viem's internal types.
+const ChainClientKey: Context.ServiceClass<ChainClientService, "@bundlekit/ChainClient", ChainClient> =
+  Context.Service<ChainClientService, ChainClient>()("@bundlekit/ChainClient");
+
 /** Read access to the chain (a viem `PublicClient`). */
-export class ChainClientService extends Context.Service<ChainClientService, ChainClient>()("@bundlekit/ChainClient") {}
+export class ChainClientService extends ChainClientKey {}
 
 /** The mempool's durable state. */
 export class MempoolStoreService extends Context.Service<MempoolStoreService, MempoolStore>()("@bundlekit/MempoolStore") {}

@@ -16,6 +16,9 @@ interface PendingRun {
   reject(error: Error): void;
 }
 
+// The worker's file has this module's extension: `.ts` when run from source, `.js` once built.
+const WORKER_FILE = new URL(`./trace-worker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
+
 interface PooledWorker {
   worker: Worker;
   pending: Map<number, PendingRun>;
@@ -31,7 +34,7 @@ export function createTraceWorkerPool(size: number): TraceWorkerPool {
   const workers: PooledWorker[] = [];
 
   function start(): PooledWorker {
-    const pooled: PooledWorker = { worker: new Worker(new URL("./trace-worker.ts", import.meta.url)), pending: new Map() };
+    const pooled: PooledWorker = { worker: new Worker(WORKER_FILE), pending: new Map() };
     pooled.worker.unref();
     pooled.worker.on("message", (message: { id: number; output?: TracedCallOutput; error?: string }) => {
       const run = pooled.pending.get(message.id);

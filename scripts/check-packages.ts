@@ -1,0 +1,169 @@
+/**
+ * `pnpm check:packages`, after `pnpm build`: pack every library package (the non-private ones under
+ * `packages/`) as `pnpm publish` would, and check each tarball with publint and Are the Types Wrong
+ * (ESM only: Node 16+ and bundler resolution). Any problem fails the run. It also checks what those
+ * tools cannot see: the published `exports` cover every subpath the workspace exports, and point at
+ * built JavaScript, never at TypeScript sources; and every library package shares the one version
+ * (the `fixed` group in `.changeset/config.json`); and the built declarations import only packages
+ * a consumer installs with them.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+interface Manifest {
+  name: string;
+  private?: boolean;
+  exports?: Record<string, unknown>;
+  publishConfig?: { exports?: Record<string, unknown> };
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+
+function readManifest(file: string): Manifest {
+  return JSON.parse(readFileSync(file, "utf8")) as Manifest;
+}
+
+/** Runs a command with its output shown (all of it, or only its errors); true when it succeeded. */
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  output: "all" | "errors" = "all",
+): boolean {
+  const result = spawnSync(command, args, {
+    cwd,
+    stdio: ["ignore", output === "all" ? "inherit" : "ignore", "inherit"],
+  });
+  return result.status === 0;
+}
+
+/** Every file path an `exports` map names, at any depth of conditions. */
+function exportTargets(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (value === null || typeof value !== "object") return [];
+  return Object.values(value).flatMap(exportTargets);
+}
+
+/** What is wrong with the packed manifest's `exports`, compared with the workspace's. */
+function exportProblems(workspace: Manifest, packed: Manifest): string[] {
+  const problems: string[] = [];
+  const published = packed.exports ?? {};
+  for (const subpath of Object.keys(workspace.exports ?? {})) {
+    if (!(subpath in published))
+      problems.push(
+        `"${subpath}" is exported in the workspace but not in the package (publishConfig.exports)`,
+      );
+  }
+  for (const target of exportTargets(published)) {
+    if (target.endsWith(".ts") && !target.endsWith(".d.ts"))
+      problems.push(
+        `exports point at the source file ${target}: Node does not strip types under node_modules`,
+      );
+  }
+  return problems;
+}
+
+/** The packages a declaration file imports from, by name (`viem/accounts` → `viem`). */
+function importedPackages(declaration: string): string[] {
+  const specifiers = [...declaration.matchAll(/(?:from |import\()"([^".][^"]*)"/g)].map(
+    (match) => match[1]!,
+  );
+  return specifiers.map((specifier) =>
+    specifier
+      .split("/")
+      .slice(0, specifier.startsWith("@") ? 2 : 1)
+      .join("/"),
+  );
+}
+
+/**
+ * Packages the built declarations import that a consumer would not get: neither a dependency nor a
+ * peer dependency, or typed only by an `@types/…` package that is a devDependency. Such an import
+ * breaks a consumer's type-check when `skipLibCheck` is off.
+ */
+function declarationProblems(dir: string, manifest: Manifest): string[] {
+  const installed = { ...manifest.dependencies, ...manifest.peerDependencies };
+  const declarations = readdirSync(join(dir, "dist"), { recursive: true, encoding: "utf8" }).filter(
+    (file) => file.endsWith(".d.ts"),
+  );
+  const imported = new Set(
+    declarations.flatMap((file) => importedPackages(readFileSync(join(dir, "dist", file), "utf8"))),
+  );
+  const problems: string[] = [];
+  for (const name of imported) {
+    if (name.startsWith("node:") || builtinModules.includes(name) || name === manifest.name)
+      continue;
+    const typesPackage = `@types/${name.replace(/^@([^/]+)\//, "$1__")}`;
+    if (!(name in installed))
+      problems.push(
+        `its declarations import "${name}", which is not a dependency or peer dependency`,
+      );
+    else if (manifest.devDependencies?.[typesPackage] !== undefined && !(typesPackage in installed))
+      problems.push(
+        `its declarations import "${name}", typed by ${typesPackage}: make that a dependency, not a devDependency`,
+      );
+  }
+  return problems;
+}
+
+const packagesDir = join(root, "packages");
+const libraries = readdirSync(packagesDir, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => join(packagesDir, entry.name))
+  .filter((dir) => {
+    try {
+      return readManifest(join(dir, "package.json")).private !== true;
+    } catch {
+      return false;
+    }
+  });
+
+const failed: string[] = [];
+const changesets = JSON.parse(readFileSync(join(root, ".changeset/config.json"), "utf8")) as {
+  fixed: string[][];
+};
+const versionedTogether = new Set(changesets.fixed.flat());
+const scratch = mkdtempSync(join(tmpdir(), "bundlekit-pack-"));
+try {
+  for (const dir of libraries) {
+    const workspace = readManifest(join(dir, "package.json"));
+    console.log(`--- ${workspace.name}`);
+    if (!versionedTogether.has(workspace.name)) {
+      console.error(
+        `${workspace.name}: not in the "fixed" group of .changeset/config.json, so it would not be released with the others`,
+      );
+      failed.push(`${workspace.name}: version group`);
+    }
+    const out = mkdtempSync(join(scratch, "pkg-"));
+    if (!run("pnpm", ["pack", "--pack-destination", out], dir, "errors")) {
+      failed.push(`${workspace.name}: pnpm pack failed`);
+      continue;
+    }
+    const tarball = join(out, readdirSync(out).find((file) => file.endsWith(".tgz"))!);
+    const packed = JSON.parse(
+      spawnSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }).stdout,
+    ) as Manifest;
+    const problems = [...exportProblems(workspace, packed), ...declarationProblems(dir, packed)];
+    for (const problem of problems) console.error(`${workspace.name}: ${problem}`);
+    if (problems.length > 0) failed.push(`${workspace.name}: manifest`);
+    if (!run("publint", ["run", "--strict", tarball], root))
+      failed.push(`${workspace.name}: publint`);
+    if (!run("attw", [tarball, "--profile", "esm-only"], root))
+      failed.push(`${workspace.name}: attw`);
+  }
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+
+if (failed.length > 0) {
+  console.error(`\npackage checks failed:\n  ${failed.join("\n  ")}`);
+  process.exit(1);
+}
+console.log(`\n${libraries.length} packages pass publint and attw`);

@@ -1,7 +1,7 @@
 import type { GasEstimate } from "../gas/estimate-user-operation-gas.ts";
 import type { GasPrice } from "../gas/fee-oracle.ts";
 import type { FeeHistory } from "../gas/get-fee-history.ts";
-import { type Log, rpcTransactionType } from "viem";
+import { type Hex, type Log, rpcTransactionType } from "viem";
 import type { UserOperationLookup, UserOperationReceipt, UserOperationTransactionReceipt } from "../receipt/lookup.ts";
 import { encodeUserOperation } from "../userop/codec.ts";
 import { toQuantity } from "../userop/wire.ts";
@@ -61,16 +61,16 @@ export function encodeUserOperationReceipt(receipt: UserOperationReceipt | undef
 function encodeTransactionReceipt({ confirmations, ...receipt }: UserOperationTransactionReceipt) {
   return {
     ...receipt,
-    blockNumber: toQuantity(receipt.blockNumber),
-    cumulativeGasUsed: toQuantity(receipt.cumulativeGasUsed),
-    effectiveGasPrice: toQuantity(receipt.effectiveGasPrice),
-    gasUsed: toQuantity(receipt.gasUsed),
+    blockNumber: quantity(receipt.blockNumber),
+    cumulativeGasUsed: quantity(receipt.cumulativeGasUsed),
+    effectiveGasPrice: quantity(receipt.effectiveGasPrice),
+    gasUsed: quantity(receipt.gasUsed),
     logs: receipt.logs.map(encodeLog),
-    transactionIndex: toQuantity(receipt.transactionIndex),
+    transactionIndex: quantity(receipt.transactionIndex),
     status: receipt.status === "success" ? "0x1" : "0x0",
     type: rpcTransactionType[receipt.type as keyof typeof rpcTransactionType] ?? receipt.type,
-    ...(receipt.blobGasPrice !== undefined ? { blobGasPrice: toQuantity(receipt.blobGasPrice) } : {}),
-    ...(receipt.blobGasUsed !== undefined ? { blobGasUsed: toQuantity(receipt.blobGasUsed) } : {}),
+    ...(receipt.blobGasPrice !== undefined ? { blobGasPrice: quantity(receipt.blobGasPrice) } : {}),
+    ...(receipt.blobGasUsed !== undefined ? { blobGasUsed: quantity(receipt.blobGasUsed) } : {}),
     confirmations: toQuantity(confirmations),
     byzantium: true,
   };
@@ -80,12 +80,17 @@ function encodeTransactionReceipt({ confirmations, ...receipt }: UserOperationTr
 function encodeLog(log: Log<bigint, number, false>) {
   return {
     ...log,
-    blockNumber: toQuantity(log.blockNumber),
+    blockNumber: quantity(log.blockNumber),
     // viem sets the key to undefined when the node sent none: JSON leaves it out again.
-    blockTimestamp: log.blockTimestamp == null ? log.blockTimestamp : toQuantity(log.blockTimestamp),
-    logIndex: toQuantity(log.logIndex),
-    transactionIndex: toQuantity(log.transactionIndex),
+    blockTimestamp: quantity(log.blockTimestamp),
+    logIndex: quantity(log.logIndex),
+    transactionIndex: quantity(log.transactionIndex),
   };
+}
+
+/** A number back to a hex quantity; null or undefined (viem's stand-in for a field the node left out) stays so. */
+function quantity<T extends null | undefined>(value: bigint | number | T): Hex | T {
+  return typeof value === "bigint" || typeof value === "number" ? toQuantity(value) : value;
 }
 
 export function encodeGasPrice(price: GasPrice) {

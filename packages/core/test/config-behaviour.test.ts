@@ -297,8 +297,8 @@ describe("engine settings on a simulated chain and clock", () => {
       bundler.start();
       const before = (await bundler.getUserOperationByHash(hash))!.blockHash;
       await clock.advanceBy(4_000);
-      const minedAt = (await bundler.getUserOperationReceipt(hash))!.receipt.blockNumber as Hex;
-      chain.reorg(Number(chain.head().number - BigInt(minedAt)) + 1);
+      const minedAt = (await bundler.getUserOperationReceipt(hash))!.receipt.blockNumber;
+      chain.reorg(Number(chain.head().number - minedAt) + 1);
       await clock.advanceBy(2_000);
       const moved = (await bundler.getUserOperationReceipt(hash))!.receipt.blockHash;
       expect(moved).not.toBe(before);

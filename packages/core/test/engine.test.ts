@@ -44,7 +44,7 @@ describe("bundler engine", () => {
     expect(receipt!.actualGasCost).toBeGreaterThan(0n);
     const included = await bundler.getUserOperationByHash(hash);
     expect(included!.transactionHash).toBe(transactionHash);
-    expect(included!.blockNumber).toBe(BigInt(receipt!.receipt.blockNumber as string));
+    expect(included!.blockNumber).toBe(receipt!.receipt.blockNumber);
     expect(await fx.client.getBalance({ address: recipient })).toBe(before + parseEther("0.1"));
     expect(changes.map((c) => c.status)).toEqual(["pending", "submitted", "included"]);
   });

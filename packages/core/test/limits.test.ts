@@ -69,7 +69,7 @@ async function bundleAll(engine: Bundler, hashes: readonly Hash[]) {
   for (const hash of hashes) {
     const receipt = await engine.getUserOperationReceipt(hash);
     expect(receipt, `receipt of ${hash}`).toMatchObject({ success: true });
-    const transactionHash = receipt!.receipt.transactionHash as Hash;
+    const transactionHash = receipt!.receipt.transactionHash;
     byTransaction.set(transactionHash, [...(byTransaction.get(transactionHash) ?? []), hash]);
   }
   const transactions = await Promise.all(

@@ -66,7 +66,7 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     await change(hash, "included");
     const receipt = await bundler.getUserOperationReceipt(hash);
     expect(receipt?.success).toBe(true);
-    expect(BigInt(receipt!.receipt.blockNumber as string)).toBe(block.blockNumber);
+    expect(receipt!.receipt.blockNumber).toBe(block.blockNumber);
     expect(changes.filter((c) => c.userOpHash === hash).map((c) => c.status)).toEqual(["pending", "preconfirmed", "included"]);
   });
 

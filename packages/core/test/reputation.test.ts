@@ -136,7 +136,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)("ERC-7562 reputation on EntryPoint
     const perBundle = new Map<string, number>();
     for (const hash of hashes) {
       const receipt = await bundler.getUserOperationReceipt(hash);
-      const transaction = (receipt?.receipt as { transactionHash: string } | undefined)?.transactionHash;
+      const transaction = receipt?.receipt.transactionHash;
       if (transaction) perBundle.set(transaction, (perBundle.get(transaction) ?? 0) + 1);
     }
     expect([...perBundle.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(4);

@@ -100,7 +100,7 @@ describe("the engine on a simulated chain and clock", () => {
     expect(included!.transactionHash).not.toBe(submitted!.transactionHash); // the replacement landed
 
     const before = await bundler.getUserOperationReceipt(hash);
-    chain.reorg(Number(chain.head().number - BigInt(before!.receipt.blockNumber as string)) + 1);
+    chain.reorg(Number(chain.head().number - before!.receipt.blockNumber) + 1);
     await clock.advanceBy(2_000);
     const after = await bundler.getUserOperationReceipt(hash);
     expect(after?.receipt.transactionHash).toBe(included!.transactionHash);

@@ -1,4 +1,5 @@
-import type { Address, Hash, Hex } from "viem";
+import { type Address, formatTransactionReceipt, type Hash, type TransactionReceipt } from "viem";
+import type { UserOperationReceipt as ViemUserOperationReceipt } from "viem/account-abstraction";
 import { decodeHandleOps } from "../entrypoint/decode-handle-ops.ts";
 import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
@@ -22,21 +23,29 @@ export interface UserOperationLookup {
   blockNumber: bigint | undefined;
 }
 
-/** `eth_getUserOperationReceipt`'s answer: the event's fields, this op's logs and the raw transaction receipt. */
-export interface UserOperationReceipt {
-  userOpHash: Hash;
-  entryPoint: Address;
-  sender: Address;
-  nonce: bigint;
+/**
+ * The bundle transaction's receipt in domain form: viem's `TransactionReceipt` (bigint quantities,
+ * number indices, `status` "success" | "reverted", `type` "eip1559" …, logs likewise), as
+ * viem's `formatTransactionReceipt` makes it, plus how deep it lies. Fields viem does not type
+ * (a chain's own, such as OP's `l1Fee`, and the receipt's `blockTimestamp`, which nodes send in
+ * different forms) are kept as the node sent them, so the wire can pass them on unchanged.
+ */
+export type UserOperationTransactionReceipt = Omit<TransactionReceipt, "blockTimestamp"> & {
+  /** Blocks from the receipt's block to the latest, both counted: 1 in the block of inclusion. */
+  confirmations: bigint;
+};
+
+/**
+ * `eth_getUserOperationReceipt`'s answer in domain form: the event's fields, this operation's logs
+ * and the bundle transaction's receipt. It is viem's `UserOperationReceipt`, with `paymaster`
+ * always set (the zero address when none) and `receipt.confirmations`; the RPC layer writes it as
+ * hex quantities.
+ */
+export interface UserOperationReceipt extends ViemUserOperationReceipt {
   paymaster: Address;
-  actualGasCost: bigint;
-  actualGasUsed: bigint;
-  success: boolean;
   /** Why it did not succeed: the revert reason the EntryPoint recorded (see `userOperationRevertReason`). */
   reason?: string;
-  logs: RawLog[];
-  /** The node's receipt with hex fields, plus `confirmations` and `byzantium`. */
-  receipt: Record<string, unknown>;
+  receipt: UserOperationTransactionReceipt;
 }
 
 export interface LookupContext {
@@ -95,13 +104,12 @@ export async function findUserOperationEvent(
 export async function getUserOperationReceipt(context: LookupContext, userOpHash: Hash): Promise<UserOperationReceipt | undefined> {
   const event = await findEvent(context, userOpHash);
   if (!event) return undefined;
-  const [receipt, latest] = await Promise.all([
-    context.client.request({ method: "eth_getTransactionReceipt", params: [event.transactionHash] } as never) as Promise<
-      (Record<string, unknown> & { logs: RawLog[]; blockNumber: Hex }) | null
-    >,
+  const [rpcReceipt, latest] = await Promise.all([
+    context.client.request({ method: "eth_getTransactionReceipt", params: [event.transactionHash] }),
     context.client.getBlockNumber({ cacheTime: 0 }),
   ]);
-  if (!receipt) return undefined;
+  if (!rpcReceipt) return undefined;
+  const receipt = formatTransactionReceipt(rpcReceipt);
   const decoded = decodeUserOperationEvent(event);
   const logs = logsOfUserOperation(receipt.logs, userOpHash, event.address);
   const reason = decoded.success ? undefined : userOperationRevertReason(logs, userOpHash, event.address);
@@ -119,8 +127,7 @@ export async function getUserOperationReceipt(context: LookupContext, userOpHash
     receipt: {
       ...receipt,
       // The node may answer a receipt of a block newer than the latest number it reported a moment ago.
-      confirmations: `0x${(latest >= BigInt(receipt.blockNumber) ? latest - BigInt(receipt.blockNumber) + 1n : 1n).toString(16)}`,
-      byzantium: true,
+      confirmations: latest >= receipt.blockNumber ? latest - receipt.blockNumber + 1n : 1n,
     },
   };
 }

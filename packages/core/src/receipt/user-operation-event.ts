@@ -22,6 +22,9 @@ export interface RawLog {
   removed?: boolean;
 }
 
+/** What the log helpers read of a log, in wire or domain form (`RawLog` or viem's `Log`). */
+export type EventLog = Pick<RawLog, "address" | "data"> & { topics: readonly Hex[] };
+
 export interface UserOperationEvent {
   userOpHash: Hash;
   sender: Address;
@@ -47,9 +50,9 @@ export function decodeUserOperationEvent(log: RawLog): UserOperationEvent {
  * The logs that belong to one operation in a bundle transaction: those its EntryPoint emitted
  * between the previous operation's `UserOperationEvent` (or `BeforeExecution`) and its own.
  */
-export function logsOfUserOperation(logs: readonly RawLog[], userOpHash: Hash, entryPoint: Address): RawLog[] {
+export function logsOfUserOperation<L extends EventLog>(logs: readonly L[], userOpHash: Hash, entryPoint: Address): L[] {
   const ep = entryPoint.toLowerCase();
-  const isEntryPoint = (log: RawLog) => log.address.toLowerCase() === ep;
+  const isEntryPoint = (log: L) => log.address.toLowerCase() === ep;
   const end = logs.findIndex(
     (log) => isEntryPoint(log) && log.topics[0] === userOperationEventTopic && log.topics[1]?.toLowerCase() === userOpHash.toLowerCase(),
   );
@@ -75,7 +78,7 @@ const postOpRevertedAbi = parseAbi(["error PostOpReverted(bytes returnData)"]);
  * logs: the `Error(string)` message or `Panic(<code>)`, else the raw revert data; a postOp's is
  * prefixed `postOp reverted: `. Undefined when the EntryPoint recorded none.
  */
-export function userOperationRevertReason(logs: readonly RawLog[], userOpHash: Hash, entryPoint: Address): string | undefined {
+export function userOperationRevertReason(logs: readonly EventLog[], userOpHash: Hash, entryPoint: Address): string | undefined {
   for (const log of logs) {
     if (log.address.toLowerCase() !== entryPoint.toLowerCase() || log.topics[1]?.toLowerCase() !== userOpHash.toLowerCase()) continue;
     const kind = log.topics[0] === revertReasonTopics.execution ? "execution" : log.topics[0] === revertReasonTopics.postOp ? "postOp" : undefined;

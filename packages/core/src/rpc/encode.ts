@@ -1,7 +1,8 @@
 import type { GasEstimate } from "../gas/estimate-user-operation-gas.ts";
 import type { GasPrice } from "../gas/fee-oracle.ts";
 import type { FeeHistory } from "../gas/get-fee-history.ts";
-import type { UserOperationLookup, UserOperationReceipt } from "../receipt/lookup.ts";
+import { type Hex, type Log, rpcTransactionType } from "viem";
+import type { UserOperationLookup, UserOperationReceipt, UserOperationTransactionReceipt } from "../receipt/lookup.ts";
 import { encodeUserOperation } from "../userop/codec.ts";
 import { toQuantity } from "../userop/wire.ts";
 
@@ -47,9 +48,49 @@ export function encodeUserOperationReceipt(receipt: UserOperationReceipt | undef
     actualGasUsed: toQuantity(receipt.actualGasUsed),
     success: receipt.success,
     ...(receipt.reason !== undefined ? { reason: receipt.reason } : {}),
-    logs: receipt.logs,
-    receipt: receipt.receipt,
+    logs: receipt.logs.map(encodeLog),
+    receipt: encodeTransactionReceipt(receipt.receipt),
   };
+}
+
+/**
+ * A transaction receipt back in the node's form: the inverse of viem's `formatTransactionReceipt`
+ * on the fields it converts, in place (so the keys keep the node's order), every other field as
+ * the node sent it; then `confirmations` and `byzantium`, which `eth_getUserOperationReceipt` adds.
+ */
+function encodeTransactionReceipt({ confirmations, ...receipt }: UserOperationTransactionReceipt) {
+  return {
+    ...receipt,
+    blockNumber: quantity(receipt.blockNumber),
+    cumulativeGasUsed: quantity(receipt.cumulativeGasUsed),
+    effectiveGasPrice: quantity(receipt.effectiveGasPrice),
+    gasUsed: quantity(receipt.gasUsed),
+    logs: receipt.logs.map(encodeLog),
+    transactionIndex: quantity(receipt.transactionIndex),
+    status: receipt.status === "success" ? "0x1" : "0x0",
+    type: rpcTransactionType[receipt.type as keyof typeof rpcTransactionType] ?? receipt.type,
+    ...(receipt.blobGasPrice !== undefined ? { blobGasPrice: quantity(receipt.blobGasPrice) } : {}),
+    ...(receipt.blobGasUsed !== undefined ? { blobGasUsed: quantity(receipt.blobGasUsed) } : {}),
+    confirmations: toQuantity(confirmations),
+    byzantium: true,
+  };
+}
+
+/** A mined log back in the node's form: the inverse of viem's `formatLog`. */
+function encodeLog(log: Log<bigint, number, false>) {
+  return {
+    ...log,
+    blockNumber: quantity(log.blockNumber),
+    // viem sets the key to undefined when the node sent none: JSON leaves it out again.
+    blockTimestamp: quantity(log.blockTimestamp),
+    logIndex: quantity(log.logIndex),
+    transactionIndex: quantity(log.transactionIndex),
+  };
+}
+
+/** A number back to a hex quantity; null or undefined (viem's stand-in for a field the node left out) stays so. */
+function quantity<T extends null | undefined>(value: bigint | number | T): Hex | T {
+  return typeof value === "bigint" || typeof value === "number" ? toQuantity(value) : value;
 }
 
 export function encodeGasPrice(price: GasPrice) {

@@ -34,7 +34,12 @@ export interface JsonRpcServer {
  * `maxConnections` (or `maxConnectionsPerIp`) are answered 503 and closed.
  */
 export async function startJsonRpcServer(options: JsonRpcServerOptions): Promise<JsonRpcServer> {
-  const listener = createJsonRpcRequestListener(options);
+  // The server is the endpoint's own: its probe and scrape sit at the root by default.
+  const listener = createJsonRpcRequestListener({
+    ...options,
+    healthPath: options.healthPath ?? "/health",
+    metricsPath: options.metricsPath ?? "/metrics",
+  });
   const upgrade = createJsonRpcUpgradeHandler(options);
   const basePath = normalizePath(options.basePath ?? "/");
   const notFound = rpcError(

@@ -174,7 +174,7 @@ export function createHttpEndpoint(options: JsonRpcHttpOptions): HttpEndpoint {
       if (body === "not kept")
         return bodyFault(
           400,
-          "the request body was read before the JSON-RPC endpoint and not kept on request.body; mount the endpoint before the body parser, or let the parser keep the body",
+          "the request body was read before the JSON-RPC endpoint and not kept (on request.body); mount the endpoint before the middleware that reads it",
           cors,
         );
       if (

@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import type { Server } from "node:http";
 import express, { type Express } from "express";
+import { describe, expect, it } from "vitest";
 import { createJsonRpcExpress } from "../src/adapters/express.ts";
 import { createJsonRpcRequestListener } from "../src/http.ts";
 import {
@@ -8,7 +9,9 @@ import {
   hostHealth,
   type MountOptions,
   mountPath,
+  origin,
 } from "./mounted-endpoint.ts";
+import { rawRequest, stubBundler } from "./stub-server.ts";
 
 /** An Express app with routes of its own; `mount` adds the endpoint before them. */
 async function startExpress(mount: (app: Express) => void) {
@@ -89,3 +92,35 @@ describeMountedEndpoint(
   // express.json() answers a body that is not JSON with its own 400.
   { webSocket: false, parseErrors: false },
 );
+
+describe("Express adapter behind a middleware that reads the body and keeps nothing", () => {
+  it("answers 400 saying the body was read before it, instead of waiting for it", async () => {
+    const rpc = createJsonRpcExpress({ bundler: stubBundler, basePath: mountPath });
+    const server = await startExpress((app) => {
+      app.use((request, _response, next) => {
+        request.on("end", () => next()).resume();
+      });
+      app.use(rpc.middleware);
+    });
+    try {
+      const answer = await rawRequest(`${origin(server)}${mountPath}`, {
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId" }),
+        signal: AbortSignal.timeout(5_000),
+      });
+      expect(answer).toMatchObject({
+        status: 400,
+        body: {
+          error: {
+            code: -32600,
+            message:
+              "the request body was read before the JSON-RPC endpoint and not kept (on request.body); mount the endpoint before the middleware that reads it",
+          },
+        },
+      });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});

@@ -11,10 +11,11 @@ export type JsonRpcFetchHandler = (request: Request) => Promise<Response>;
 
 /** Read the body up to `limit` bytes. */
 async function readBody(request: Request, limit: number): Promise<RequestBody> {
+  if (request.bodyUsed) return "not kept";
   const declared = Number(request.headers.get("content-length") ?? Number.NaN);
-  if ((Number.isFinite(declared) && declared > limit) || request.bodyUsed) {
+  if (Number.isFinite(declared) && declared > limit) {
     await request.body?.cancel();
-    return request.bodyUsed ? "not kept" : "too large";
+    return "too large";
   }
   if (!request.body) return { bytes: new Uint8Array() };
   const chunks: Uint8Array[] = [];

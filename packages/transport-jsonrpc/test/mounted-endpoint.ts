@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJsonRpcMetrics, type JsonRpcMetrics } from "../src/metrics.ts";
 import { openRpcSocket } from "./rpc-socket.ts";
-import { rawRequest, stubBundler } from "./stub-server.ts";
+import { rawRequest, stubBundler, upgradeStatus } from "./stub-server.ts";
 
 /** Where the tests mount the endpoint in a host app. */
 export const mountPath = "/bundler";
@@ -85,7 +85,7 @@ export function describeMountedEndpoint(
     });
 
     if (webSocket)
-      it("answers over WebSocket at the same path", async () => {
+      it("answers over WebSocket at the same path, and refuses upgrades elsewhere with 404", async () => {
         const socket = await openRpcSocket(`${base.replace(/^http/, "ws")}${mountPath}`, 5_000);
         try {
           expect(await socket.request({ jsonrpc: "2.0", id: 2, method: "eth_chainId" })).toEqual({
@@ -96,6 +96,7 @@ export function describeMountedEndpoint(
         } finally {
           await socket.close();
         }
+        expect(await upgradeStatus(`${base.replace(/^http/, "ws")}/elsewhere`)).toBe(404);
       });
 
     it("leaves the app's own /health, /metrics and routes to the app, and serves its probe and scrape below the mount path", async () => {

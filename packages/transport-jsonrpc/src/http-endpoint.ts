@@ -44,12 +44,13 @@ export interface HttpAnswer {
 
 /**
  * A request body as it reaches the endpoint: bytes still to parse, a value a framework parsed
- * already (e.g. `express.json()`), over `maxBodyBytes`, or read by another handler and not kept.
+ * already (e.g. `express.json()`), over a limit (`maxBodyBytes`, or a smaller one of a
+ * framework's parser), or read by another handler and not kept.
  */
 export type RequestBody =
   | { bytes: Uint8Array }
   | { parsed: unknown; length: number }
-  | "too large"
+  | { overLimit: number }
   | "not kept";
 
 /** A request's method, URL (path and query, as the client sent it) and headers (names in lower case). */
@@ -177,11 +178,11 @@ export function createHttpEndpoint(options: JsonRpcHttpOptions): HttpEndpoint {
           "the request body was read before the JSON-RPC endpoint and not kept (on request.body); mount the endpoint before the middleware that reads it",
           cors,
         );
-      if (
-        body === "too large" ||
-        ("bytes" in body ? body.bytes.length : body.length) > maxBodyBytes
-      )
-        return bodyFault(413, `request body exceeds the limit of ${maxBodyBytes} bytes`, cors);
+      const tooLarge = (limit: number) =>
+        bodyFault(413, `request body exceeds the limit of ${limit} bytes`, cors);
+      if ("overLimit" in body) return tooLarge(body.overLimit);
+      if (("bytes" in body ? body.bytes.length : body.length) > maxBodyBytes)
+        return tooLarge(maxBodyBytes);
       let parsed: unknown;
       if ("parsed" in body) parsed = body.parsed;
       else

@@ -79,7 +79,9 @@ export function createNodeHttpHandler(options: JsonRpcHttpOptions) {
     }
     const body =
       given ??
-      (await requestBody(request, endpoint.maxBodyBytes).catch(() => "too large" as const));
+      (await requestBody(request, endpoint.maxBodyBytes).catch(() => ({
+        overLimit: endpoint.maxBodyBytes,
+      })));
     limitOf(request.socket, endpoint.maxInFlightRequests, limits).run(async () => {
       try {
         const answer = await endpoint.call(body, { url, headers }, screened.call);

@@ -10,7 +10,7 @@ function readStream(request: IncomingMessage, limit: number): Promise<RequestBod
     const declared = Number(request.headers["content-length"]);
     if (Number.isFinite(declared) && declared > limit) {
       request.resume();
-      resolve("too large");
+      resolve({ overLimit: limit });
       return;
     }
     const chunks: Buffer[] = [];
@@ -20,7 +20,7 @@ function readStream(request: IncomingMessage, limit: number): Promise<RequestBod
       if (length > limit) {
         request.removeAllListeners("data");
         request.resume();
-        resolve("too large");
+        resolve({ overLimit: limit });
       } else {
         chunks.push(chunk);
       }

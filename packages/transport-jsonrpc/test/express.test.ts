@@ -124,3 +124,32 @@ describe("Express adapter behind a middleware that reads the body and keeps noth
     }
   });
 });
+
+describe("Express adapter after an express.json() with a smaller limit", () => {
+  it("answers a body over the parser's limit with the transport's 413", async () => {
+    const rpc = createJsonRpcExpress({ bundler: stubBundler, basePath: mountPath });
+    const server = await startExpress((app) => {
+      app.use(express.json({ limit: 100 }));
+      app.use(rpc.middleware);
+    });
+    try {
+      const answer = await rawRequest(`${origin(server)}${mountPath}`, {
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "eth_chainId",
+          params: ["x".repeat(200)],
+        }),
+        signal: AbortSignal.timeout(5_000),
+      });
+      expect(answer).toMatchObject({
+        status: 413,
+        body: { error: { code: -32600, message: "request body exceeds the limit of 100 bytes" } },
+      });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});

@@ -40,8 +40,12 @@ export interface JsonRpcExpress {
 
 /** What a body parser's failure (body-parser's `type`) means for the endpoint. */
 function failedBody(error: unknown): RequestBody | undefined {
-  const { type, body } = (error ?? {}) as { type?: unknown; body?: unknown };
-  if (type === "entity.too.large") return "too large";
+  const { type, body, limit } = (error ?? {}) as {
+    type?: unknown;
+    body?: unknown;
+    limit?: unknown;
+  };
+  if (type === "entity.too.large") return { overLimit: Number(limit) };
   if (type === "entity.parse.failed" && typeof body === "string")
     return { bytes: Buffer.from(body, "utf8") };
   return undefined;

@@ -15,14 +15,14 @@ async function readBody(request: Request, limit: number): Promise<RequestBody> {
   const declared = Number(request.headers.get("content-length") ?? Number.NaN);
   if (Number.isFinite(declared) && declared > limit) {
     await request.body?.cancel();
-    return "too large";
+    return { overLimit: limit };
   }
   if (!request.body) return { bytes: new Uint8Array() };
   const chunks: Uint8Array[] = [];
   let length = 0;
   for await (const chunk of request.body) {
     length += chunk.length;
-    if (length > limit) return "too large"; // leaving the loop cancels the stream
+    if (length > limit) return { overLimit: limit }; // leaving the loop cancels the stream
     chunks.push(chunk);
   }
   return { bytes: Buffer.concat(chunks) };

@@ -8,6 +8,7 @@ import {
   describeMountedEndpoint,
   hostHealth,
   type MountOptions,
+  mountedApp,
   mountPath,
   origin,
 } from "./mounted-endpoint.ts";
@@ -32,14 +33,7 @@ const withAdapter =
     const rpc = createJsonRpcExpress(options);
     const server = await startExpress((app) => mount(app, rpc));
     rpc.attach(server);
-    return {
-      server,
-      async close() {
-        await rpc.close();
-        server.closeAllConnections();
-        server.close();
-      },
-    };
+    return mountedApp(server, () => rpc.close());
   };
 
 describeMountedEndpoint(
@@ -81,13 +75,7 @@ describeMountedEndpoint(
         listener(request, response).then((served) => served || next(), next);
       });
     });
-    return {
-      server,
-      async close() {
-        server.closeAllConnections();
-        server.close();
-      },
-    };
+    return mountedApp(server);
   },
   // express.json() answers a body that is not JSON with its own 400.
   { webSocket: false, parseErrors: false },
@@ -119,8 +107,7 @@ describe("Express adapter behind a middleware that reads the body and keeps noth
         },
       });
     } finally {
-      server.closeAllConnections();
-      server.close();
+      await mountedApp(server).close();
     }
   });
 });
@@ -148,8 +135,7 @@ describe("Express adapter after an express.json() with a smaller limit", () => {
         body: { error: { code: -32600, message: "request body exceeds the limit of 100 bytes" } },
       });
     } finally {
-      server.closeAllConnections();
-      server.close();
+      await mountedApp(server).close();
     }
   });
 });

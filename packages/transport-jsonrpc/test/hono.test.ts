@@ -8,6 +8,7 @@ import {
   describeMountedEndpoint,
   hostHealth,
   type MountOptions,
+  mountedApp,
   mountPath,
 } from "./mounted-endpoint.ts";
 
@@ -25,14 +26,7 @@ const startHono =
     await once(server, "listening");
     const upgrade = createJsonRpcUpgradeHandler(options);
     upgrade.attach(server);
-    return {
-      server,
-      async close() {
-        await upgrade.close();
-        server.closeAllConnections();
-        server.close();
-      },
-    };
+    return mountedApp(server, () => upgrade.close());
   };
 
 describeMountedEndpoint(

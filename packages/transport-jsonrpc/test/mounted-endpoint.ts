@@ -28,6 +28,16 @@ export interface MountOptions {
   metrics: JsonRpcMetrics;
 }
 
+/** The app on `server`; closing it runs `before` (e.g. closing WebSockets), then ends every connection. */
+export const mountedApp = (server: Server, before = async () => {}): MountedApp => ({
+  server,
+  async close() {
+    await before();
+    server.closeAllConnections();
+    server.close();
+  },
+});
+
 export const origin = (server: Server) =>
   `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createServer } from "node:http";
 import { createJsonRpcRequestListener } from "../src/http.ts";
 import { createJsonRpcUpgradeHandler } from "../src/websocket.ts";
-import { describeMountedEndpoint, hostHealth } from "./mounted-endpoint.ts";
+import { describeMountedEndpoint, hostHealth, mountedApp } from "./mounted-endpoint.ts";
 
 describeMountedEndpoint("the request listener in a plain Node server", async (options) => {
   const rpc = createJsonRpcRequestListener(options);
@@ -17,12 +17,5 @@ describeMountedEndpoint("the request listener in a plain Node server", async (op
   upgrade.attach(server);
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
-  return {
-    server,
-    async close() {
-      await upgrade.close();
-      server.closeAllConnections();
-      server.close();
-    },
-  };
+  return mountedApp(server, () => upgrade.close());
 });

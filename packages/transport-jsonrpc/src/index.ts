@@ -10,6 +10,7 @@ export {
 } from "./http.ts";
 export * from "./metrics.ts";
 export * from "./metrics-server.ts";
+export type { NodeRequest } from "./request-body.ts";
 export * from "./server.ts";
 export * from "./subscriptions.ts";
 export * from "./websocket.ts";

@@ -131,7 +131,7 @@ export function describeMountedEndpoint(
       expect(answer.body.error.message).toMatch(/^parse error: /);
     });
 
-    it("refuses a text/plain body with 415, and a GET with 405", async () => {
+    it("refuses a text/plain body or one without content type with 415, and a GET with 405", async () => {
       const plain = await send(base + mountPath, {
         headers: { "content-type": "text/plain" },
         body: chainIdCall,
@@ -144,6 +144,10 @@ export function describeMountedEndpoint(
             message: 'unsupported content-type "text/plain"; send the body as application/json',
           },
         },
+      });
+      expect(await send(base + mountPath, { body: chainIdCall })).toMatchObject({
+        status: 415,
+        body: { error: { message: "no content-type given; send the body as application/json" } },
       });
       expect((await send(base + mountPath, { method: "GET" })).status).toBe(405);
     });

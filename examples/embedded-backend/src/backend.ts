@@ -57,9 +57,7 @@ export async function startBackend(options: BackendOptions): Promise<Backend> {
   const rpc = createJsonRpcRequestListener({
     bundler,
     basePath: bundlerPath,
-    metrics,
-    healthPath: `${bundlerPath}/health`,
-    metricsPath: `${bundlerPath}/metrics`,
+    metrics, // the probe and the scrape sit below basePath: /bundler/health, /bundler/metrics
   });
   const upgrade = createJsonRpcUpgradeHandler({ bundler, basePath: bundlerPath, metrics });
 

@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { JsonRpcResponse } from "@bundlekit/core";
+import type { HttpAnswer } from "./http-endpoint.ts";
 
 /** A JSON-RPC error answer that belongs to no request (`id: null`). */
 export const rpcError = (code: number, message: string): JsonRpcResponse => ({
@@ -9,21 +10,35 @@ export const rpcError = (code: number, message: string): JsonRpcResponse => ({
   error: { code, message },
 });
 
+/** A JSON answer. */
+export function jsonAnswer(
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): HttpAnswer {
+  return {
+    status,
+    headers: { ...headers, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  };
+}
+
+/** Write `answer` to a Node response. */
+export function writeAnswer(response: ServerResponse, answer: HttpAnswer) {
+  const headers =
+    answer.body === undefined
+      ? answer.headers
+      : { ...answer.headers, "content-length": String(Buffer.byteLength(answer.body)) };
+  response.writeHead(answer.status, headers).end(answer.body);
+}
+
 /** Write `body` as a JSON answer. */
-export function sendJson(
+export const sendJson = (
   response: ServerResponse,
   status: number,
   body: unknown,
   headers: Record<string, string> = {},
-) {
-  const json = JSON.stringify(body);
-  response.writeHead(status, {
-    ...headers,
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(json),
-  });
-  response.end(json);
-}
+) => writeAnswer(response, jsonAnswer(status, body, headers));
 
 const statusText: Record<number, string> = {
   403: "Forbidden",

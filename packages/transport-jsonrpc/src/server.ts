@@ -30,11 +30,17 @@ export interface JsonRpcServer {
 
 /**
  * Serve the JSON-RPC endpoint on its own server: HTTP and WebSocket on one port and path, the
- * health probe, and the metrics when given. Any other path gets a JSON 404. Connections past
+ * health probe and the metrics (when given), at `/health` and `/metrics` unless set otherwise.
+ * Any other path gets a JSON 404. Connections past
  * `maxConnections` (or `maxConnectionsPerIp`) are answered 503 and closed.
  */
 export async function startJsonRpcServer(options: JsonRpcServerOptions): Promise<JsonRpcServer> {
-  const listener = createJsonRpcRequestListener(options);
+  // The server is the endpoint's own: its probe and scrape sit at the root by default.
+  const listener = createJsonRpcRequestListener({
+    ...options,
+    healthPath: options.healthPath ?? "/health",
+    metricsPath: options.metricsPath ?? "/metrics",
+  });
   const upgrade = createJsonRpcUpgradeHandler(options);
   const basePath = normalizePath(options.basePath ?? "/");
   const notFound = rpcError(

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { InvalidParamsError, RpcErrorCode } from "@bundlekit/core";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
@@ -37,6 +37,11 @@ export interface JsonRpcUpgradeHandler {
   (request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   /** Close every connection (code 1001) and end its subscriptions. */
   close(): Promise<void>;
+  /**
+   * Take the upgrades of `server` (e.g. what `app.listen()` returned) for the endpoint's path;
+   * answer any other path 404, unless another `upgrade` listener of the server is there for it.
+   */
+  attach(server: Server): void;
 }
 
 /** How long a closing connection waits for the client to acknowledge before it is cut off. */
@@ -199,6 +204,19 @@ export function createJsonRpcUpgradeHandler(
   };
 
   return Object.assign(handleUpgrade, {
+    attach(host: Server) {
+      host.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+        if (handleUpgrade(request, socket, head) || host.listenerCount("upgrade") > 1) return;
+        refuseUpgrade(
+          socket,
+          404,
+          rpcError(
+            RpcErrorCode.invalidRequest,
+            `no WebSocket endpoint here; connect to ${endpoint.basePath || "/"}`,
+          ),
+        );
+      });
+    },
     async close() {
       await Promise.all(
         [...server.clients].map((client) => closeOrCut(client, 1001, "server shutting down")),

@@ -57,18 +57,23 @@ export interface RawAnswer {
  */
 export function rawRequest(
   url: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  init: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    signal?: AbortSignal;
+  } = {},
 ): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(
       url,
-      { method: init.method ?? "POST", headers: init.headers, agent: false },
+      { method: init.method ?? "POST", headers: init.headers, agent: false, signal: init.signal },
       (response) => {
         const chunks: Buffer[] = [];
         response.on("data", (chunk: Buffer) => chunks.push(chunk));
         response.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8");
-          const isJson = response.headers["content-type"] === "application/json";
+          const isJson = /^application\/json\b/.test(response.headers["content-type"] ?? "");
           resolve({
             status: response.statusCode!,
             headers: response.headers,

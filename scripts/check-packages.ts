@@ -11,10 +11,8 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+import { join } from "node:path";
+import { libraryDirectories, packLibrary, root } from "./pack-libraries.ts";
 
 interface Manifest {
   name: string;
@@ -113,17 +111,7 @@ function declarationProblems(dir: string, manifest: Manifest): string[] {
   return problems;
 }
 
-const packagesDir = join(root, "packages");
-const libraries = readdirSync(packagesDir, { withFileTypes: true })
-  .filter((entry) => entry.isDirectory())
-  .map((entry) => join(packagesDir, entry.name))
-  .filter((dir) => {
-    try {
-      return readManifest(join(dir, "package.json")).private !== true;
-    } catch {
-      return false;
-    }
-  });
+const libraries = libraryDirectories();
 
 const failed: string[] = [];
 const changesets = JSON.parse(readFileSync(join(root, ".changeset/config.json"), "utf8")) as {
@@ -141,12 +129,11 @@ try {
       );
       failed.push(`${workspace.name}: version group`);
     }
-    const out = mkdtempSync(join(scratch, "pkg-"));
-    if (!run("pnpm", ["pack", "--pack-destination", out], dir, "errors")) {
+    const tarball = packLibrary(dir, scratch);
+    if (tarball === undefined) {
       failed.push(`${workspace.name}: pnpm pack failed`);
       continue;
     }
-    const tarball = join(out, readdirSync(out).find((file) => file.endsWith(".tgz"))!);
     const packed = JSON.parse(
       spawnSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }).stdout,
     ) as Manifest;

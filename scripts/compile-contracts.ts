@@ -37,14 +37,62 @@ function entryPointRelease(version: "v07" | "v08"): Record<string, string> {
 }
 
 const targets: Target[] = [
-  { source: "packages/core/contracts/GasLimitSearch.sol", contract: "GasLimitSearch", remappings: {}, artifact: "packages/core/src/gas/artifacts/GasLimitSearch.json", evmVersion: "paris" },
-  { source: "packages/core/contracts/PostOpProbe.sol", contract: "PostOpProbe", remappings: {}, artifact: "packages/core/src/gas/artifacts/PostOpProbe.json", evmVersion: "paris" },
-  { source: "packages/devnet/contracts/VerifyingPaymaster08.sol", contract: "VerifyingPaymaster", remappings: entryPointRelease("v08"), artifact: "packages/devnet/src/artifacts/VerifyingPaymaster.v0.8.json", evmVersion: "cancun" },
-  { source: "packages/devnet/contracts/PostOpWorkPaymaster.sol", contract: "PostOpWorkPaymaster", remappings: entryPointRelease("v07"), artifact: "packages/devnet/src/artifacts/PostOpWorkPaymaster.v0.7.json", evmVersion: "cancun" },
-  { source: "packages/devnet/contracts/PostOpWorkPaymaster.sol", contract: "PostOpWorkPaymaster", remappings: entryPointRelease("v08"), artifact: "packages/devnet/src/artifacts/PostOpWorkPaymaster.v0.8.json", evmVersion: "cancun" },
-  { source: "packages/devnet/contracts/testing/GasWorkloads.sol", contract: "GasWorkloads", remappings: {}, artifact: "packages/devnet/src/artifacts/GasWorkloads.json", evmVersion: "cancun" },
-  { source: "packages/devnet/contracts/testing/L1FeeStandIns.sol", contract: "GasPriceOracleStandIn", remappings: {}, artifact: "packages/devnet/src/artifacts/GasPriceOracleStandIn.json", evmVersion: "cancun" },
-  { source: "packages/devnet/contracts/testing/L1FeeStandIns.sol", contract: "NodeInterfaceStandIn", remappings: {}, artifact: "packages/devnet/src/artifacts/NodeInterfaceStandIn.json", evmVersion: "cancun" },
+  {
+    source: "packages/core/contracts/GasLimitSearch.sol",
+    contract: "GasLimitSearch",
+    remappings: {},
+    artifact: "packages/core/src/gas/artifacts/GasLimitSearch.json",
+    evmVersion: "paris",
+  },
+  {
+    source: "packages/core/contracts/PostOpProbe.sol",
+    contract: "PostOpProbe",
+    remappings: {},
+    artifact: "packages/core/src/gas/artifacts/PostOpProbe.json",
+    evmVersion: "paris",
+  },
+  {
+    source: "packages/devnet/contracts/VerifyingPaymaster08.sol",
+    contract: "VerifyingPaymaster",
+    remappings: entryPointRelease("v08"),
+    artifact: "packages/devnet/src/artifacts/VerifyingPaymaster.v0.8.json",
+    evmVersion: "cancun",
+  },
+  {
+    source: "packages/devnet/contracts/PostOpWorkPaymaster.sol",
+    contract: "PostOpWorkPaymaster",
+    remappings: entryPointRelease("v07"),
+    artifact: "packages/devnet/src/artifacts/PostOpWorkPaymaster.v0.7.json",
+    evmVersion: "cancun",
+  },
+  {
+    source: "packages/devnet/contracts/PostOpWorkPaymaster.sol",
+    contract: "PostOpWorkPaymaster",
+    remappings: entryPointRelease("v08"),
+    artifact: "packages/devnet/src/artifacts/PostOpWorkPaymaster.v0.8.json",
+    evmVersion: "cancun",
+  },
+  {
+    source: "packages/devnet/contracts/testing/GasWorkloads.sol",
+    contract: "GasWorkloads",
+    remappings: {},
+    artifact: "packages/devnet/src/artifacts/GasWorkloads.json",
+    evmVersion: "cancun",
+  },
+  {
+    source: "packages/devnet/contracts/testing/L1FeeStandIns.sol",
+    contract: "GasPriceOracleStandIn",
+    remappings: {},
+    artifact: "packages/devnet/src/artifacts/GasPriceOracleStandIn.json",
+    evmVersion: "cancun",
+  },
+  {
+    source: "packages/devnet/contracts/testing/L1FeeStandIns.sol",
+    contract: "NodeInterfaceStandIn",
+    remappings: {},
+    artifact: "packages/devnet/src/artifacts/NodeInterfaceStandIn.json",
+    evmVersion: "cancun",
+  },
 ];
 
 function compile(target: Target) {
@@ -55,12 +103,15 @@ function compile(target: Target) {
       evmVersion: target.evmVersion,
       optimizer: { enabled: true, runs: 1_000_000 },
       viaIR: false,
-      outputSelection: { "*": { "*": ["abi", "evm.bytecode.object", "evm.deployedBytecode.object"] } },
+      outputSelection: {
+        "*": { "*": ["abi", "evm.bytecode.object", "evm.deployedBytecode.object"] },
+      },
     },
   };
   const findImports = (path: string) => {
     for (const [prefix, dir] of Object.entries(target.remappings)) {
-      if (path.startsWith(prefix)) return { contents: readFileSync(join(dir, path.slice(prefix.length)), "utf8") };
+      if (path.startsWith(prefix))
+        return { contents: readFileSync(join(dir, path.slice(prefix.length)), "utf8") };
     }
     try {
       return { contents: readFileSync(join(root, path), "utf8") };
@@ -70,7 +121,10 @@ function compile(target: Target) {
   };
   const output = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports }));
   const errors = (output.errors ?? []).filter((e: { severity: string }) => e.severity === "error");
-  if (errors.length > 0) throw new Error(`${target.source}:\n${errors.map((e: { formattedMessage: string }) => e.formattedMessage).join("\n")}`);
+  if (errors.length > 0)
+    throw new Error(
+      `${target.source}:\n${errors.map((e: { formattedMessage: string }) => e.formattedMessage).join("\n")}`,
+    );
   const compiled = output.contracts[target.source][target.contract];
   const artifact = {
     contractName: target.contract,

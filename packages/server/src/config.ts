@@ -18,6 +18,7 @@ import {
 import { privateKeyProblem } from "@bundlekit/signer-relayer";
 import { Config, ConfigProvider, Effect, Option } from "effect";
 import type { Address, Hex } from "viem";
+import { parseCommandLine } from "./command-line.ts";
 import { address, amount, ConfigError, integer } from "./config-values.ts";
 import { isPostgresDatabase, parsePostgresUrl } from "./database-url.ts";
 import type { SponsorshipSettings } from "./sponsorship/configured-policy.ts";
@@ -107,8 +108,8 @@ type Source = Record<string, unknown>;
  * `BUNDLEKIT_*` environment variables. Throws `ConfigError` naming the setting at fault.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly string[] = []): ServerConfig {
-  const flag = argv.indexOf("--config");
-  const file = flag >= 0 ? argv[flag + 1] : env.BUNDLEKIT_CONFIG;
+  const commandLine = parseCommandLine(argv);
+  const file = (commandLine.help ? undefined : commandLine.configFile) ?? env.BUNDLEKIT_CONFIG;
   let json: Source = {};
   if (file) {
     try {

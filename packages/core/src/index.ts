@@ -3,10 +3,19 @@
 // `@bundlekit/testing` the contract suites every adapter runs against itself.
 
 // Engine: create it, configure it, follow what happens to each operation.
-export { type Bundler, type CreateBundlerParameters, createBundler } from "./engine/create-bundler.ts";
+export {
+  type Bundler,
+  type CreateBundlerParameters,
+  createBundler,
+} from "./engine/create-bundler.ts";
 export { type BundlerConfig, defaultBundlerConfig, resolveBundlerConfig } from "./engine/config.ts";
 export type { BundleProposal, ProposeBundleRequest } from "./engine/bundle-puller.ts";
-export { type StatusChange, type StatusChangeKind, type StatusListener, statusChangeKinds } from "./status/status-change.ts";
+export {
+  type StatusChange,
+  type StatusChangeKind,
+  type StatusListener,
+  statusChangeKinds,
+} from "./status/status-change.ts";
 
 // Ports: what adapters implement, with the engine's default implementations.
 export type { ChainClient } from "./ports/chain-client.ts";
@@ -17,7 +26,11 @@ export type { RelayerLease, RelayerSigner } from "./ports/relayer-signer.ts";
 export type { SubmittedBundle, Submitter } from "./ports/submitter.ts";
 export type { AdmissionRequest, BundleLimits, MempoolPolicy } from "./ports/mempool-policy.ts";
 export type { SimulatedValidation, Simulator } from "./ports/simulator.ts";
-export type { TraceCallRequest, TracedValidation, ValidationTracer } from "./ports/validation-tracer.ts";
+export type {
+  TraceCallRequest,
+  TracedValidation,
+  ValidationTracer,
+} from "./ports/validation-tracer.ts";
 export {
   type Admission,
   type AdoptSubmittedParameters,
@@ -31,10 +44,20 @@ export {
   userOperationStatuses,
   type ValidationFacts,
 } from "./ports/mempool-store.ts";
-export { type ReputationEntry, type ReputationStore, reputationDecayIntervalMs } from "./ports/reputation-store.ts";
-export { createMemoryMempoolStore, type MemoryMempoolStoreOptions } from "./mempool/memory-mempool-store.ts";
+export {
+  type ReputationEntry,
+  type ReputationStore,
+  reputationDecayIntervalMs,
+} from "./ports/reputation-store.ts";
+export {
+  createMemoryMempoolStore,
+  type MemoryMempoolStoreOptions,
+} from "./mempool/memory-mempool-store.ts";
 export { createMemoryReputationStore } from "./reputation/memory-reputation-store.ts";
-export { createPollingBlockSource, type CreatePollingBlockSourceParameters } from "./chain/polling-block-source.ts";
+export {
+  createPollingBlockSource,
+  type CreatePollingBlockSourceParameters,
+} from "./chain/polling-block-source.ts";
 export { createClassicSubmitter } from "./submit/classic-submitter.ts";
 export { createConditionalSubmitter } from "./submit/conditional-submitter.ts";
 export {
@@ -43,12 +66,25 @@ export {
   relayingModes,
   type SubmitterConfig,
 } from "./submit/configured-submitter.ts";
-export { type ChainFeeOracleOptions, createChainFeeOracle, type FeeOracle, type GasPrice } from "./gas/fee-oracle.ts";
+export {
+  type ChainFeeOracleOptions,
+  createChainFeeOracle,
+  type FeeOracle,
+  type GasPrice,
+} from "./gas/fee-oracle.ts";
 
 // Validation: simulation modes and tracers behind the `Simulator` and `ValidationTracer` ports.
-export { createSimulator, type ValidationConfig, validationModes, validationTracers } from "./validation/create-simulator.ts";
+export {
+  createSimulator,
+  type ValidationConfig,
+  validationModes,
+  validationTracers,
+} from "./validation/create-simulator.ts";
 export { createTracingSimulator, createUnsafeSimulator } from "./validation/simulators.ts";
-export { createInProcessTracer, type InProcessTracerParameters } from "./validation/tracers/in-process/in-process-tracer.ts";
+export {
+  createInProcessTracer,
+  type InProcessTracerParameters,
+} from "./validation/tracers/in-process/in-process-tracer.ts";
 export { createJsTracer } from "./validation/tracers/js/js-tracer.ts";
 export {
   type ValidatedOperation,
@@ -75,19 +111,36 @@ export type {
 } from "./validation/trace/validation-trace.ts";
 
 // Mempool policies and the parts they are built from.
-export { createDefaultMempoolPolicy, type DefaultMempoolPolicyOptions } from "./mempool/default-mempool-policy.ts";
+export {
+  createDefaultMempoolPolicy,
+  type DefaultMempoolPolicyOptions,
+} from "./mempool/default-mempool-policy.ts";
 export { createFairMempoolPolicy } from "./mempool/fair-mempool-policy.ts";
 export { createFifoMempoolPolicy } from "./mempool/fifo-mempool-policy.ts";
 export { createProfitMempoolPolicy, effectiveTip } from "./mempool/profit-mempool-policy.ts";
-export { type MempoolPolicyName, mempoolPolicies, mempoolPolicyNames } from "./mempool/mempool-policies.ts";
+export {
+  type MempoolPolicyName,
+  mempoolPolicies,
+  mempoolPolicyNames,
+} from "./mempool/mempool-policies.ts";
 export { byArrival, evictLowestValue, fillBudget } from "./mempool/policy-building-blocks.ts";
 export { type Erc7562AdmissionOptions, erc7562Admission } from "./mempool/erc7562-admission.ts";
 
 // Reputation and stake (ERC-7562).
 export { type Entity, type EntityRole, entitiesOf } from "./reputation/entities.ts";
-export type { Reputation, ReputationConfig, ReputationReport, WhitelistedEntities } from "./reputation/reputation.ts";
+export type {
+  Reputation,
+  ReputationConfig,
+  ReputationReport,
+  WhitelistedEntities,
+} from "./reputation/reputation.ts";
 export { type ReputationStatus, reputationStatus } from "./reputation/reputation-status.ts";
-export { getStakeStatus, isStaked, type StakeRequirement, type StakeStatus } from "./reputation/stake.ts";
+export {
+  getStakeStatus,
+  isStaked,
+  type StakeRequirement,
+  type StakeStatus,
+} from "./reputation/stake.ts";
 
 // Gas: estimation, preVerificationGas and the L1 data fee of L2s.
 export { estimateUserOperationGas, type GasEstimate } from "./gas/estimate-user-operation-gas.ts";
@@ -122,7 +175,11 @@ export {
   serializeUserOperation,
   type WireUserOperation,
 } from "./userop/codec.ts";
-export { canonicalEntryPoints, type EntryPointVersion, entryPointVersions } from "./entrypoint/version.ts";
+export {
+  canonicalEntryPoints,
+  type EntryPointVersion,
+  entryPointVersions,
+} from "./entrypoint/version.ts";
 export {
   createEntryPointRegistry,
   defineEntryPoint,
@@ -176,7 +233,14 @@ export {
   type RpcHandlerOptions,
 } from "./rpc/handle-request.ts";
 export { expectParams, type RpcMethod, type RpcRequestContext } from "./rpc/methods.ts";
-export { isAbsent, parseAddress, parseHash, parseObject, parseQuantity, toQuantity } from "./userop/wire.ts";
+export {
+  isAbsent,
+  parseAddress,
+  parseHash,
+  parseObject,
+  parseQuantity,
+  toQuantity,
+} from "./userop/wire.ts";
 
 // The parts the stand-alone service (@bundlekit/server) assembles beyond the engine: exported for
 // the Bundlekit packages, and less settled than the rest.

@@ -6,6 +6,8 @@
 import { answerCommandLine } from "./command-line.ts";
 import { settingNames } from "./config.ts";
 
-const exitCode = answerCommandLine(process.argv.slice(2), settingNames, (stream, text) => process[stream].write(text));
+const exitCode = answerCommandLine(process.argv.slice(2), settingNames, (stream, text) =>
+  process[stream].write(text),
+);
 if (exitCode === undefined) await import("./main.ts");
 else process.exitCode = exitCode;

@@ -14,12 +14,15 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     if (argument === "--help" || argument === "-h") return { help: true };
     if (argument === "--config") {
       const file = argv[++i];
-      if (file === undefined || file.startsWith("-")) throw new ConfigError("--config needs a file: --config <file>");
+      if (file === undefined || file.startsWith("-"))
+        throw new ConfigError("--config needs a file: --config <file>");
       configFile = file;
     } else if (argument.startsWith("--config=")) {
       configFile = argument.slice("--config=".length);
     } else {
-      throw new ConfigError(`unknown argument "${argument}" (bundlekit-server --help lists what it takes)`);
+      throw new ConfigError(
+        `unknown argument "${argument}" (bundlekit-server --help lists what it takes)`,
+      );
     }
   }
   return { help: false, configFile };

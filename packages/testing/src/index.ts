@@ -4,7 +4,10 @@
 
 // Contract suites
 export { type MempoolStoreUnderTest, mempoolStoreContract } from "./mempool-store-contract.ts";
-export { type ReputationStoreUnderTest, reputationStoreContract } from "./reputation-store-contract.ts";
+export {
+  type ReputationStoreUnderTest,
+  reputationStoreContract,
+} from "./reputation-store-contract.ts";
 export { mempoolPolicyContract, policyCandidate, policyLimits } from "./mempool-policy-contract.ts";
 
 // Fixtures

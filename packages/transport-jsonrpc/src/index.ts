@@ -1,8 +1,49 @@
-export * from "./connection-limits.ts";
+// @bundlekit/transport-jsonrpc: the engine's JSON-RPC over HTTP and WebSocket, with status
+// subscriptions and Prometheus metrics; a server of its own, or mounted in yours. Named exports only.
+
+// A server of its own.
+export { type JsonRpcServer, type JsonRpcServerOptions, startJsonRpcServer } from "./server.ts";
+export {
+  type MetricsServer,
+  type MetricsServerOptions,
+  startMetricsServer,
+} from "./metrics-server.ts";
+
+// Mounted in a host server.
+export {
+  createJsonRpcRequestListener,
+  type JsonRpcHttpOptions,
+  type JsonRpcRequestListener,
+} from "./http.ts";
+export {
+  createJsonRpcUpgradeHandler,
+  type JsonRpcUpgradeHandler,
+  type JsonRpcWebSocketOptions,
+  webSocketDefaults,
+} from "./websocket.ts";
 export { endpointDefaults, type JsonRpcEndpointOptions } from "./endpoint.ts";
-export * from "./http.ts";
-export * from "./metrics.ts";
-export * from "./metrics-server.ts";
-export * from "./server.ts";
-export * from "./subscriptions.ts";
-export * from "./websocket.ts";
+export {
+  type ConnectionLimitOptions,
+  type ConnectionLimits,
+  connectionLimitDefaults,
+  limitConnections,
+} from "./connection-limits.ts";
+
+// Status subscriptions (`eth_subscribe`) over any framing.
+export {
+  createStatusSubscriptions,
+  type NewSubscription,
+  type StatusNotificationResult,
+  type StatusSource,
+  type StatusSubscriptions,
+  type StatusSubscriptionsOptions,
+  type SubscriptionNotification,
+} from "./subscriptions.ts";
+
+// Metrics.
+export {
+  createJsonRpcMetrics,
+  type JsonRpcMetrics,
+  type JsonRpcMetricsOptions,
+  type RpcTransportKind,
+} from "./metrics.ts";

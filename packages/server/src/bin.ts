@@ -4,9 +4,9 @@
  * `--help` and a bad argument are answered here, before the service (or the devnet) starts.
  */
 import { answerCommandLine } from "./command-line.ts";
-import { settingNames } from "./config.ts";
+import { settings } from "./config.ts";
 
-const exitCode = answerCommandLine(process.argv.slice(2), settingNames, (stream, text) =>
+const exitCode = answerCommandLine(process.argv.slice(2), settings, (stream, text) =>
   process[stream].write(text),
 );
 if (exitCode === undefined) await import("./main.ts");

@@ -1,3 +1,4 @@
+import type { Setting } from "./config.ts";
 import { ConfigError } from "./config-values.ts";
 
 /** What the command line asks for: the usage text, or the service (with a config file, if named). */
@@ -28,8 +29,9 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   return { help: false, configFile };
 }
 
-/** `bundlekit-server --help`: the flags, and every setting's environment variable (`settingNames`, as the service reads them). */
-export function usage(settingNames: readonly string[]): string {
+/** `bundlekit-server --help`: the flags, and every setting's variable and file key (`settings`, as the service reads them). */
+export function usage(settings: readonly Setting[]): string {
+  const width = Math.max(...settings.map((setting) => setting.env.length));
   return [
     "Usage: bundlekit-server [--config <file>]",
     "",
@@ -37,13 +39,12 @@ export function usage(settingNames: readonly string[]): string {
     "starts an embedded devnet (anvil with the canonical EntryPoints) and serves that.",
     "",
     "Options:",
-    "  --config <file>  a JSON file of settings, keyed by the names in docs/configuration.md",
-    "                   (the same as BUNDLEKIT_CONFIG)",
+    "  --config <file>  a JSON file of settings by their file keys (the same as BUNDLEKIT_CONFIG)",
     "  -h, --help       print this and exit",
     "",
-    "Settings, from the environment (each overrides the file's key); their meanings, file keys",
-    "and defaults are in docs/configuration.md:",
-    ...settingNames.map((name) => `  ${name}`),
+    "Settings: the environment variable, which overrides the file's key. What each means and its",
+    "default: docs/configuration.md.",
+    ...settings.map(({ env, key }) => `  ${env.padEnd(width)}  ${key ?? ""}`.trimEnd()),
     "",
   ].join("\n");
 }
@@ -54,7 +55,7 @@ export function usage(settingNames: readonly string[]): string {
  */
 export function answerCommandLine(
   argv: readonly string[],
-  settingNames: readonly string[],
+  settings: readonly Setting[],
   write: (stream: "stdout" | "stderr", text: string) => void,
 ): number | undefined {
   let commandLine: CommandLine;
@@ -66,6 +67,6 @@ export function answerCommandLine(
     return 2;
   }
   if (!commandLine.help) return undefined;
-  write("stdout", usage(settingNames));
+  write("stdout", usage(settings));
   return 0;
 }

@@ -27,7 +27,7 @@ export default defineConfig({
     coverage: {
       provider: "v8",
       include: ["packages/*/src/**/*.ts", "examples/*/src/**/*.ts"],
-      exclude: ["**/*.test.ts", "**/testing/**"],
+      exclude: ["**/*.test.ts", "packages/testing/**"],
       reporter: ["text-summary", "html"],
     },
   },

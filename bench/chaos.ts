@@ -12,7 +12,7 @@ import os from "node:os";
 import { join, relative, resolve } from "node:path";
 import type { MempoolStore } from "@bundlekit/core";
 import { type Devnet, startDevnet } from "@bundlekit/devnet";
-import { type ServiceProcess, startServiceProcess } from "@bundlekit/standalone-server";
+import { type ServiceProcess, startServiceProcess } from "@bundlekit/server";
 import { createPostgresMempoolStore, createSqliteMempoolStore } from "@bundlekit/storage-kysely";
 import pg from "pg";
 import {
@@ -267,8 +267,8 @@ async function runMode(
       version: VERSION,
       services:
         mode === "postgres"
-          ? "two examples/standalone-server processes on one PostgreSQL schema, each with its own relayer keys and instance id; the first is killed, restarted after each kill but the last"
-          : "one examples/standalone-server process on a SQLite file, restarted after each kill",
+          ? "two packages/server processes on one PostgreSQL schema, each with its own relayer keys and instance id; the first is killed, restarted after each kill but the last"
+          : "one packages/server process on a SQLite file, restarted after each kill",
       client: `each account's operations in nonce order, the next once the previous is accepted, at most ${QUEUE_DEPTH} not yet on chain; a send that gets no answer is sent again (to the other service when there are two), and "already known" then counts as accepted; -32504 is retried`,
     },
     figures,

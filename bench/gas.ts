@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { deployGasWorkloads, type EntryPointVersion, gasWorkloadsAbi, SIMPLE_7702_ACCOUNT, startDevnet } from "@bundlekit/devnet";
-import { loadConfig, startBundlerService } from "@bundlekit/standalone-server";
+import { loadConfig, startBundlerService } from "@bundlekit/server";
 import { toSimpleSmartAccount } from "permissionless/accounts";
 import { type Address, createPublicClient, createWalletClient, encodeFunctionData, type Hash, type Hex, http, isAddressEqual, numberToHex, parseEther, type PublicClient, type SignedAuthorization, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";

@@ -1,5 +1,5 @@
 /** What one run of bench/load.ts measured, and the summary table it prints and records. */
-import type { ServiceProcess } from "@bundlekit/standalone-server";
+import type { ServiceProcess } from "@bundlekit/server";
 import type { Hash } from "viem";
 import type { SignedOperation } from "./accounts.ts";
 import type { LoadOptions } from "./load-options.ts";

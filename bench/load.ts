@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, relative, resolve } from "node:path";
 import { startDevnet } from "@bundlekit/devnet";
-import { type ServiceProcess, startServiceProcess } from "@bundlekit/standalone-server";
+import { type ServiceProcess, startServiceProcess } from "@bundlekit/server";
 import { type Address, createPublicClient, http, type PublicClient } from "viem";
 import { createBundlerClient, formatUserOperationRequest } from "viem/account-abstraction";
 import { type BundlerClient, prepareOperations, setUpAccounts } from "./accounts.ts";
@@ -49,7 +49,7 @@ async function main() {
     machine,
     parameters: {
       ...parameters,
-      service: "examples/standalone-server in its own Node process, SQLite mempool file",
+      service: "packages/server in its own Node process, SQLite mempool file",
       gas: "one eth_estimateUserOperationGas per shape (deploying, deployed) on the first account, reused for every account (maxFeePerGas x2)",
       accountsDeployed:
         "in setup, before timing, by each account's first operation (nonce 0) through the service",

@@ -1,6 +1,12 @@
-import { BundlerError, createBundler, type MempoolPolicy, type StatusChange, type UserOperationV07 } from "@bundlekit/core";
+import {
+  BundlerError,
+  createBundler,
+  createMemoryMempoolStore,
+  type MempoolPolicy,
+  type StatusChange,
+  type UserOperationV07,
+} from "@bundlekit/core";
 import { createSimulatedChain, createSimulatedClock } from "@bundlekit/core/simulation";
-import { createMemoryMempoolStore } from "@bundlekit/core/testing";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { type Address, type Hash, keccak256, toHex } from "viem";
 import { senderAddress, type Workload, type WorkloadOperation } from "./workload.ts";

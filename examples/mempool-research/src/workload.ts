@@ -1,4 +1,4 @@
-import { seededRandom } from "@bundlekit/core/testing";
+import { seededRandom } from "@bundlekit/core/simulation";
 import { type Address, keccak256, toHex } from "viem";
 
 /** One operation of a workload: who sends it, when, what it offers, and how it behaves. */

@@ -1,4 +1,4 @@
-import { createConsoleLogger } from "@bundlekit/standalone-server";
+import { createConsoleLogger } from "@bundlekit/server";
 import { startSequencerPath } from "./sequencer-path.ts";
 
 const path = await startSequencerPath({ port: Number(process.env.BUNDLEKIT_PORT ?? 4337), logger: createConsoleLogger("warn") });

@@ -1,6 +1,6 @@
 import { type Logger, silentLogger } from "@bundlekit/core";
 import { type Devnet, startDevnet } from "@bundlekit/devnet";
-import { type BundlerService, loadConfig, startBundlerService } from "@bundlekit/standalone-server";
+import { type BundlerService, loadConfig, startBundlerService } from "@bundlekit/server";
 import { createPublicClient, http, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { createFifoPerSenderPolicy } from "./fifo-per-sender-policy.ts";

@@ -1,4 +1,4 @@
-import { mempoolPolicyContract, policyCandidate, policyLimits } from "@bundlekit/core/testing";
+import { mempoolPolicyContract, policyCandidate, policyLimits } from "@bundlekit/testing";
 import { describe, expect, it } from "vitest";
 import { createFifoPerSenderPolicy } from "../src/fifo-per-sender-policy.ts";
 

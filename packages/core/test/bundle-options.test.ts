@@ -22,7 +22,7 @@ import type { StatusChange } from "../src/status/status-change.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { Logger } from "../src/ports/logger.ts";
-import { createMemoryMempoolStore } from "../src/testing/index.ts";
+import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
 import { engineFixture, rejection, testEngineConfig, testSigner } from "./fixtures.ts";
 
 /** Bundle options of the engine on a real anvil: fees, access lists, validation, relayers, relaying modes. */

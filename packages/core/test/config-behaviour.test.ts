@@ -29,7 +29,7 @@ import type { StakeStatus } from "../src/reputation/stake.ts";
 import { createSimulatedChain, type SimulatedDelivery } from "../src/simulation/simulated-chain.ts";
 import { createSimulatedClock, type SimulatedClock } from "../src/simulation/simulated-clock.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
-import { createMemoryMempoolStore } from "../src/testing/index.ts";
+import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
 import type { UserOperationV07 } from "../src/userop/types.ts";
 import { engineFixture, rejection, testSigner, unestimatedGas } from "./fixtures.ts";
 

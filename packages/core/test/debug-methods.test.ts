@@ -15,7 +15,7 @@ import {
 } from "../src/rpc/handle-request.ts";
 import { encodeUserOperation } from "../src/userop/codec.ts";
 import type { MempoolStore } from "../src/ports/mempool-store.ts";
-import { createMemoryMempoolStore } from "../src/testing/index.ts";
+import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
 import { engineFixture } from "./fixtures.ts";
 import { recordStatusChanges } from "./status-changes.ts";
 

@@ -5,7 +5,7 @@ import { createBundler } from "../src/engine/create-bundler.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { Logger } from "../src/ports/logger.ts";
 import { createRedactor } from "../src/redaction/redactor.ts";
-import { createMemoryMempoolStore } from "../src/testing/index.ts";
+import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
 import { testEngineConfig, testSigner } from "./fixtures.ts";
 
 const KEY = "EngineNodeKey0123456789abcdef";

@@ -7,7 +7,7 @@ import { createDefaultMempoolPolicy } from "../src/mempool/default-mempool-polic
 import type { MempoolPolicy } from "../src/ports/mempool-policy.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
 import { userOperationEventTopic } from "../src/receipt/user-operation-event.ts";
-import { createMemoryMempoolStore } from "../src/testing/index.ts";
+import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
 import { engineFixture, rejection } from "./fixtures.ts";
 
 const depositedTopic = toEventSelector("Deposited(address,uint256)");

@@ -8,7 +8,7 @@ import { BundlerError } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { MempoolStore } from "../src/ports/mempool-store.ts";
 import type { RelayerLease, RelayerSigner } from "../src/ports/relayer-signer.ts";
-import { createMemoryMempoolStore } from "../src/testing/index.ts";
+import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
 import type { UserOperation } from "../src/userop/types.ts";
 import { canonicalEntryPoints } from "../src/entrypoint/version.ts";
 import type { BundlerConfig } from "../src/engine/config.ts";

@@ -8,7 +8,7 @@ import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { Submitter } from "../src/ports/submitter.ts";
 import { userOperationEventTopic } from "../src/receipt/user-operation-event.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
-import { createMemoryMempoolStore } from "../src/testing/index.ts";
+import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
 import { engineFixture, rejection } from "./fixtures.ts";
 import { manualClock } from "./manual-clock.ts";
 

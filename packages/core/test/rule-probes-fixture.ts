@@ -6,7 +6,7 @@ import { createBundler } from "../src/engine/create-bundler.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { Simulator } from "../src/ports/simulator.ts";
-import { createMemoryMempoolStore } from "../src/testing/index.ts";
+import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
 import type { UserOperation } from "../src/userop/types.ts";
 import { createSimulator } from "../src/validation/create-simulator.ts";
 import { engineFixture, rejection, testSigner } from "./fixtures.ts";

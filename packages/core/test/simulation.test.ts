@@ -6,7 +6,7 @@ import { RpcErrorCode } from "../src/errors/errors.ts";
 import { createSimulatedChain, type SimulatedBehaviour, type SimulatedDelivery } from "../src/simulation/simulated-chain.ts";
 import { createSimulatedClock } from "../src/simulation/simulated-clock.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
-import { createMemoryMempoolStore } from "../src/testing/index.ts";
+import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
 import type { UserOperationV07 } from "../src/userop/types.ts";
 import { rejection, testSigner } from "./fixtures.ts";
 

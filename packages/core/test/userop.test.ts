@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defineEntryPoint } from "../src/entrypoint/registry.ts";
 import type { EntryPointVersion } from "../src/entrypoint/version.ts";
 import { InvalidParamsError } from "../src/errors/errors.ts";
-import { fixtureEntry } from "../src/testing/index.ts";
+import { fixtureEntry } from "../../testing/src/index.ts";
 import { decodeUserOperation, encodeUserOperation } from "../src/userop/codec.ts";
 import { getUserOperationHash } from "../src/userop/hash.ts";
 import { fromPackedUserOperation, toEntryPointStruct, type PackedUserOperation } from "../src/userop/pack.ts";

@@ -8,7 +8,7 @@ import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import { type Clock, systemClock } from "../src/ports/clock.ts";
 import type { Simulator } from "../src/ports/simulator.ts";
-import { createMemoryMempoolStore } from "../src/testing/index.ts";
+import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
 import type { UserOperation } from "../src/userop/types.ts";
 import { createSimulator } from "../src/validation/create-simulator.ts";
 import { engineFixture, rejection, testSigner, unestimatedGas } from "./fixtures.ts";

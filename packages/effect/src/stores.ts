@@ -1,5 +1,9 @@
-import type { MempoolStore, ReputationStore } from "@bundlekit/core";
-import { createMemoryMempoolStore, createMemoryReputationStore } from "@bundlekit/core/testing";
+import {
+  createMemoryMempoolStore,
+  createMemoryReputationStore,
+  type MempoolStore,
+  type ReputationStore,
+} from "@bundlekit/core";
 import {
   createPostgresMempoolStore,
   createPostgresReputationStore,

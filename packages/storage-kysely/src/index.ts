@@ -1,7 +1,34 @@
-export * from "./kysely-mempool-store.ts";
-export * from "./kysely-reputation-store.ts";
-export * from "./migrations.ts";
-export * from "./postgres.ts";
-export type * from "./schema.ts";
-export * from "./sqlite.ts";
+// @bundlekit/storage-kysely: the engine's mempool and reputation stores on Kysely. Named exports only.
+
+// SQLite (the embedded default) and PostgreSQL (shared by several engines).
+export {
+  createSqliteMempoolStore,
+  createSqliteReputationStore,
+  type SqliteMempoolStoreOptions,
+} from "./sqlite.ts";
+export {
+  createPostgresMempoolStore,
+  createPostgresReputationStore,
+  type PostgresMempoolStoreOptions,
+} from "./postgres.ts";
 export { DatabaseUnavailableError } from "./sqlite-file-guard.ts";
+
+// On a Kysely instance of your own (any dialect the stores support).
+export {
+  createKyselyMempoolStore,
+  type KyselyMempoolStore,
+  type KyselyMempoolStoreOptions,
+} from "./kysely-mempool-store.ts";
+export {
+  createKyselyReputationStore,
+  type KyselyReputationStore,
+  type KyselyReputationStoreOptions,
+} from "./kysely-reputation-store.ts";
+export { mempoolMigrations, migrateToLatest } from "./migrations.ts";
+export type {
+  MempoolDatabase,
+  ReputationDatabase,
+  ReputationDecayTable,
+  ReputationTable,
+  UserOperationsTable,
+} from "./schema.ts";

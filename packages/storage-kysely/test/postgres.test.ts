@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { erc7562Admission } from "@bundlekit/core";
-import { fixtureEntry, mempoolStoreContract } from "@bundlekit/core/testing";
+import { fixtureEntry, mempoolStoreContract } from "@bundlekit/testing";
 import pg from "pg";
 import { describe, expect, inject, it } from "vitest";
 import { createPostgresMempoolStore } from "../src/index.ts";

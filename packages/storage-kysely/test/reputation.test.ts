@@ -1,6 +1,6 @@
 
 import type { NewMempoolEntry } from "@bundlekit/core";
-import { fixtureEntry, fixtureFactory, fixturePaymaster, reputationStoreContract } from "@bundlekit/core/testing";
+import { fixtureEntry, fixtureFactory, fixturePaymaster, reputationStoreContract } from "@bundlekit/testing";
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
 import { Migrator } from "kysely/migration";

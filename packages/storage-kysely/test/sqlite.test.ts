@@ -1,5 +1,5 @@
 
-import { fixtureEntry, mempoolStoreContract, replacingNothing } from "@bundlekit/core/testing";
+import { fixtureEntry, mempoolStoreContract, replacingNothing } from "@bundlekit/testing";
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
 import { describe, expect, it } from "vitest";

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fixtureEntry, replacingNothing } from "@bundlekit/core/testing";
+import { fixtureEntry, replacingNothing } from "@bundlekit/testing";
 import Database from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
 import pg from "pg";
@@ -174,7 +174,7 @@ describe("storage faults on SQLite", () => {
     () => {
       const { directory, filename } = databaseFile();
       const script = `import { spawnSync } from "node:child_process";
-import { fixtureEntry, replacingNothing } from "@bundlekit/core/testing";
+import { fixtureEntry, replacingNothing } from "@bundlekit/testing";
 import { createSqliteMempoolStore } from "@bundlekit/storage-kysely";
 const filename = ${JSON.stringify(filename)};
 const store = await createSqliteMempoolStore({ filename });

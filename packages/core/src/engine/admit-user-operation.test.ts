@@ -21,9 +21,9 @@ import type { MempoolStore, NewMempoolEntry } from "../ports/mempool-store.ts";
 import type { Simulator } from "../ports/simulator.ts";
 import { createReputation } from "../reputation/reputation.ts";
 import type { StatusChange } from "../status/status-change.ts";
+import { createMemoryMempoolStore } from "../mempool/memory-mempool-store.ts";
+import { createMemoryReputationStore } from "../reputation/memory-reputation-store.ts";
 import {
-  createMemoryMempoolStore,
-  createMemoryReputationStore,
   type FixtureEntryOptions,
   fixtureAccount,
   fixtureChainId,
@@ -31,7 +31,7 @@ import {
   fixtureFactory,
   fixturePaymaster,
   replacingNothing,
-} from "../testing/index.ts";
+} from "../../../testing/src/index.ts";
 import type { UserOperation, UserOperationV07 } from "../userop/types.ts";
 import type { ValidationResult } from "../validation/simulate.ts";
 import type { ValidationTrace } from "../validation/trace/validation-trace.ts";

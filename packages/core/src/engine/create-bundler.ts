@@ -35,7 +35,7 @@ import { createStatusHub, type StatusListener } from "../status/status-change.ts
 import { createConfiguredSubmitter } from "../submit/configured-submitter.ts";
 import { reconcileSubmitted } from "../submit/reconcile-submitted.ts";
 import { createTransactionTracker } from "../submit/transaction-tracker.ts";
-import { createMemoryReputationStore } from "../testing/memory-reputation-store.ts";
+import { createMemoryReputationStore } from "../reputation/memory-reputation-store.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { refuseMalleableAuthorization } from "../validation/check-authorization.ts";
 import { createSimulator } from "../validation/create-simulator.ts";

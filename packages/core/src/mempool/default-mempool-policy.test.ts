@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { BundlerError, RpcErrorCode } from "../errors/errors.ts";
 import type { AdmissionRequest, BundleLimits } from "../ports/mempool-policy.ts";
 import type { MempoolEntry, UserOperationStatus } from "../ports/mempool-store.ts";
-import { fixtureEntry } from "../testing/fixtures.ts";
+import { fixtureEntry } from "../../../testing/src/index.ts";
 import { createDefaultMempoolPolicy } from "./default-mempool-policy.ts";
 
 /** A pooled operation of fixture sender `sender` with `nonce`, in `status`. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mempoolPolicyContract, policyCandidate, policyLimits } from "../testing/mempool-policy-contract.ts";
+import { mempoolPolicyContract, policyCandidate, policyLimits } from "../../../testing/src/index.ts";
 import { createFairMempoolPolicy } from "./fair-mempool-policy.ts";
 import { createFifoMempoolPolicy } from "./fifo-mempool-policy.ts";
 import { mempoolPolicies, mempoolPolicyNames } from "./mempool-policies.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { UserOperationStatus } from "../ports/mempool-store.ts";
-import { fixtureEntry } from "../testing/fixtures.ts";
+import { fixtureEntry } from "../../../testing/src/index.ts";
 import { erc7562Admission } from "./erc7562-admission.ts";
 
 /** What a client is told when its replacement is refused: why, and which pooled operation it collided with. */

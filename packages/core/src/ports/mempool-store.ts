@@ -116,8 +116,8 @@ export const readmissibleStatuses: readonly UserOperationStatus[] = ["dropped", 
 /**
  * The mempool's durable state. Intent-level: each method is one step of an operation's life, and
  * each is atomic. An operation is durable once `admit` resolves; the engine returns its hash only
- * then. Implementations: `createMemoryMempoolStore` (core/testing), SQLite and Postgres
- * (`@bundlekit/storage-kysely`). Every implementation passes `mempoolStoreContract` (core/testing).
+ * then. Implementations: `createMemoryMempoolStore` (in process memory), SQLite and Postgres
+ * (`@bundlekit/storage-kysely`). Every implementation passes `mempoolStoreContract` (`@bundlekit/testing`).
  */
 export interface MempoolStore {
   /**

@@ -16,8 +16,8 @@ export const reputationDecayIntervalMs = 3_600_000;
  * ERC-7562 reputation, per entity address (account, factory, paymaster, aggregator) per
  * EntryPoint. Intent-level: each method is one event of the rules, and each is atomic. Addresses
  * match regardless of letter case and are returned checksummed. Counters never go below zero.
- * Implementations: `createMemoryReputationStore` (core/testing), SQLite and PostgreSQL
- * (`@bundlekit/storage-kysely`); every one passes `reputationStoreContract` (core/testing).
+ * Implementations: `createMemoryReputationStore` (the engine's default), SQLite and PostgreSQL
+ * (`@bundlekit/storage-kysely`); every one passes `reputationStoreContract` (`@bundlekit/testing`).
  */
 export interface ReputationStore {
   /** The counters of those of `addresses` that are tracked on `entryPoint`, in the order of `addresses`. */

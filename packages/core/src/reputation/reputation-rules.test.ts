@@ -2,15 +2,15 @@ import { type Address, getAddress } from "viem";
 import { describe, expect, it } from "vitest";
 import { parseFailureReason } from "../entrypoint/failure-reason.ts";
 import { canonicalEntryPoints } from "../entrypoint/version.ts";
+import { createMemoryMempoolStore } from "../mempool/memory-mempool-store.ts";
+import { createMemoryReputationStore } from "./memory-reputation-store.ts";
 import {
-  createMemoryMempoolStore,
-  createMemoryReputationStore,
   fixtureAccount,
   fixtureEntry,
   fixtureFactory,
   fixturePaymaster,
   replacingNothing,
-} from "../testing/index.ts";
+} from "../../../testing/src/index.ts";
 import {
   accountableEntity,
   createReputation,

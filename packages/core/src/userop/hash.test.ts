@@ -3,7 +3,7 @@ import { getUserOperationHash as viemGetUserOperationHash } from "viem/account-a
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { createEntryPointRegistry } from "../entrypoint/registry.ts";
-import { seededRandom } from "../testing/seeded-random.ts";
+import { seededRandom } from "../simulation/seeded-random.ts";
 import { getUserOperationHash } from "./hash.ts";
 import type { UserOperation } from "./types.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
-import { type FixtureEntryOptions, fixtureEntry } from "../testing/index.ts";
+import { type FixtureEntryOptions, fixtureEntry } from "../../../testing/src/index.ts";
 import { refuseRedundantFactory } from "./queued-nonce.ts";
 
 const pooled = async (options: FixtureEntryOptions) => ({ ...(await fixtureEntry(options)), status: "pending" }) as MempoolEntry;

@@ -1,7 +1,7 @@
 import { type Address, getAddress, type Hex } from "viem";
 import { describe, expect, it } from "vitest";
 import type { MempoolEntry } from "../../ports/mempool-store.ts";
-import { fixtureEntry, fixtureFactory, fixturePaymaster } from "../../testing/index.ts";
+import { fixtureEntry, fixtureFactory, fixturePaymaster } from "../../../../testing/src/index.ts";
 import type { UserOperationV07 } from "../../userop/types.ts";
 import { delegateOf, refuseDelegatedEntities, refuseSecondDelegate } from "./delegation-rules.ts";
 

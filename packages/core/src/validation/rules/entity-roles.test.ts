@@ -2,14 +2,14 @@ import { type Address, getAddress, type Hex, parseEther } from "viem";
 import { describe, expect, it } from "vitest";
 import { canonicalEntryPoints } from "../../entrypoint/version.ts";
 import type { NewMempoolEntry } from "../../ports/mempool-store.ts";
+import { createMemoryMempoolStore } from "../../mempool/memory-mempool-store.ts";
 import {
-  createMemoryMempoolStore,
   fixtureAccount,
   fixtureEntry,
   fixtureFactory,
   fixturePaymaster,
   replacingNothing,
-} from "../../testing/index.ts";
+} from "../../../../testing/src/index.ts";
 import type { UserOperationV07 } from "../../userop/types.ts";
 import type { ValidationResult } from "../simulate.ts";
 import { refuseMultipleRoles, refuseUnstakedContext } from "./entity-rules.ts";

@@ -18,6 +18,7 @@ import {
 import { privateKeyProblem } from "@bundlekit/signer-relayer";
 import { Config, ConfigProvider, Effect, Option } from "effect";
 import type { Address, Hex } from "viem";
+import { parseCommandLine } from "./command-line.ts";
 import { address, amount, ConfigError, integer } from "./config-values.ts";
 import { isPostgresDatabase, parsePostgresUrl } from "./database-url.ts";
 import type { SponsorshipSettings } from "./sponsorship/configured-policy.ts";
@@ -107,8 +108,8 @@ type Source = Record<string, unknown>;
  * `BUNDLEKIT_*` environment variables. Throws `ConfigError` naming the setting at fault.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly string[] = []): ServerConfig {
-  const flag = argv.indexOf("--config");
-  const file = flag >= 0 ? argv[flag + 1] : env.BUNDLEKIT_CONFIG;
+  const commandLine = parseCommandLine(argv);
+  const file = (commandLine.help ? undefined : commandLine.configFile) ?? env.BUNDLEKIT_CONFIG;
   let json: Source = {};
   if (file) {
     try {
@@ -117,6 +118,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
       throw new ConfigError(`cannot read config file ${file}: ${(error as Error).message.split("\n")[0]}`);
     }
   }
+  return readConfig(env, json);
+}
+
+/** The settings from the environment, else from the file's `json`, else their defaults. */
+function readConfig(env: NodeJS.ProcessEnv, json: Source): ServerConfig {
   const pick = (envName: string, key: string): unknown => env[envName] ?? json[key];
 
   const rpcUrl = pick("BUNDLEKIT_RPC_URL", "rpcUrl");
@@ -390,24 +396,41 @@ function oneOf<T extends string>(value: unknown, name: string, allowed: readonly
   return value as T;
 }
 
+/** One setting of the service: its environment variable, and its key in the config file if it has one. */
+export interface Setting {
+  env: string;
+  key: string | undefined;
+}
+
 /**
- * Every environment variable the service reads (`BUNDLEKIT_*`), as `loadConfig` asks for them: an
- * environment that records what it is asked answers once, with nothing set.
+ * Every setting the service reads, in the order `loadConfig` asks for them: an environment and a
+ * file that record what they are asked answer once, with nothing set. Each variable is asked
+ * first and the file's key right after it, which pairs them.
  */
-export const settingNames: readonly string[] = (() => {
-  const asked = new Set<string>();
-  const recording = new Proxy(
-    {},
-    {
-      get(_target, name) {
-        if (typeof name === "string") asked.add(name);
-        return undefined;
+export const settings: readonly Setting[] = (() => {
+  const asked: { from: "env" | "file"; name: string }[] = [];
+  const recording = (from: "env" | "file") =>
+    new Proxy(
+      {},
+      {
+        get(_target, name) {
+          if (typeof name === "string") asked.push({ from, name });
+          return undefined;
+        },
       },
-    },
-  );
-  loadConfig(recording);
-  return [...asked];
+    );
+  const found = new Map<string, Setting>([["BUNDLEKIT_CONFIG", { env: "BUNDLEKIT_CONFIG", key: undefined }]]);
+  readConfig(recording("env"), recording("file"));
+  asked.forEach(({ from, name }, index) => {
+    if (from !== "env" || found.has(name)) return;
+    const next = asked[index + 1];
+    found.set(name, { env: name, key: next?.from === "file" ? next.name : undefined });
+  });
+  return [...found.values()];
 })();
+
+/** Every environment variable the service reads (`BUNDLEKIT_*`). */
+export const settingNames: readonly string[] = settings.map((setting) => setting.env);
 
 /**
  * The service's settings through Effect's `Config`: each of `settingNames` from the program's

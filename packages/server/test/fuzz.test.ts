@@ -1,4 +1,4 @@
-import { seededRandom } from "@bundlekit/core/testing";
+import { seededRandom } from "@bundlekit/core/simulation";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
 

@@ -1,14 +1,6 @@
 import type { Address, Hash } from "viem";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { canonicalEntryPoints } from "../entrypoint/version.ts";
-import { DuplicateUserOperationError, MempoolRejectionError } from "../errors/errors.ts";
-import { erc7562Admission } from "../mempool/erc7562-admission.ts";
-import type {
-  ClaimForBundleParameters,
-  MempoolEntry,
-  MempoolStore,
-  NewMempoolEntry,
-} from "../ports/mempool-store.ts";
+import { canonicalEntryPoints, type ClaimForBundleParameters, DuplicateUserOperationError, erc7562Admission, type MempoolEntry, MempoolRejectionError, type MempoolStore, type NewMempoolEntry } from "@bundlekit/core";
 import { type FixtureEntryOptions, fixtureAccount, fixtureEntry, fixtureFactory, fixturePaymaster, replacingNothing } from "./fixtures.ts";
 
 /** A store for one contract test, with what the contract needs to know about its backend. */

@@ -3,10 +3,10 @@ import { fileURLToPath } from "node:url";
 import { DEVNET_PAYMASTER_SIGNER_KEY, ENTRY_POINT_VERSIONS, SIMPLE_7702_ACCOUNT, startDevnet } from "@bundlekit/devnet";
 import { describe, expect, it } from "vitest";
 
-const main = fileURLToPath(new URL("../src/main.ts", import.meta.url));
+const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url));
 
 function start(env: Record<string, string>): { child: ChildProcess; output: () => { stdout: string; stderr: string }; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", main], {
+  const child = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", bin], {
     env: { PATH: process.env.PATH, BUNDLEKIT_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -31,7 +31,7 @@ const alive = (pid: number) => {
 const DEVNET_ADDRESS = "0x1111111111111111111111111111111111111111";
 
 /** The one test that starts the service as a process; a bad configuration is checked in-process (config.test.ts). */
-describe("pnpm start (src/main.ts)", () => {
+describe("pnpm start (src/bin.ts, the command bundlekit-server)", () => {
   it("starts the devnet and the bundler, serves, and stops both on SIGINT", async () => {
     const run = start({});
     await expect.poll(() => run.output().stdout, { timeout: 30_000, interval: 100 }).toContain("Press Ctrl-C to stop.");

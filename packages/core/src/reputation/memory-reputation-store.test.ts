@@ -1,4 +1,4 @@
 import { createMemoryReputationStore } from "./memory-reputation-store.ts";
-import { reputationStoreContract } from "./reputation-store-contract.ts";
+import { reputationStoreContract } from "../../../testing/src/index.ts";
 
 reputationStoreContract("memory", async () => ({ store: createMemoryReputationStore() }));

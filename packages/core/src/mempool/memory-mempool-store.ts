@@ -31,8 +31,9 @@ export interface MemoryMempoolStoreOptions {
 }
 
 /**
- * A `MempoolStore` in process memory: the reference implementation of the port's rules, for tests,
- * single-process experiments and simulation. It indexes operations by status and remembers only
+ * A `MempoolStore` in process memory: the reference implementation of the port's rules, and a
+ * store for an embedded engine that keeps nothing across restarts (`memoryStores` in
+ * `@bundlekit/effect`), research replays and tests. It indexes operations by status and remembers only
  * the last `keepFinal` final ones, so a pool that has seen millions costs what it holds now.
  * Nothing survives a restart. Every method runs synchronously to completion, so each is atomic,
  * and entries are copied in and out so callers cannot alter them.

@@ -11,9 +11,7 @@ import {
 } from "viem";
 import { getUserOperationHash } from "viem/account-abstraction";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
-import { canonicalEntryPoints, type EntryPointVersion } from "../entrypoint/version.ts";
-import type { Admission, NewMempoolEntry } from "../ports/mempool-store.ts";
-import type { UserOperation } from "../userop/types.ts";
+import { type Admission, canonicalEntryPoints, type EntryPointVersion, type NewMempoolEntry, type UserOperation } from "@bundlekit/core";
 
 /**
  * Realistic mempool entries for store tests: real account addresses, real EntryPoint addresses,

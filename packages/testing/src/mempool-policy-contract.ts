@@ -1,7 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BundlerError } from "../errors/errors.ts";
-import type { BundleLimits, MempoolPolicy } from "../ports/mempool-policy.ts";
-import type { MempoolEntry } from "../ports/mempool-store.ts";
+import { type BundleLimits, BundlerError, type MempoolEntry, type MempoolPolicy } from "@bundlekit/core";
 import { fixtureEntry } from "./fixtures.ts";
 
 /** A pooled candidate of fixture sender `sender`, with fees and arrival as given. */

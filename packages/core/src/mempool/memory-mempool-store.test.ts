@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { fixtureEntry, replacingNothing } from "./fixtures.ts";
+import { fixtureEntry, mempoolStoreContract, replacingNothing } from "../../../testing/src/index.ts";
 import { createMemoryMempoolStore } from "./memory-mempool-store.ts";
-import { mempoolStoreContract } from "./mempool-store-contract.ts";
 
 mempoolStoreContract("memory", async () => ({ store: createMemoryMempoolStore() }));
 

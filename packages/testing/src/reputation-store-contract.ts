@@ -1,7 +1,6 @@
 import type { Address } from "viem";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { canonicalEntryPoints } from "../entrypoint/version.ts";
-import { type ReputationStore, reputationDecayIntervalMs } from "../ports/reputation-store.ts";
+import { canonicalEntryPoints, reputationDecayIntervalMs, type ReputationStore } from "@bundlekit/core";
 import { fixtureAccount } from "./fixtures.ts";
 
 /** A store for one contract test, with what the contract needs to know about its backend. */

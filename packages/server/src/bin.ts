@@ -1,0 +1,13 @@
+#!/usr/bin/env -S node --experimental-strip-types --no-warnings
+/**
+ * `bundlekit-server` (`npx @bundlekit/server`, `pnpm start`): the stand-alone bundler service.
+ * `--help` and a bad argument are answered here, before the service (or the devnet) starts.
+ */
+import { answerCommandLine } from "./command-line.ts";
+import { settings } from "./config.ts";
+
+const exitCode = answerCommandLine(process.argv.slice(2), settings, (stream, text) =>
+  process[stream].write(text),
+);
+if (exitCode === undefined) await import("./main.ts");
+else process.exitCode = exitCode;

@@ -129,7 +129,8 @@ describe("back-pressure per connection", () => {
   it("keeps an idle WebSocket that holds a subscription", async () => {
     const server = await startStubServer({
       webSocketIdleTimeoutMs: 20,
-      webSocketPingIntervalMs: 10,
+      // Pings far apart compared with the idle timeout: a busy machine's late pong must not cut the peer off.
+      webSocketPingIntervalMs: 200,
     });
     const client = new WebSocket(server.webSocketUrl);
     try {
@@ -144,10 +145,10 @@ describe("back-pressure per connection", () => {
         }),
       );
       await answered;
-      // Many pings, so many idle periods, pass: the connection stays open.
+      // Several pings, so many idle periods, pass: the connection stays open.
       let pings = 0;
       client.on("ping", () => pings++);
-      await expect.poll(() => pings).toBeGreaterThanOrEqual(10);
+      await expect.poll(() => pings).toBeGreaterThanOrEqual(4);
       expect(client.readyState).toBe(WebSocket.OPEN);
     } finally {
       client.terminate();
@@ -157,7 +158,8 @@ describe("back-pressure per connection", () => {
 
   it("cuts off a WebSocket peer that does not answer pings, and keeps one that does", async () => {
     const server = await startStubServer({
-      webSocketPingIntervalMs: 10,
+      // Wide enough that a busy machine's pong is never late: only the silent peer misses one.
+      webSocketPingIntervalMs: 200,
       webSocketIdleTimeoutMs: 0,
     });
     const silent = new WebSocket(server.webSocketUrl, { autoPong: false });
@@ -167,7 +169,7 @@ describe("back-pressure per connection", () => {
       expect(code).toBe(1006);
       let pings = 0;
       live.on("ping", () => pings++);
-      await expect.poll(() => pings).toBeGreaterThanOrEqual(5);
+      await expect.poll(() => pings).toBeGreaterThanOrEqual(3);
       expect(live.readyState).toBe(WebSocket.OPEN);
     } finally {
       silent.terminate();

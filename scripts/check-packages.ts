@@ -92,7 +92,9 @@ function binProblems(packed: Manifest, tarball: string): string[] {
       );
     const firstLine = packedFile(tarball, target)?.split("\n", 1)[0];
     if (firstLine !== undefined && firstLine !== "#!/usr/bin/env node")
-      problems.push(`bin "${command}" (${target}) starts with "${firstLine}", not "#!/usr/bin/env node"`);
+      problems.push(
+        `bin "${command}" (${target}) starts with "${firstLine}", not "#!/usr/bin/env node"`,
+      );
   }
   return problems;
 }

@@ -7,7 +7,7 @@
  *   with viem's bundler client to inclusion on the devnet;
  * - runs the command `bundlekit-server` from `node_modules/.bin` (`scripts/consumer/bin.mjs`) on
  *   Node 24 and Node 22: `--help`, then the service on its embedded devnet answering
- *   `eth_supportedEntryPoints` over HTTP, stopped by SIGINT;
+ *   `eth_supportedEntryPoints` over HTTP, stopped by SIGINT; and `startServiceProcess` from code;
  * - type-checks those scripts and a TypeScript consumer (`scripts/consumer/consumer.ts`, which uses
  *   every package) with strict, exactOptionalPropertyTypes, moduleResolution nodenext and
  *   skipLibCheck off.

@@ -1,12 +1,15 @@
 // The command from the installed tarball, as `npx @bundlekit/server` runs it: `bundlekit-server
 // --help` prints its usage and exits 0; with no RPC URL the command starts the service on its
 // embedded devnet, `eth_supportedEntryPoints` over HTTP names the three EntryPoints, and SIGINT
-// stops the service and its devnet. `pnpm check:consumer` runs it with Node 22 and Node 24: the
+// stops the service and its devnet. Then `startServiceProcess` runs the same service from code, in
+// a process of its own, on a devnet. `pnpm check:consumer` runs it with Node 22 and Node 24: the
 // command's `#!/usr/bin/env node` finds the Node running this script first on PATH. Every wait is
 // bounded, and on failure the service's process group (the service and its anvil) is killed.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { dirname, join } from "node:path";
+import { startDevnet } from "@bundlekit/devnet";
+import { startServiceProcess } from "@bundlekit/server";
 
 const command = join("node_modules", ".bin", "bundlekit-server");
 const START_TIMEOUT_MS = 120_000;
@@ -60,6 +63,24 @@ async function within(promise, ms, what) {
   }
 }
 
+/**
+ * Asks the service at `url` for its EntryPoints; throws unless they are the three canonical ones.
+ * @param {string} url
+ */
+async function checkEntryPoints(url) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_supportedEntryPoints" }),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const { result } = /** @type {{ result?: string[] }} */ (await response.json());
+  const entryPoints = (result ?? []).map((address) => address.toLowerCase()).sort();
+  if (JSON.stringify(entryPoints) !== JSON.stringify([...ENTRY_POINTS].sort()))
+    throw new Error(`${url} answered eth_supportedEntryPoints with ${JSON.stringify(result)}`);
+  return result;
+}
+
 /** True while any process of the service's group (the service, its anvil) is alive. */
 function groupAlive() {
   try {
@@ -85,16 +106,7 @@ try {
   const url = /^ {2}bundler: +(\S+)/m.exec(output)?.[1];
   if (url === undefined) throw new Error("bundlekit-server printed no bundler URL");
 
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_supportedEntryPoints" }),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const { result } = /** @type {{ result?: string[] }} */ (await response.json());
-  const entryPoints = (result ?? []).map((address) => address.toLowerCase()).sort();
-  if (JSON.stringify(entryPoints) !== JSON.stringify([...ENTRY_POINTS].sort()))
-    throw new Error(`eth_supportedEntryPoints answered ${JSON.stringify(result)}`);
+  const entryPoints = await checkEntryPoints(url);
 
   service.kill("SIGINT");
   const [code, signal] = await within(
@@ -111,7 +123,7 @@ try {
       node: process.version,
       help: "usage",
       served: url,
-      entryPoints: result,
+      entryPoints,
       sigint: code,
     }),
   );
@@ -120,4 +132,23 @@ try {
   throw error;
 } finally {
   if (groupAlive()) process.kill(-(/** @type {number} */ (service.pid)), "SIGKILL");
+}
+
+// The service from code in a Node process of its own (as the benchmarks run it): from the installed
+// package that is the built `dist/main.js`. Its start-up and stop are bounded by the package.
+const devnet = await startDevnet({ relayerCount: 1 });
+try {
+  const child = await startServiceProcess({
+    rpcUrl: devnet.rpcUrl,
+    relayerKeys: devnet.relayerKeys,
+    database: ":memory:",
+  });
+  try {
+    await checkEntryPoints(child.url);
+    console.log(JSON.stringify({ node: process.version, startServiceProcess: child.url }));
+  } finally {
+    await child.stop();
+  }
+} finally {
+  await devnet.stop();
 }

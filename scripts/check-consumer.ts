@@ -5,8 +5,12 @@
  * - runs a plain ESM JavaScript app (`scripts/consumer/app.mjs`) on Node 24 and on Node 22, with
  *   no flags: it embeds the engine with SQLite, mounts it in Express, and sends a user operation
  *   with viem's bundler client to inclusion on the devnet;
- * - type-checks that app and a TypeScript consumer (`scripts/consumer/consumer.ts`) with strict,
- *   exactOptionalPropertyTypes, moduleResolution nodenext and skipLibCheck off.
+ * - runs the command `bundlekit-server` from `node_modules/.bin` (`scripts/consumer/bin.mjs`) on
+ *   Node 24 and Node 22: `--help`, then the service on its embedded devnet answering
+ *   `eth_supportedEntryPoints` over HTTP, stopped by SIGINT; and `startServiceProcess` from code;
+ * - type-checks those scripts and a TypeScript consumer (`scripts/consumer/consumer.ts`, which uses
+ *   every package) with strict, exactOptionalPropertyTypes, moduleResolution nodenext and
+ *   skipLibCheck off.
  * Prints the install size and the type-check time. Node 22 is fetched from the npm registry into
  * the toolchain cache once (`BUNDLEKIT_TOOLS_DIR`, as `./bundlekit` does).
  */
@@ -24,8 +28,10 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { libraryDirectories, packLibrary, root } from "./pack-libraries.ts";
 
-/** What the scratch project installs beside the tarballs, at the workspace's own versions. */
+/** What the scratch project installs beside the tarballs (the peer dependencies among them), at the workspace's own versions. */
 const companions = [
+  "effect@4.1.0",
+  "vitest@5.1.1",
   "express@5.3.0",
   "@types/express@5.0.6",
   "viem@2.57.20",
@@ -82,7 +88,7 @@ try {
     join(project, "package.json"),
     JSON.stringify({ name: "consumer", private: true, type: "module" }, null, 2),
   );
-  for (const file of ["app.mjs", "consumer.ts", "tsconfig.json"])
+  for (const file of ["app.mjs", "bin.mjs", "consumer.ts", "tsconfig.json"])
     copyFileSync(join(root, "scripts", "consumer", file), join(project, file));
   run(
     "npm",
@@ -113,6 +119,10 @@ try {
     );
     run(node, ["--version"], project);
     run(node, ["app.mjs"], project);
+    step(
+      `${name}: the command bundlekit-server answers --help, serves on its embedded devnet, and stops on SIGINT`,
+    );
+    run(node, ["bin.mjs"], project);
   }
   const manifest = JSON.parse(readFileSync(join(project, "package.json"), "utf8")) as {
     dependencies: Record<string, string>;

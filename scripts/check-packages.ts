@@ -3,7 +3,8 @@
  * `packages/`) as `pnpm publish` would, and check each tarball with publint and Are the Types Wrong
  * (ESM only: Node 16+ and bundler resolution). Any problem fails the run. It also checks what those
  * tools cannot see: the published `exports` cover every subpath the workspace exports, and point at
- * built JavaScript, never at TypeScript sources; and every library package shares the one version
+ * built JavaScript, never at TypeScript sources (and so do its commands, `bin`, which start with
+ * `#!/usr/bin/env node`); and every library package shares the one version
  * (the `fixed` group in `.changeset/config.json`); and the built declarations import only packages
  * a consumer installs with them.
  */
@@ -18,6 +19,7 @@ interface Manifest {
   name: string;
   private?: boolean;
   exports?: Record<string, unknown>;
+  bin?: string | Record<string, string>;
   publishConfig?: { exports?: Record<string, unknown> };
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
@@ -63,6 +65,35 @@ function exportProblems(workspace: Manifest, packed: Manifest): string[] {
     if (target.endsWith(".ts") && !target.endsWith(".d.ts"))
       problems.push(
         `exports point at the source file ${target}: Node does not strip types under node_modules`,
+      );
+  }
+  return problems;
+}
+
+/** The text of `file` (a path inside the package) in the tarball, or undefined if it is not there. */
+function packedFile(tarball: string, file: string): string | undefined {
+  const result = spawnSync("tar", ["-xzOf", tarball, join("package", file)], { encoding: "utf8" });
+  return result.status === 0 ? result.stdout : undefined;
+}
+
+/**
+ * What is wrong with the packed manifest's commands: each must run with plain `node` from
+ * `node_modules`, so it names built JavaScript (publishConfig.bin), never a TypeScript source, and
+ * that file starts with `#!/usr/bin/env node` (no flags, which `env` would not split on every
+ * system).
+ */
+function binProblems(packed: Manifest, tarball: string): string[] {
+  const bins = typeof packed.bin === "string" ? { [packed.name]: packed.bin } : (packed.bin ?? {});
+  const problems: string[] = [];
+  for (const [command, target] of Object.entries(bins)) {
+    if (target.endsWith(".ts"))
+      problems.push(
+        `bin "${command}" is the source file ${target}: Node does not strip types under node_modules (set publishConfig.bin)`,
+      );
+    const firstLine = packedFile(tarball, target)?.split("\n", 1)[0];
+    if (firstLine !== undefined && firstLine !== "#!/usr/bin/env node")
+      problems.push(
+        `bin "${command}" (${target}) starts with "${firstLine}", not "#!/usr/bin/env node"`,
       );
   }
   return problems;
@@ -134,10 +165,12 @@ try {
       failed.push(`${workspace.name}: pnpm pack failed`);
       continue;
     }
-    const packed = JSON.parse(
-      spawnSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }).stdout,
-    ) as Manifest;
-    const problems = [...exportProblems(workspace, packed), ...declarationProblems(dir, packed)];
+    const packed = JSON.parse(packedFile(tarball, "package.json") ?? "{}") as Manifest;
+    const problems = [
+      ...exportProblems(workspace, packed),
+      ...binProblems(packed, tarball),
+      ...declarationProblems(dir, packed),
+    ];
     for (const problem of problems) console.error(`${workspace.name}: ${problem}`);
     if (problems.length > 0) failed.push(`${workspace.name}: manifest`);
     if (!run("publint", ["run", "--strict", tarball], root))

@@ -5,12 +5,30 @@ import {
   type Bundler,
   type BundlerConfig,
   createBundler,
+  createMemoryReputationStore,
+  type NewMempoolEntry,
   type UserOperationReceipt,
 } from "@bundlekit/core";
 import { type Devnet, startDevnet } from "@bundlekit/devnet";
+import {
+  BundlerService,
+  ChainClientService,
+  RelayerSignerService,
+  type BundlekitError,
+  sqliteStores,
+} from "@bundlekit/effect";
+import {
+  type BundlerService as StandaloneService,
+  createConsoleLogger,
+  loadConfig,
+  type ServerConfig,
+  startBundlerService,
+} from "@bundlekit/server";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { createPostgresMempoolStore, createSqliteMempoolStore } from "@bundlekit/storage-kysely";
+import { fixtureEntry, mempoolStoreContract, reputationStoreContract } from "@bundlekit/testing";
 import { createJsonRpcFetchHandler, startJsonRpcServer } from "@bundlekit/transport-jsonrpc";
+import { Effect, Layer } from "effect";
 import { type Address, createPublicClient, type Hash, http } from "viem";
 
 const config: Partial<BundlerConfig> = { bundleInterval: 500 };
@@ -42,3 +60,40 @@ export async function gasPaid(
 }
 
 export const devnet: Promise<Devnet> = startDevnet({ relayerCount: 1 });
+
+/** The engine as an Effect service: a receipt through the `Bundler` service, its layer built from the ports. */
+export function receiptProgram(
+  devnet: Devnet,
+  hash: Hash,
+): Effect.Effect<UserOperationReceipt | undefined, BundlekitError> {
+  const client = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpcUrl) });
+  const ports = Layer.mergeAll(
+    Layer.succeed(ChainClientService, client),
+    Layer.succeed(RelayerSignerService, createLocalKeySigner(devnet.relayerKeys)),
+    sqliteStores(":memory:"),
+  );
+  return Effect.gen(function* () {
+    const bundler = yield* BundlerService;
+    return yield* bundler.getUserOperationReceipt(hash);
+  }).pipe(Effect.provide(BundlerService.layer(config).pipe(Layer.provide(ports))), Effect.scoped);
+}
+
+/** An adapter's own test file: the contract suites from the test kit, run against the SQLite store. */
+export function adapterContracts(): void {
+  mempoolStoreContract("sqlite", async () => ({
+    store: await createSqliteMempoolStore({ filename: ":memory:" }),
+  }));
+  reputationStoreContract("memory", async () => ({ store: createMemoryReputationStore() }));
+}
+
+/** A fixture entry, as the test kit makes them for a policy's own tests. */
+export const entry: Promise<NewMempoolEntry> = fixtureEntry({ nonce: 1n });
+
+/** The stand-alone service started from code on the devnet, with the settings the command reads. */
+export async function standalone(devnet: Devnet): Promise<StandaloneService> {
+  const settings: ServerConfig = loadConfig({ BUNDLEKIT_PORT: "0" }, []);
+  return startBundlerService(
+    { ...settings, rpcUrl: devnet.rpcUrl, relayerKeys: devnet.relayerKeys },
+    createConsoleLogger("warn"),
+  );
+}

@@ -1,7 +1,9 @@
-#!/usr/bin/env -S node --experimental-strip-types --no-warnings
+#!/usr/bin/env node
 /**
  * `bundlekit-server` (`npx @bundlekit/server`, `pnpm start`): the stand-alone bundler service.
  * `--help` and a bad argument are answered here, before the service (or the devnet) starts.
+ * Plain `node` in the shebang: the published command is the built `dist/bin.js`; in the workspace
+ * the bin is this source, whose types Node 24 strips without a flag.
  */
 import { answerCommandLine } from "./command-line.ts";
 import { settings } from "./config.ts";

@@ -2,7 +2,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Hex } from "viem";
 
-const mainScript = fileURLToPath(new URL("./main.ts", import.meta.url));
+/** The service's entry beside this module: the source in the workspace, `dist/main.js` when installed. */
+const fromSource = import.meta.url.endsWith(".ts");
+const mainScript = fileURLToPath(new URL(fromSource ? "./main.ts" : "./main.js", import.meta.url));
+const nodeFlags = fromSource ? ["--experimental-strip-types", "--no-warnings"] : [];
 const STARTUP_TIMEOUT_MS = 30_000;
 const KILL_GRACE_MS = 5_000;
 const TAIL_LINES = 40;
@@ -50,7 +53,7 @@ export function startServiceProcess(
 ): Promise<ServiceProcess> {
   const child = spawn(
     process.execPath,
-    ["--experimental-strip-types", "--no-warnings", mainScript],
+    [...nodeFlags, mainScript],
     {
       stdio: ["ignore", "pipe", "pipe"],
       env: {

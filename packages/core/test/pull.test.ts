@@ -1,4 +1,4 @@
-import { type Address, createWalletClient, http } from "viem";
+import { type Address, createWalletClient, http, parseTransaction } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
@@ -113,6 +113,29 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     expect(await bundler.proposeBundle({ ...block, baseFee: op.maxFeePerGas + 1n })).toBeUndefined();
     expect((await bundler.proposeBundle(block))?.gas).toBeLessThanOrEqual(block.gasBudget);
   });
+
+  it.each([true, false])(
+    "eip2930 %s: the proposal and the transaction the engine signs carry the access list only when on",
+    async (eip2930) => {
+      const { bundler } = await pullEngine({ eip2930 });
+      const { op } = await admitted(bundler);
+      const proposal = await bundler.proposeBundle({ ...(await nextBlock()), signer: sequencer() });
+      const signed = parseTransaction(proposal!.signedTransaction!);
+      expect(signed.type).toBe("eip1559");
+      expect(signed.accessList ?? []).toEqual(proposal!.accessList ?? []);
+      await bundler.commitBundle(proposal!.id);
+      const transactionHash = await fx.client.sendRawTransaction({ serializedTransaction: proposal!.signedTransaction! });
+      const mined = await fx.client.getTransaction({ hash: transactionHash });
+      const listed = (mined.accessList ?? []).map((entry) => entry.address.toLowerCase());
+      if (eip2930) {
+        expect(listed).toContain(fx.entryPoints["0.7"].toLowerCase());
+        expect(listed).toContain(op.sender.toLowerCase());
+      } else {
+        expect(proposal!.accessList).toBeUndefined();
+        expect(listed).toEqual([]);
+      }
+    },
+  );
 
   it("reports a committed bundle submitted, not preconfirmed, when the engine is not in pull mode", async () => {
     const { bundler, changes } = await pullEngine({ bundlingMode: "manual" });

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { type Address, type Hash, type Hex, keccak256 } from "viem";
+import { type AccessList, type Address, type Hash, type Hex, keccak256 } from "viem";
 import type { Bundle } from "../bundle/build-bundle.ts";
 import type { BundleFees } from "../bundle/bundle-fees.ts";
 import { defaultMaxBundleGas } from "../bundle/bundle-gas.ts";
+import { bundleTransaction } from "../bundle/bundle-transaction.ts";
 import { type ProposeBundleContext, proposeBundle } from "../bundle/propose-bundle.ts";
 import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import { InvalidParamsError } from "../errors/errors.ts";
@@ -49,6 +50,8 @@ export interface BundleProposal {
   gas: bigint;
   /** Most per gas the operations repay. */
   fees: BundleFees;
+  /** EIP-2930 access list of the call, with `eip2930` on. */
+  accessList?: AccessList | undefined;
   authorizationList: Bundle["authorizationList"];
   /** Milliseconds since the epoch (engine clock) when the claim lapses back to the pool. */
   expiresAt: number;
@@ -119,28 +122,29 @@ export function createBundlePuller(context: BundlePullerContext) {
         );
         await context.bundleSender.settleRejected(entryPoint, rejected);
         if (!bundle) continue;
-        const withMarkup = (bundle.gas * (100n + context.bundleGasLimitMarkup)) / 100n;
+        const transaction = bundleTransaction(bundle, {
+          chainId: context.chainId,
+          fees: bundle.fees,
+          gasLimitMarkup: context.bundleGasLimitMarkup,
+          maxGas: request.gasBudget,
+        });
         const proposal: BundleProposal & { entries: MempoolEntry[] } = {
           id: randomUUID(),
           entryPoint: entryPoint.address,
           blockNumber: request.blockNumber,
           userOpHashes: bundle.entries.map((e) => e.userOpHash),
-          to: entryPoint.address,
-          data: bundle.data,
-          gas: minOf(withMarkup, request.gasBudget),
+          to: transaction.to,
+          data: transaction.data,
+          gas: transaction.gas,
           fees: bundle.fees,
+          ...(bundle.accessList ? { accessList: bundle.accessList } : {}),
           authorizationList: bundle.authorizationList,
           expiresAt: clock.now() + context.proposalLeaseMs,
           entries: bundle.entries,
         };
         if (request.signer) {
           const nonce = await context.client.getTransactionCount({ address: request.signer.address, blockTag: "pending" });
-          const common = { chainId: context.chainId, to: proposal.to, data: proposal.data, gas: proposal.gas, nonce, ...proposal.fees };
-          proposal.signedTransaction = await request.signer.signTransaction(
-            proposal.authorizationList.length > 0
-              ? { ...common, type: "eip7702", authorizationList: proposal.authorizationList }
-              : { ...common, type: "eip1559" },
-          );
+          proposal.signedTransaction = await request.signer.signTransaction({ ...transaction, nonce });
           proposal.transactionHash = keccak256(proposal.signedTransaction);
         }
         proposals.set(proposal.id, proposal);

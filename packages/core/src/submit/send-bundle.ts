@@ -1,6 +1,7 @@
 import { type Hash, keccak256, type TransactionSerializable } from "viem";
 import type { Bundle } from "../bundle/build-bundle.ts";
 import type { BundleFees } from "../bundle/bundle-fees.ts";
+import { bundleTransaction } from "../bundle/bundle-transaction.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
@@ -8,7 +9,6 @@ import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { RelayerLease } from "../ports/relayer-signer.ts";
 import type { Submitter } from "../ports/submitter.ts";
 import type { StatusListener } from "../status/status-change.ts";
-import { minOf } from "../utils/bigint-math.ts";
 import { classifySendError, SendBundleError } from "./send-error.ts";
 
 export interface SendBundleContext {
@@ -57,18 +57,9 @@ export async function sendBundle(context: SendBundleContext, parameters: SendBun
   const { bundle, relayer, fees, head } = parameters;
   const hashes = bundle.entries.map((e) => e.userOpHash);
   const nonce = await client.getTransactionCount({ address: relayer.address, blockTag: "pending" });
-  const withMarkup = (bundle.gas * (100n + context.bundleGasLimitMarkup)) / 100n;
   const transaction = {
-    chainId: context.chainId,
-    to: bundle.entryPoint.address,
-    data: bundle.data,
-    gas: minOf(withMarkup, head.gasLimit),
+    ...bundleTransaction(bundle, { chainId: context.chainId, fees, gasLimitMarkup: context.bundleGasLimitMarkup, maxGas: head.gasLimit }),
     nonce,
-    ...fees,
-    ...(bundle.accessList ? { accessList: bundle.accessList } : {}),
-    ...(bundle.authorizationList.length > 0
-      ? { type: "eip7702" as const, authorizationList: bundle.authorizationList }
-      : { type: "eip1559" as const }),
   };
   const sent: SentBundle = { bundle, relayer, transaction, transactionHashes: [], sentAtBlock: head.number, cancelled: false };
   try {

@@ -1,0 +1,80 @@
+/**
+ * The floors of `@bundlekit/core`: its source folders in layers, listed bottom first in
+ * `scripts/floors.json`. A module imports its own folder and folders on lower floors only, never a
+ * folder above it nor a sibling on its own floor, and never a file outside `src/`. Tests
+ * (`*.test.ts`) sit above everything and are not checked; `src/index.ts` is the top.
+ *
+ * `pnpm check:floors` (in CI, after lint) lists every import that breaks the rule and fails.
+ * `allowed` in the JSON names the known exceptions still to fix: `"from -> to"` (two files under
+ * `src/`) mapped to why it is wrong or where the import should go. An entry that no longer occurs fails.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import ts from "typescript";
+
+interface FloorsConfig {
+  root: string;
+  floors: string[][];
+  allowed: Record<string, string>;
+}
+
+const repo = resolve(dirname(new URL(import.meta.url).pathname), "..");
+const config = JSON.parse(readFileSync(join(repo, "scripts/floors.json"), "utf8")) as FloorsConfig;
+const root = join(repo, config.root);
+
+const floorOf = new Map<string, number>();
+config.floors.forEach((folders, floor) => {
+  for (const folder of folders) floorOf.set(folder, floor);
+});
+
+const folders = readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory());
+const problems: string[] = [];
+for (const { name } of folders) {
+  if (!floorOf.has(name))
+    problems.push(`${config.root}/${name}/ is on no floor (scripts/floors.json)`);
+}
+
+const allowed = new Set(Object.keys(config.allowed));
+const used = new Set<string>();
+const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter(
+  (f) => f.endsWith(".ts") && !f.endsWith(".test.ts") && f.includes("/"),
+);
+for (const file of files.sort()) {
+  const from = file.split("/")[0]!;
+  const fromFloor = floorOf.get(from);
+  if (fromFloor === undefined) continue;
+  const source = readFileSync(join(root, file), "utf8");
+  for (const { fileName: specifier } of ts.preProcessFile(source, true, true).importedFiles) {
+    if (!specifier.startsWith(".")) continue;
+    const target = relative(root, resolve(dirname(join(root, file)), specifier));
+    const to = target.split("/")[0]!;
+    if (to === from) continue;
+    const toFloor = target.startsWith("..") ? undefined : floorOf.get(to);
+    const pair = `${file} -> ${target}`;
+    if (toFloor !== undefined && toFloor < fromFloor) continue;
+    if (allowed.has(pair)) {
+      used.add(pair);
+      continue;
+    }
+    const why =
+      toFloor === undefined
+        ? "leaves src/ or reaches a folder on no floor"
+        : toFloor === fromFloor
+          ? `imports a sibling on floor ${fromFloor}`
+          : `runs up from floor ${fromFloor} (${from}) to floor ${toFloor} (${to})`;
+    problems.push(`${pair}: ${why}`);
+  }
+}
+for (const pair of allowed) {
+  if (!used.has(pair))
+    problems.push(`allowed "${pair}" no longer occurs: remove it from scripts/floors.json`);
+}
+
+if (problems.length > 0) {
+  console.error(`check:floors: ${problems.length} import(s) break the floors of ${config.root}:`);
+  for (const problem of problems) console.error(`  ${problem}`);
+  process.exit(1);
+}
+console.log(
+  `check:floors: ${files.length} modules in ${config.floors.length} floors, every import points down`,
+);

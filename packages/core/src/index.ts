@@ -127,7 +127,7 @@ export { byArrival, evictLowestValue, fillBudget } from "./mempool/policy-buildi
 export { type Erc7562AdmissionOptions, erc7562Admission } from "./mempool/erc7562-admission.ts";
 
 // Reputation and stake (ERC-7562).
-export { type Entity, type EntityRole, entitiesOf } from "./reputation/entities.ts";
+export { type Entity, type EntityRole, entitiesOf } from "./userop/entities.ts";
 export type {
   Reputation,
   ReputationConfig,
@@ -148,7 +148,7 @@ export {
   calculatePreVerificationGas,
   defaultPreVerificationGasConfig,
   type PreVerificationGasConfig,
-} from "./gas/pre-verification-gas.ts";
+} from "./userop/pre-verification-gas.ts";
 export {
   createArbitrumL1DataCost,
   createOpStackL1DataCost,
@@ -186,7 +186,7 @@ export {
   type EntryPoint,
   type EntryPointRegistry,
 } from "./entrypoint/registry.ts";
-export { decodeHandleOps } from "./entrypoint/decode-handle-ops.ts";
+export { decodeHandleOps } from "./userop/decode-handle-ops.ts";
 
 // Receipts and lookups.
 export type { UserOperationLookup, UserOperationReceipt } from "./receipt/lookup.ts";

@@ -7,7 +7,7 @@ import { dummySignature, estimateUserOperationGas, type GasEstimate } from "../g
 import { createChainFeeOracle, type FeeOracle, type GasPrice } from "../gas/fee-oracle.ts";
 import { type FeeHistory, getFeeHistory, type GetFeeHistoryParameters } from "../gas/get-fee-history.ts";
 import { type L1DataCost, l1DataGas as l1DataGasOf } from "../gas/l1-data-cost.ts";
-import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
+import type { PreVerificationGasConfig } from "../userop/pre-verification-gas.ts";
 import { createDefaultMempoolPolicy } from "../mempool/default-mempool-policy.ts";
 import { listInPool } from "../mempool/list-in-pool.ts";
 import type { BlockSource } from "../ports/block-source.ts";

@@ -7,7 +7,7 @@ import { maxOf } from "../utils/bigint-math.ts";
 import { mergeStateOverrides, type StateOverride } from "../validation/state-override.ts";
 import { toQuantity } from "../userop/wire.ts";
 import type { FeeOracle } from "./fee-oracle.ts";
-import { calculatePreVerificationGas, type PreVerificationGasConfig } from "./pre-verification-gas.ts";
+import { calculatePreVerificationGas, type PreVerificationGasConfig } from "../userop/pre-verification-gas.ts";
 import { searchGasLimits } from "./search-gas-limits.ts";
 
 /** Gas values for an operation, as `eth_estimateUserOperationGas` returns them. */

@@ -15,7 +15,7 @@ import {
   zeroAddress,
 } from "viem";
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
-import { decodeHandleOps } from "../entrypoint/decode-handle-ops.ts";
+import { decodeHandleOps } from "../userop/decode-handle-ops.ts";
 import { createEntryPointRegistry, type EntryPoint } from "../entrypoint/registry.ts";
 import { EntryPointRejectionError } from "../errors/errors.ts";
 import type { BlockHead, BlockSource } from "../ports/block-source.ts";

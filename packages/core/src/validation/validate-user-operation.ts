@@ -1,7 +1,7 @@
 import { getAddress } from "viem";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { BundlerError, EntryPointRejectionError, InvalidParamsError, RpcErrorCode } from "../errors/errors.ts";
-import { calculatePreVerificationGas, type PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
+import { calculatePreVerificationGas, type PreVerificationGasConfig } from "../userop/pre-verification-gas.ts";
 import type { Simulator } from "../ports/simulator.ts";
 import { isStaked, type StakeRequirement } from "../reputation/stake.ts";
 import type { WhitelistedEntities } from "../reputation/reputation.ts";

@@ -1,5 +1,5 @@
 import { type Address, getAddress, type Hex, toFunctionSelector } from "viem";
-import type { EntityRole } from "../../reputation/entities.ts";
+import type { EntityRole } from "../../userop/entities.ts";
 import { factoryOf, paymasterOf, type UserOperation } from "../../userop/types.ts";
 import type { PhaseTrace, StorageAccesses, ValidationTrace } from "../trace/validation-trace.ts";
 import { associatedSlots, type AssociatedSlots } from "./associated-slots.ts";

@@ -1,5 +1,5 @@
 import { RuleViolationError, StakeTooLowError } from "../../errors/errors.ts";
-import type { EntityRole } from "../../reputation/entities.ts";
+import type { EntityRole } from "../../userop/entities.ts";
 import type { StakeRequirement } from "../../reputation/stake.ts";
 import type { StakeInfo, ValidationResult } from "../simulate.ts";
 import type { RuleViolation } from "./rule-violation.ts";

@@ -92,7 +92,8 @@ export {
   type ValidationRulesConfig,
   validateUserOperation,
 } from "./validation/validate-user-operation.ts";
-export type { ExecutionResult, StakeInfo, ValidationResult } from "./validation/simulate.ts";
+export type { ExecutionResult } from "./validation/simulate.ts";
+export type { StakeInfo, ValidationResult } from "./ports/validation-result.ts";
 export {
   type CheckValidationRulesParameters,
   checkValidationRules,
@@ -108,7 +109,7 @@ export type {
   TracedCodeAccess,
   TracedCreate,
   ValidationTrace,
-} from "./validation/trace/validation-trace.ts";
+} from "./ports/validation-trace.ts";
 
 // Mempool policies and the parts they are built from.
 export {

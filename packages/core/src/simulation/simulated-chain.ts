@@ -27,7 +27,7 @@ import { getUserOperationHash } from "../userop/hash.ts";
 import { fromPackedUserOperation, type PackedUserOperation } from "../userop/pack.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { maxOf, minOf } from "../utils/bigint-math.ts";
-import type { ValidationResult } from "../validation/simulate.ts";
+import type { ValidationResult } from "../ports/validation-result.ts";
 import { parseValidationData } from "../validation/validation-data.ts";
 import type { SimulatedClock } from "./simulated-clock.ts";
 

@@ -11,10 +11,9 @@ import { checkValidationRules } from "./rules/check-validation-rules.ts";
 import type { RuleViolation } from "./rules/rule-violation.ts";
 import { ruleRefusal } from "./rules/stake-refusal.ts";
 import { checkPaymasterContextSize } from "./size-limits.ts";
-import type { StateOverride } from "./state-override.ts";
-import type { ValidationResult } from "./simulate.ts";
-import type { ValidationTrace } from "./trace/validation-trace.ts";
-import type { ValidationData } from "./validation-data.ts";
+import type { StateOverride } from "../ports/eth-call.ts";
+import type { ValidationData, ValidationResult } from "../ports/validation-result.ts";
+import type { ValidationTrace } from "../ports/validation-trace.ts";
 
 /** What the ERC-7562 rules are checked with. */
 export interface ValidationRulesConfig extends StakeRequirement {

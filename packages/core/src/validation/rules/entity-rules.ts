@@ -4,7 +4,7 @@ import type { MempoolStore } from "../../ports/mempool-store.ts";
 import { entitiesOf } from "../../userop/entities.ts";
 import { isStaked, type StakeRequirement } from "../../reputation/stake.ts";
 import { paymasterOf, type UserOperation } from "../../userop/types.ts";
-import type { ValidationResult } from "../simulate.ts";
+import type { ValidationResult } from "../../ports/validation-result.ts";
 import { ruleRefusal } from "./stake-refusal.ts";
 
 /**

@@ -71,7 +71,7 @@ for (const pair of allowed) {
 }
 
 if (problems.length > 0) {
-  console.error(`check:floors: ${problems.length} import(s) break the floors of ${config.root}:`);
+  console.error(`check:floors: ${problems.length} problem(s) with the floors of ${config.root}:`);
   for (const problem of problems) console.error(`  ${problem}`);
   process.exit(1);
 }

@@ -15,7 +15,7 @@ import { exitWithUsageOnHelp, integerFlag, log, UsageError } from "./script.ts";
 /** The modules mutated, by the name `--module` takes. */
 export const modules: Record<string, readonly string[]> = {
   fees: ["packages/core/src/bundle/bundle-fees.ts", "packages/core/src/bundle/bundle-gas.ts"],
-  pvg: ["packages/core/src/gas/pre-verification-gas.ts"],
+  pvg: ["packages/core/src/userop/pre-verification-gas.ts"],
   rules: [
     "packages/core/src/validation/rules/check-validation-rules.ts",
     "packages/core/src/validation/rules/entity-rules.ts",

@@ -92,7 +92,8 @@ export {
   type ValidationRulesConfig,
   validateUserOperation,
 } from "./validation/validate-user-operation.ts";
-export type { ExecutionResult, StakeInfo, ValidationResult } from "./validation/simulate.ts";
+export type { ExecutionResult } from "./validation/simulate.ts";
+export type { StakeInfo, ValidationResult } from "./ports/validation-result.ts";
 export {
   type CheckValidationRulesParameters,
   checkValidationRules,
@@ -108,7 +109,7 @@ export type {
   TracedCodeAccess,
   TracedCreate,
   ValidationTrace,
-} from "./validation/trace/validation-trace.ts";
+} from "./ports/validation-trace.ts";
 
 // Mempool policies and the parts they are built from.
 export {
@@ -127,7 +128,7 @@ export { byArrival, evictLowestValue, fillBudget } from "./mempool/policy-buildi
 export { type Erc7562AdmissionOptions, erc7562Admission } from "./mempool/erc7562-admission.ts";
 
 // Reputation and stake (ERC-7562).
-export { type Entity, type EntityRole, entitiesOf } from "./reputation/entities.ts";
+export { type Entity, type EntityRole, entitiesOf } from "./userop/entities.ts";
 export type {
   Reputation,
   ReputationConfig,
@@ -148,7 +149,7 @@ export {
   calculatePreVerificationGas,
   defaultPreVerificationGasConfig,
   type PreVerificationGasConfig,
-} from "./gas/pre-verification-gas.ts";
+} from "./userop/pre-verification-gas.ts";
 export {
   createArbitrumL1DataCost,
   createOpStackL1DataCost,
@@ -186,7 +187,7 @@ export {
   type EntryPoint,
   type EntryPointRegistry,
 } from "./entrypoint/registry.ts";
-export { decodeHandleOps } from "./entrypoint/decode-handle-ops.ts";
+export { decodeHandleOps } from "./userop/decode-handle-ops.ts";
 
 // Receipts and lookups.
 export type { UserOperationLookup, UserOperationReceipt } from "./receipt/lookup.ts";

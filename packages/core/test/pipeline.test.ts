@@ -2,7 +2,7 @@ import { type Address, type Hash, type Hex, parseEther, parseTransaction } from 
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
-import { decodeHandleOps } from "../src/entrypoint/decode-handle-ops.ts";
+import { decodeHandleOps } from "../src/userop/decode-handle-ops.ts";
 import { createEntryPointRegistry } from "../src/entrypoint/registry.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { Submitter } from "../src/ports/submitter.ts";

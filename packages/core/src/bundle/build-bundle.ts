@@ -1,6 +1,6 @@
 import { type AccessList, type Address, encodeFunctionData, type Hex } from "viem";
 import type { EntryPoint } from "../entrypoint/registry.ts";
-import { type FailureReason, parseFailureReason } from "../entrypoint/failure-reason.ts";
+import { type FailureReason, parseFailureReason } from "../errors/failure-reason.ts";
 import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";

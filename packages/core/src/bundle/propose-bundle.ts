@@ -7,7 +7,7 @@ import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import { type Bundle, type BuildBundleOptions, buildBundle, type RejectedEntry } from "./build-bundle.ts";
 import { type BundleFees, bundleFees } from "./bundle-fees.ts";
-import { entitiesOf } from "../reputation/entities.ts";
+import { entitiesOf } from "../userop/entities.ts";
 import { type Reputation, throttledEntityBundleCount } from "../reputation/reputation.ts";
 import { bundleGasOf } from "./bundle-gas.ts";
 import { type BundleSizeLimits, bundledOperationSize, erc7562Limits, handleOpsCalldataOverhead } from "../validation/size-limits.ts";

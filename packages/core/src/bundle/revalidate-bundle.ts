@@ -2,7 +2,7 @@ import { type Address, concat, type Hex, pad, size, slice } from "viem";
 import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
-import { entitiesOf } from "../reputation/entities.ts";
+import { entitiesOf } from "../userop/entities.ts";
 import { ethCall } from "../validation/eth-call.ts";
 import type { RejectedEntry } from "./build-bundle.ts";
 

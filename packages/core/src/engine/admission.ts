@@ -4,7 +4,7 @@ import type { EntryPoint, EntryPointRegistry } from "../entrypoint/registry.ts";
 import { DuplicateUserOperationError, InvalidParamsError, PaymasterDepositError } from "../errors/errors.ts";
 import { enforceGasPrice } from "../gas/enforce-gas-price.ts";
 import type { FeeOracle } from "../gas/fee-oracle.ts";
-import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
+import type { PreVerificationGasConfig } from "../userop/pre-verification-gas.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";

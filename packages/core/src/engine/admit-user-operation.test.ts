@@ -33,8 +33,8 @@ import {
   replacingNothing,
 } from "../../../testing/src/index.ts";
 import type { UserOperation, UserOperationV07 } from "../userop/types.ts";
-import type { ValidationResult } from "../validation/simulate.ts";
-import type { ValidationTrace } from "../validation/trace/validation-trace.ts";
+import type { ValidationResult } from "../ports/validation-result.ts";
+import type { ValidationTrace } from "../ports/validation-trace.ts";
 import { type AdmissionContext, admitUserOperation } from "./admission.ts";
 import { type BundlerConfig, defaultBundlerConfig } from "./config.ts";
 

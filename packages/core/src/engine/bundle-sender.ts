@@ -1,6 +1,6 @@
 import type { Address, Hash } from "viem";
-import type { FailureReason } from "../entrypoint/failure-reason.ts";
-import type { EntityRole } from "../reputation/entities.ts";
+import type { FailureReason } from "../errors/failure-reason.ts";
+import type { EntityRole } from "../userop/entities.ts";
 import type { UserOperation } from "../userop/types.ts";
 import type { RejectedEntry } from "../bundle/build-bundle.ts";
 import { type ProposeBundleContext, type ProposedBundle, proposeBundle } from "../bundle/propose-bundle.ts";

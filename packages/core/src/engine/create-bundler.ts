@@ -7,7 +7,7 @@ import { dummySignature, estimateUserOperationGas, type GasEstimate } from "../g
 import { createChainFeeOracle, type FeeOracle, type GasPrice } from "../gas/fee-oracle.ts";
 import { type FeeHistory, getFeeHistory, type GetFeeHistoryParameters } from "../gas/get-fee-history.ts";
 import { type L1DataCost, l1DataGas as l1DataGasOf } from "../gas/l1-data-cost.ts";
-import type { PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
+import type { PreVerificationGasConfig } from "../userop/pre-verification-gas.ts";
 import { createDefaultMempoolPolicy } from "../mempool/default-mempool-policy.ts";
 import { listInPool } from "../mempool/list-in-pool.ts";
 import type { BlockSource } from "../ports/block-source.ts";
@@ -42,7 +42,8 @@ import { createSimulator } from "../validation/create-simulator.ts";
 import { deploysSender } from "../validation/deployment-override.ts";
 import { refuseRedundantFactory, withQueuedNonce } from "../validation/queued-nonce.ts";
 import { checkUserOperationSize } from "../validation/size-limits.ts";
-import { mergeStateOverrides, type StateOverride } from "../validation/state-override.ts";
+import { mergeStateOverrides } from "../validation/state-override.ts";
+import type { StateOverride } from "../ports/eth-call.ts";
 import { admitUserOperation } from "./admission.ts";
 import { type BundleProposal, createBundlePuller, type ProposeBundleRequest } from "./bundle-puller.ts";
 import { createBundleSender } from "./bundle-sender.ts";

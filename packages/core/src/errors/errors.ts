@@ -1,5 +1,5 @@
 import type { Address } from "viem";
-import { type FailureReason, parseFailureReason } from "../entrypoint/failure-reason.ts";
+import { type FailureReason, parseFailureReason } from "./failure-reason.ts";
 
 /**
  * JSON-RPC error codes of ERC-7769 plus the JSON-RPC 2.0 base codes. Every error the engine

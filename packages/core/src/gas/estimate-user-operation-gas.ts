@@ -4,10 +4,11 @@ import type { ChainClient } from "../ports/chain-client.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { isUserOperationV06 } from "../userop/types.ts";
 import { maxOf } from "../utils/bigint-math.ts";
-import { mergeStateOverrides, type StateOverride } from "../validation/state-override.ts";
+import { mergeStateOverrides } from "../validation/state-override.ts";
+import type { StateOverride } from "../ports/eth-call.ts";
 import { toQuantity } from "../userop/wire.ts";
 import type { FeeOracle } from "./fee-oracle.ts";
-import { calculatePreVerificationGas, type PreVerificationGasConfig } from "./pre-verification-gas.ts";
+import { calculatePreVerificationGas, type PreVerificationGasConfig } from "../userop/pre-verification-gas.ts";
 import { searchGasLimits } from "./search-gas-limits.ts";
 
 /** Gas values for an operation, as `eth_estimateUserOperationGas` returns them. */

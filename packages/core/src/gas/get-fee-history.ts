@@ -1,5 +1,5 @@
 import type { BlockTag, Hash, Hex } from "viem";
-import { decodeHandleOps } from "../entrypoint/decode-handle-ops.ts";
+import { decodeHandleOps } from "../userop/decode-handle-ops.ts";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { InvalidParamsError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";

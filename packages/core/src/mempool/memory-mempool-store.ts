@@ -1,6 +1,6 @@
 import { type Address, getAddress, type Hash } from "viem";
 import { DuplicateUserOperationError, MempoolRejectionError } from "../errors/errors.ts";
-import { entitiesOf } from "../reputation/entities.ts";
+import { entitiesOf } from "../userop/entities.ts";
 import {
   type MempoolEntry,
   type MempoolStore,

@@ -1,8 +1,8 @@
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import type { UserOperation } from "../userop/types.ts";
-import type { ValidationResult } from "../validation/simulate.ts";
-import type { StateOverride } from "../validation/state-override.ts";
-import type { ValidationTrace } from "../validation/trace/validation-trace.ts";
+import type { ValidationResult } from "./validation-result.ts";
+import type { StateOverride } from "./eth-call.ts";
+import type { ValidationTrace } from "./validation-trace.ts";
 
 /** What simulating an operation's validation tells: the EntryPoint's result and, when traced, the ERC-7562 trace. */
 export interface SimulatedValidation {

@@ -1,7 +1,6 @@
 import type { Address, Hex } from "viem";
-import type { EthCallResult } from "../validation/eth-call.ts";
-import type { StateOverride } from "../validation/state-override.ts";
-import type { ValidationTrace } from "../validation/trace/validation-trace.ts";
+import type { EthCallResult, StateOverride } from "./eth-call.ts";
+import type { ValidationTrace } from "./validation-trace.ts";
 
 /** A validation call to trace: the EntryPoint's simulation, as `eth_call` would run it. */
 export interface TraceCallRequest {

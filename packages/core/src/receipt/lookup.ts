@@ -1,6 +1,6 @@
 import { type Address, formatTransactionReceipt, type Hash, type TransactionReceipt } from "viem";
 import type { UserOperationReceipt as ViemUserOperationReceipt } from "viem/account-abstraction";
-import { decodeHandleOps } from "../entrypoint/decode-handle-ops.ts";
+import { decodeHandleOps } from "../userop/decode-handle-ops.ts";
 import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";

@@ -2,7 +2,7 @@ import type { Address } from "viem";
 import { listNaming } from "../mempool/list-in-pool.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { StatusListener } from "../status/status-change.ts";
-import { entitiesOf } from "./entities.ts";
+import { entitiesOf } from "../userop/entities.ts";
 
 export interface EvictBannedContext {
   store: Pick<MempoolStore, "listBySender" | "listByEntity" | "drop">;

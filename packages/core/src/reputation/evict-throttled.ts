@@ -3,7 +3,7 @@ import type { ChainClient } from "../ports/chain-client.ts";
 import { listNaming } from "../mempool/list-in-pool.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { StatusListener } from "../status/status-change.ts";
-import { entitiesOf } from "./entities.ts";
+import { entitiesOf } from "../userop/entities.ts";
 
 /** ERC-7562 THROTTLED_ENTITY_LIVE_BLOCKS: how many blocks a throttled entity's operation may stay in the mempool. */
 export const throttledEntityLiveBlocks = 10;

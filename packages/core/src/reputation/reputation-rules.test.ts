@@ -1,6 +1,6 @@
 import { type Address, getAddress } from "viem";
 import { describe, expect, it } from "vitest";
-import { parseFailureReason } from "../entrypoint/failure-reason.ts";
+import { parseFailureReason } from "../errors/failure-reason.ts";
 import { canonicalEntryPoints } from "../entrypoint/version.ts";
 import { createMemoryMempoolStore } from "../mempool/memory-mempool-store.ts";
 import { createMemoryReputationStore } from "./memory-reputation-store.ts";

@@ -1,11 +1,11 @@
 import { type Address, getAddress, isAddressEqual } from "viem";
 import { EntityLimitError, ReputationError } from "../errors/errors.ts";
-import type { FailureReason } from "../entrypoint/failure-reason.ts";
+import type { FailureReason } from "../errors/failure-reason.ts";
 import { listNaming } from "../mempool/list-in-pool.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { ReputationEntry, ReputationStore } from "../ports/reputation-store.ts";
 import type { UserOperation } from "../userop/types.ts";
-import { type Entity, type EntityRole, entitiesOf } from "./entities.ts";
+import { type Entity, type EntityRole, entitiesOf } from "../userop/entities.ts";
 import { type ReputationStatus, reputationStatus } from "./reputation-status.ts";
 
 /** ERC-7562 THROTTLED_ENTITY_MEMPOOL_COUNT: a throttled entity may have this many operations in the mempool. */

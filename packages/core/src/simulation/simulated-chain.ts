@@ -15,7 +15,7 @@ import {
   zeroAddress,
 } from "viem";
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
-import { decodeHandleOps } from "../entrypoint/decode-handle-ops.ts";
+import { decodeHandleOps } from "../userop/decode-handle-ops.ts";
 import { createEntryPointRegistry, type EntryPoint } from "../entrypoint/registry.ts";
 import { EntryPointRejectionError } from "../errors/errors.ts";
 import type { BlockHead, BlockSource } from "../ports/block-source.ts";
@@ -27,7 +27,7 @@ import { getUserOperationHash } from "../userop/hash.ts";
 import { fromPackedUserOperation, type PackedUserOperation } from "../userop/pack.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { maxOf, minOf } from "../utils/bigint-math.ts";
-import type { ValidationResult } from "../validation/simulate.ts";
+import type { ValidationResult } from "../ports/validation-result.ts";
 import { parseValidationData } from "../validation/validation-data.ts";
 import type { SimulatedClock } from "./simulated-clock.ts";
 

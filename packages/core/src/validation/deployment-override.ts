@@ -3,7 +3,7 @@ import type { EntryPoint } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import { factoryOf, isUserOperationV06, type UserOperation } from "../userop/types.ts";
 import { eip7702FactoryMarker } from "../userop/codec.ts";
-import type { StateOverride } from "./state-override.ts";
+import type { StateOverride } from "../ports/eth-call.ts";
 
 /** An account in a `prestateTracer` diff. */
 interface TracedAccount {

@@ -1,7 +1,7 @@
 import type { Address, Hex } from "viem";
 import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
-import type { StateOverride } from "./state-override.ts";
+import type { EthCallResult, StateOverride } from "../ports/eth-call.ts";
 
 export interface EthCallParameters {
   to: Address;
@@ -11,9 +11,6 @@ export interface EthCallParameters {
   stateOverride?: StateOverride;
   authorizationList?: readonly unknown[];
 }
-
-/** The outcome of an `eth_call`: returned data, or the revert data when it reverted. */
-export type EthCallResult = { reverted: false; data: Hex } | { reverted: true; data: Hex; message: string };
 
 /**
  * `eth_estimateGas` with the same split: the gas, or the revert data when the call reverts.

@@ -1,6 +1,6 @@
 import { type Address, encodeAbiParameters, type Hex, keccak256, numberToHex } from "viem";
 import { splitNonce } from "../userop/types.ts";
-import type { StateOverride } from "./state-override.ts";
+import type { StateOverride } from "../ports/eth-call.ts";
 
 /**
  * Storage slot of `nonceSequenceNumber[sender][key]`. In every EntryPoint release the

@@ -5,7 +5,8 @@ import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import { factoryOf, splitNonce, type UserOperation } from "../userop/types.ts";
 import { deploymentOverride, deploysSender } from "./deployment-override.ts";
 import { nonceOverride } from "./nonce-override.ts";
-import { mergeStateOverrides, type StateOverride } from "./state-override.ts";
+import { mergeStateOverrides } from "./state-override.ts";
+import type { StateOverride } from "../ports/eth-call.ts";
 
 /**
  * Run a simulation; when it fails because the operation is queued behind the sender's previous

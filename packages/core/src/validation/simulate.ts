@@ -7,29 +7,10 @@ import { toEntryPointStruct } from "../userop/pack.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { isUserOperationV06 } from "../userop/types.ts";
 import { decodeEntryPointRevert } from "./entry-point-revert.ts";
-import { type EthCallResult, ethCall } from "./eth-call.ts";
-import type { StateOverride } from "./state-override.ts";
-import { parseValidationData, type ValidationData } from "./validation-data.ts";
-
-/** Stake of an entity as the EntryPoint reports it. */
-export interface StakeInfo {
-  stake: bigint;
-  unstakeDelaySec: bigint;
-}
-
-/** What `simulateValidation` tells about an operation, the same for every EntryPoint version. */
-export interface ValidationResult {
-  /** Gas used before execution, including `preVerificationGas`. */
-  preOpGas: bigint;
-  prefund: bigint;
-  account: ValidationData;
-  paymaster: ValidationData | undefined;
-  /** The `context` the paymaster's validation returned for its `postOp`; `0x` without one. */
-  paymasterContext: Hex;
-  sender: StakeInfo;
-  factory: StakeInfo;
-  paymasterStake: StakeInfo;
-}
+import type { EthCallResult, StateOverride } from "../ports/eth-call.ts";
+import type { StakeInfo, ValidationData, ValidationResult } from "../ports/validation-result.ts";
+import { ethCall } from "./eth-call.ts";
+import { parseValidationData } from "./validation-data.ts";
 
 /** What `simulateHandleOp` tells: validation plus execution, with the amount paid. */
 export interface ExecutionResult {

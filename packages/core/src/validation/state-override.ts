@@ -1,20 +1,7 @@
 import type { Address, Hex } from "viem";
 import { InvalidParamsError } from "../errors/errors.ts";
+import type { AccountOverride, StateOverride } from "../ports/eth-call.ts";
 import { parseAddress, parseBytes, parseHash, parseObject, parseQuantity, toQuantity } from "../userop/wire.ts";
-
-/** What `eth_call` may pretend about one account, in the node's wire form. */
-export interface AccountOverride {
-  balance?: Hex;
-  nonce?: Hex;
-  code?: Hex;
-  /** Replaces the whole storage. */
-  state?: Record<Hex, Hex>;
-  /** Changes only these slots. */
-  stateDiff?: Record<Hex, Hex>;
-}
-
-/** Per-account overrides for `eth_call` (geth's state-override set). */
-export type StateOverride = Record<Address, AccountOverride>;
 
 /**
  * Combine overrides; for an account in both, `b`'s fields win and storage diffs are merged.

@@ -1,7 +1,7 @@
 import { getAddress } from "viem";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { BundlerError, EntryPointRejectionError, InvalidParamsError, RpcErrorCode } from "../errors/errors.ts";
-import { calculatePreVerificationGas, type PreVerificationGasConfig } from "../gas/pre-verification-gas.ts";
+import { calculatePreVerificationGas, type PreVerificationGasConfig } from "../userop/pre-verification-gas.ts";
 import type { Simulator } from "../ports/simulator.ts";
 import { isStaked, type StakeRequirement } from "../reputation/stake.ts";
 import type { WhitelistedEntities } from "../reputation/reputation.ts";
@@ -11,10 +11,9 @@ import { checkValidationRules } from "./rules/check-validation-rules.ts";
 import type { RuleViolation } from "./rules/rule-violation.ts";
 import { ruleRefusal } from "./rules/stake-refusal.ts";
 import { checkPaymasterContextSize } from "./size-limits.ts";
-import type { StateOverride } from "./state-override.ts";
-import type { ValidationResult } from "./simulate.ts";
-import type { ValidationTrace } from "./trace/validation-trace.ts";
-import type { ValidationData } from "./validation-data.ts";
+import type { StateOverride } from "../ports/eth-call.ts";
+import type { ValidationData, ValidationResult } from "../ports/validation-result.ts";
+import type { ValidationTrace } from "../ports/validation-trace.ts";
 
 /** What the ERC-7562 rules are checked with. */
 export interface ValidationRulesConfig extends StakeRequirement {

@@ -1,15 +1,5 @@
 import { type Address, zeroAddress } from "viem";
-
-/** The account's or paymaster's packed `validationData`, unpacked. */
-export interface ValidationData {
-  /** `address(0)` valid, `address(1)` signature failure, else an aggregator. */
-  aggregator: Address;
-  signatureFailed: boolean;
-  /** Seconds; 0 means no lower bound. */
-  validAfter: bigint;
-  /** Seconds; `2^48-1` when the operation never expires. */
-  validUntil: bigint;
-}
+import type { ValidationData } from "../ports/validation-result.ts";
 
 const maxUint48 = (1n << 48n) - 1n;
 

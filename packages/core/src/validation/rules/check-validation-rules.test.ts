@@ -1,7 +1,7 @@
 import { type Address, encodeAbiParameters, getAddress, type Hex, keccak256, pad, toFunctionSelector } from "viem";
 import { describe, expect, it } from "vitest";
 import type { UserOperationV07 } from "../../userop/types.ts";
-import type { PhaseTrace, ValidationTrace } from "../trace/validation-trace.ts";
+import type { PhaseTrace, ValidationTrace } from "../../ports/validation-trace.ts";
 import { type EntityStakes, checkValidationRules } from "./check-validation-rules.ts";
 import { describeViolation } from "./rule-violation.ts";
 

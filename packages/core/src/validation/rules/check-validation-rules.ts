@@ -1,7 +1,7 @@
 import { type Address, getAddress, type Hex, toFunctionSelector } from "viem";
-import type { EntityRole } from "../../reputation/entities.ts";
+import type { EntityRole } from "../../userop/entities.ts";
 import { factoryOf, paymasterOf, type UserOperation } from "../../userop/types.ts";
-import type { PhaseTrace, StorageAccesses, ValidationTrace } from "../trace/validation-trace.ts";
+import type { PhaseTrace, StorageAccesses, ValidationTrace } from "../../ports/validation-trace.ts";
 import { associatedSlots, type AssociatedSlots } from "./associated-slots.ts";
 import type { RuleViolation } from "./rule-violation.ts";
 

@@ -2,7 +2,7 @@ import { type Address, getAddress, isAddressEqual, sliceHex } from "viem";
 import { RuleViolationError } from "../../errors/errors.ts";
 import type { ChainClient } from "../../ports/chain-client.ts";
 import type { MempoolEntry } from "../../ports/mempool-store.ts";
-import { entitiesOf } from "../../reputation/entities.ts";
+import { entitiesOf } from "../../userop/entities.ts";
 import { isUserOperationV06, type UserOperation } from "../../userop/types.ts";
 
 /** The EIP-7702 delegation designator that starts a delegated account's code. */

@@ -11,7 +11,7 @@ import {
   replacingNothing,
 } from "../../../../testing/src/index.ts";
 import type { UserOperationV07 } from "../../userop/types.ts";
-import type { ValidationResult } from "../simulate.ts";
+import type { ValidationResult } from "../../ports/validation-result.ts";
 import { refuseMultipleRoles, refuseUnstakedContext } from "./entity-rules.ts";
 
 const entryPoint = canonicalEntryPoints["0.7"];

@@ -1,10 +1,10 @@
 import { type Address, getAddress, isAddressEqual, size } from "viem";
 import { RuleViolationError } from "../../errors/errors.ts";
 import type { MempoolStore } from "../../ports/mempool-store.ts";
-import { entitiesOf } from "../../reputation/entities.ts";
+import { entitiesOf } from "../../userop/entities.ts";
 import { isStaked, type StakeRequirement } from "../../reputation/stake.ts";
 import { paymasterOf, type UserOperation } from "../../userop/types.ts";
-import type { ValidationResult } from "../simulate.ts";
+import type { ValidationResult } from "../../ports/validation-result.ts";
 import { ruleRefusal } from "./stake-refusal.ts";
 
 /**

@@ -9,7 +9,7 @@ import {
 } from "viem";
 import { describe, expect, it } from "vitest";
 import type { UserOperationV07 } from "../../userop/types.ts";
-import type { PhaseTrace, TracedCall } from "../trace/validation-trace.ts";
+import type { PhaseTrace, TracedCall } from "../../ports/validation-trace.ts";
 import { checkValidationRules, type EntityStakes } from "./check-validation-rules.ts";
 import type { RuleViolation } from "./rule-violation.ts";
 

@@ -1,6 +1,6 @@
 import type { Address } from "viem";
 import { RuleViolationError } from "../../errors/errors.ts";
-import type { Entity, EntityRole } from "../../reputation/entities.ts";
+import type { Entity, EntityRole } from "../../userop/entities.ts";
 
 /** An ERC-7562 rule an entity broke during validation. */
 export interface RuleViolation {

@@ -2,8 +2,8 @@ import { type Address, getAddress, type Hex, parseEther, toFunctionSelector } fr
 import { describe, expect, it } from "vitest";
 import { RpcErrorCode } from "../../errors/errors.ts";
 import type { UserOperationV07 } from "../../userop/types.ts";
-import type { StakeInfo } from "../simulate.ts";
-import type { PhaseTrace, ValidationTrace } from "../trace/validation-trace.ts";
+import type { StakeInfo } from "../../ports/validation-result.ts";
+import type { PhaseTrace, ValidationTrace } from "../../ports/validation-trace.ts";
 import { checkValidationRules } from "./check-validation-rules.ts";
 import { ruleRefusal } from "./stake-refusal.ts";
 

@@ -1,7 +1,7 @@
 import { RuleViolationError, StakeTooLowError } from "../../errors/errors.ts";
-import type { EntityRole } from "../../reputation/entities.ts";
+import type { EntityRole } from "../../userop/entities.ts";
 import type { StakeRequirement } from "../../reputation/stake.ts";
-import type { StakeInfo, ValidationResult } from "../simulate.ts";
+import type { StakeInfo, ValidationResult } from "../../ports/validation-result.ts";
 import type { RuleViolation } from "./rule-violation.ts";
 
 /** The entities' stakes as `simulateValidation` reported them. */

@@ -1,6 +1,6 @@
 import type { Address } from "viem";
 import type { ValidationFacts } from "../../ports/mempool-store.ts";
-import type { ValidationTrace } from "./validation-trace.ts";
+import type { ValidationTrace } from "../../ports/validation-trace.ts";
 
 /**
  * What the pool keeps of a trace for the checks before bundling: code hashes, the contracts whose

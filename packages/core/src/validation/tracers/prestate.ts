@@ -1,7 +1,7 @@
 import type { Address, Hex } from "viem";
 import { InfrastructureError } from "../../errors/errors.ts";
 import type { ChainClient } from "../../ports/chain-client.ts";
-import type { StateOverride } from "../state-override.ts";
+import type { StateOverride } from "../../ports/eth-call.ts";
 import type { TraceCallRequest } from "../../ports/validation-tracer.ts";
 import { cachedCode } from "./in-process/code-cache.ts";
 

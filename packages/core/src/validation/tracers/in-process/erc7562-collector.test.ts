@@ -1,6 +1,6 @@
 import { type Address, getContractAddress, type Hex, keccak256, pad } from "viem";
 import { describe, expect, it } from "vitest";
-import type { PhaseTrace } from "../../trace/validation-trace.ts";
+import type { PhaseTrace } from "../../../ports/validation-trace.ts";
 import type { Prestate } from "../prestate.ts";
 import { runTracedCall } from "./run-traced-call.ts";
 

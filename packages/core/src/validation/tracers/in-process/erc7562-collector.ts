@@ -3,7 +3,7 @@ import { type EVM, EVMError, getOpcodesForHF, type Message } from "@ethereumjs/e
 import type { EVMResult } from "@ethereumjs/evm";
 import { bytesToHex, createAddressFromString } from "@ethereumjs/util";
 import type { Address, Hex } from "viem";
-import type { CodeKind, PhaseTrace, StorageAccesses, TracedCall, TracedCodeAccess } from "../../trace/validation-trace.ts";
+import type { CodeKind, PhaseTrace, StorageAccesses, TracedCall, TracedCodeAccess } from "../../../ports/validation-trace.ts";
 import type { Prestate } from "../prestate.ts";
 import { cacheJumpAnalysis } from "./code-cache.ts";
 

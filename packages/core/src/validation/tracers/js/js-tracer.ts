@@ -2,7 +2,7 @@ import type { Address, Hex } from "viem";
 import { InfrastructureError } from "../../../errors/errors.ts";
 import type { ChainClient } from "../../../ports/chain-client.ts";
 import type { ValidationTracer } from "../../../ports/validation-tracer.ts";
-import type { PhaseTrace } from "../../trace/validation-trace.ts";
+import type { PhaseTrace } from "../../../ports/validation-trace.ts";
 import { codeHashesOf, fetchPrestate, rpcCall } from "../prestate.ts";
 import { erc7562JsTracer } from "./erc7562-js-tracer.ts";
 

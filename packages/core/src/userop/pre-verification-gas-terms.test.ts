@@ -1,6 +1,6 @@
 import type { Hex } from "viem";
 import { describe, expect, it } from "vitest";
-import type { UserOperation, UserOperationV06, UserOperationV07 } from "../userop/types.ts";
+import type { UserOperation, UserOperationV06, UserOperationV07 } from "./types.ts";
 import {
   calculatePreVerificationGas,
   defaultPreVerificationGasConfig,

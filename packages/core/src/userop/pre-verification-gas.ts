@@ -1,8 +1,8 @@
 import { encodeAbiParameters, type Hex, hexToBytes, keccak256, size, stringToHex } from "viem";
 import { toPackedUserOperation } from "viem/account-abstraction";
 import type { EntryPointVersion } from "../entrypoint/version.ts";
-import type { UserOperation } from "../userop/types.ts";
-import { isUserOperationV06 } from "../userop/types.ts";
+import type { UserOperation } from "./types.ts";
+import { isUserOperationV06 } from "./types.ts";
 
 /**
  * Overheads behind `preVerificationGas`: the part of a bundle's cost no gas limit of the

@@ -1,6 +1,6 @@
 import { concat, encodeFunctionData, type Hex, parseAbi, parseGwei } from "viem";
 import { describe, expect, it } from "vitest";
-import type { UserOperationV07 } from "../userop/types.ts";
+import type { UserOperationV07 } from "./types.ts";
 import {
   calculatePreVerificationGas,
   defaultPreVerificationGasConfig,

@@ -1,7 +1,7 @@
 import { decodeFunctionData, type Hex } from "viem";
-import { fromPackedUserOperation, type PackedUserOperation } from "../userop/pack.ts";
-import type { UserOperation } from "../userop/types.ts";
-import type { EntryPoint } from "./registry.ts";
+import { fromPackedUserOperation, type PackedUserOperation } from "./pack.ts";
+import type { UserOperation } from "./types.ts";
+import type { EntryPoint } from "../entrypoint/registry.ts";
 
 /**
  * The user operations a bundle transaction carries, read back from its `handleOps` calldata in

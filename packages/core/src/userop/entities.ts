@@ -1,5 +1,5 @@
 import { type Address, getAddress } from "viem";
-import { factoryOf, paymasterOf, type UserOperation } from "../userop/types.ts";
+import { factoryOf, paymasterOf, type UserOperation } from "./types.ts";
 
 /** The roles an address plays in an operation, as ERC-7562 names its entities. */
 export type EntityRole = "account" | "factory" | "paymaster" | "aggregator";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EntryPointRejectionError, RpcErrorCode } from "../errors/errors.ts";
+import { EntryPointRejectionError, RpcErrorCode } from "./errors.ts";
 import { parseFailureReason } from "./failure-reason.ts";
 
 describe("parseFailureReason", () => {

@@ -27,8 +27,14 @@ export interface CreateAccessListResult {
 }
 
 /** `eth_createAccessList` of `call` on the latest block, in the node's form. */
-export function createAccessList(client: ChainClient, call: RpcCallRequest): Promise<CreateAccessListResult> {
-  return client.request<{ Parameters: [call: RpcCallRequest, block: "latest"]; ReturnType: CreateAccessListResult }>({
+export function createAccessList(
+  client: ChainClient,
+  call: RpcCallRequest,
+): Promise<CreateAccessListResult> {
+  return client.request<{
+    Parameters: [call: RpcCallRequest, block: "latest"];
+    ReturnType: CreateAccessListResult;
+  }>({
     method: "eth_createAccessList",
     params: [call, "latest"],
   });

@@ -37,8 +37,15 @@ export interface PrestateDiffTrace {
  * `debug_traceCall` of `call` on the latest block. The answer's shape is the tracer's: `result`
  * names it (`PrestateTrace`, `PrestateDiffTrace`, or a JavaScript tracer's result type).
  */
-export function debugTraceCall<result>(client: ChainClient, call: RpcTraceCall, options: TraceCallOptions): Promise<result> {
-  return client.request<{ Parameters: [call: RpcTraceCall, block: "latest", options: TraceCallOptions]; ReturnType: result }>({
+export function debugTraceCall<result>(
+  client: ChainClient,
+  call: RpcTraceCall,
+  options: TraceCallOptions,
+): Promise<result> {
+  return client.request<{
+    Parameters: [call: RpcTraceCall, block: "latest", options: TraceCallOptions];
+    ReturnType: result;
+  }>({
     method: "debug_traceCall",
     params: [call, "latest", options],
   });

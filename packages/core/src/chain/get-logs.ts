@@ -14,13 +14,30 @@ export interface GetLogsParameters {
  * `eth_getLogs` over mined blocks, in the node's form. Raw rather than viem's `getLogs`, which
  * wants an event ABI and formats the logs: the engine decodes `UserOperationEvent` itself.
  */
-export function getLogs(client: ChainClient, parameters: GetLogsParameters): Promise<RpcMinedLog[]> {
+export function getLogs(
+  client: ChainClient,
+  parameters: GetLogsParameters,
+): Promise<RpcMinedLog[]> {
   const { address, topics, fromBlock, toBlock } = parameters;
   return client.request<{
-    Parameters: [filter: { address: Address | Address[]; topics: (Hash | null)[]; fromBlock: Hash; toBlock: Hash | "latest" }];
+    Parameters: [
+      filter: {
+        address: Address | Address[];
+        topics: (Hash | null)[];
+        fromBlock: Hash;
+        toBlock: Hash | "latest";
+      },
+    ];
     ReturnType: RpcMinedLog[];
   }>({
     method: "eth_getLogs",
-    params: [{ address, topics, fromBlock: numberToHex(fromBlock), toBlock: toBlock === "latest" ? toBlock : numberToHex(toBlock) }],
+    params: [
+      {
+        address,
+        topics,
+        fromBlock: numberToHex(fromBlock),
+        toBlock: toBlock === "latest" ? toBlock : numberToHex(toBlock),
+      },
+    ],
   });
 }

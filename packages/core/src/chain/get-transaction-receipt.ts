@@ -12,7 +12,10 @@ export type RpcMinedReceipt = Omit<RpcTransactionReceipt, "logs"> & { logs: RpcM
  * Raw rather than viem's `getTransactionReceipt`, which throws for a missing receipt and formats
  * what the engine reads as the node sent it.
  */
-export function getTransactionReceipt(client: ChainClient, hash: Hash): Promise<RpcMinedReceipt | null> {
+export function getTransactionReceipt(
+  client: ChainClient,
+  hash: Hash,
+): Promise<RpcMinedReceipt | null> {
   return client.request<{ Parameters: [hash: Hash]; ReturnType: RpcMinedReceipt | null }>({
     method: "eth_getTransactionReceipt",
     params: [hash],

@@ -10,8 +10,15 @@ export interface TransactionConditions {
  * `eth_sendRawTransactionConditional` (the OP-stack / Arbitrum extension): send a signed
  * transaction that the node includes only while `conditions` hold. Answers the transaction hash.
  */
-export function sendRawTransactionConditional(client: ChainClient, signedTransaction: Hex, conditions: TransactionConditions): Promise<Hash> {
-  return client.request<{ Parameters: [signedTransaction: Hex, conditions: TransactionConditions]; ReturnType: Hash }>({
+export function sendRawTransactionConditional(
+  client: ChainClient,
+  signedTransaction: Hex,
+  conditions: TransactionConditions,
+): Promise<Hash> {
+  return client.request<{
+    Parameters: [signedTransaction: Hex, conditions: TransactionConditions];
+    ReturnType: Hash;
+  }>({
     method: "eth_sendRawTransactionConditional",
     params: [signedTransaction, conditions],
   });

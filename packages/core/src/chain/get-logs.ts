@@ -1,4 +1,4 @@
-import { type Address, type Hash, numberToHex } from "viem";
+import { type Address, type Hash, type Hex, numberToHex } from "viem";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { RpcMinedLog } from "./get-transaction-receipt.ts";
 
@@ -24,8 +24,8 @@ export function getLogs(
       filter: {
         address: Address | Address[];
         topics: (Hash | null)[];
-        fromBlock: Hash;
-        toBlock: Hash | "latest";
+        fromBlock: Hex;
+        toBlock: Hex | "latest";
       },
     ];
     ReturnType: RpcMinedLog[];

@@ -32,16 +32,22 @@ describe("the chain the engine needs", () => {
         return (error as { code?: number }).code === -32601 ? "not served" : "served";
       }
     };
-    const names = Object.keys(chainMethods) as ChainMethodName[];
-    const outcomes = Object.fromEntries(
-      await Promise.all(names.map(async (method) => [method, await served(method)])),
-    );
-    expect(outcomes).toEqual(
-      Object.fromEntries(
-        names.map((method) => [method, "needs" in chainMethods[method] ? "not served" : "served"]),
-      ),
-    );
-    chain.stop();
+    try {
+      const names = Object.keys(chainMethods) as ChainMethodName[];
+      const outcomes = Object.fromEntries(
+        await Promise.all(names.map(async (method) => [method, await served(method)])),
+      );
+      expect(outcomes).toEqual(
+        Object.fromEntries(
+          names.map((method) => [
+            method,
+            "needs" in chainMethods[method] ? "not served" : "served",
+          ]),
+        ),
+      );
+    } finally {
+      chain.stop();
+    }
   });
 
   it("is the table in docs/architecture.md: the same methods, the same ones tied to a setting", () => {

@@ -20,8 +20,11 @@ const standIns = {
 export async function placeL1FeeStandIn(devnet: Pick<Devnet, "rpcUrl" | "chain">, model: L1FeeModel, perByte: bigint): Promise<Address> {
   const client = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpcUrl) });
   const { address, code } = standIns[model];
-  await client.request({ method: "anvil_setCode" as never, params: [address, code as Hex] as never });
+  await client.request<{ Parameters: [address: Address, code: Hex]; ReturnType: null }>({ method: "anvil_setCode", params: [address, code as Hex] });
   // The price per byte is the stand-in's first storage slot.
-  await client.request({ method: "anvil_setStorageAt" as never, params: [address, numberToHex(0, { size: 32 }), numberToHex(perByte, { size: 32 })] as never });
+  await client.request<{ Parameters: [address: Address, slot: Hex, value: Hex]; ReturnType: boolean }>({
+    method: "anvil_setStorageAt",
+    params: [address, numberToHex(0, { size: 32 }), numberToHex(perByte, { size: 32 })],
+  });
   return address;
 }

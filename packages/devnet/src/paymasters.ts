@@ -41,8 +41,8 @@ export const PAYMASTER_STAKE = 10n ** 18n; // 1 ETH
 export const PAYMASTER_UNSTAKE_DELAY = 86_400;
 
 const ownArtifacts = {
-  verifying08: verifying08 as unknown as ContractArtifact,
-  postOpWork: { "0.7": postOpWork07 as unknown as ContractArtifact, "0.8": postOpWork08 as unknown as ContractArtifact },
+  verifying08: verifying08 as ContractArtifact,
+  postOpWork: { "0.7": postOpWork07 as ContractArtifact, "0.8": postOpWork08 as ContractArtifact },
 };
 
 /** The creation code of each paymaster of `version` (deployed through the CREATE2 deployer with salt 0). */

@@ -1,4 +1,4 @@
-import { type Client, encodeFunctionData, type LocalAccount } from "viem";
+import { type Chain, type Client, encodeFunctionData, type JsonRpcAccount, type LocalAccount, type Transport } from "viem";
 import {
   entryPoint06Abi,
   entryPoint07Abi,
@@ -37,8 +37,9 @@ export function toSimpleAccount(parameters: ToSimpleAccountParameters): Promise<
   const entryPoint = { address: deployment.entryPoint, abi: entryPointAbis[version], version } as const;
 
   return toSmartAccount({
-    client: client as never,
-    entryPoint: entryPoint as never,
+    // viem's smart accounts take a client whose own account, if any, is not a smart account.
+    client: client as Client<Transport, Chain | undefined, JsonRpcAccount | LocalAccount | undefined>,
+    entryPoint,
     async encodeCalls(calls) {
       if (calls.length !== 1) throw new Error("this SimpleAccount adapter sends one call per operation");
       const [call] = calls;
@@ -60,7 +61,7 @@ export function toSimpleAccount(parameters: ToSimpleAccountParameters): Promise<
       return owner.signMessage({ message });
     },
     async signTypedData(typedData) {
-      return owner.signTypedData(typedData as never);
+      return owner.signTypedData(typedData);
     },
     async signUserOperation(userOperation) {
       const { chainId = client.chain!.id, ...op } = userOperation;
@@ -68,7 +69,7 @@ export function toSimpleAccount(parameters: ToSimpleAccountParameters): Promise<
         chainId,
         entryPointAddress: entryPoint.address,
         entryPointVersion: version,
-        userOperation: { ...(op as object), sender: await this.getAddress() } as never,
+        userOperation: { ...op, sender: await this.getAddress() },
       });
       return version === "0.8" ? owner.sign!({ hash }) : owner.signMessage({ message: { raw: hash } });
     },

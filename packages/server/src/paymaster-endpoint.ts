@@ -167,7 +167,7 @@ export function createPaymasterMethods(
         client,
         version,
         paymaster,
-        userOperation: op as never,
+        userOperation: op,
         validUntil: Number(latest.timestamp) + (config.validForSeconds ?? defaultValidForSeconds),
         signerKey: config.signerKey,
       });

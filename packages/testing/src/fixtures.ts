@@ -75,7 +75,7 @@ export async function fixtureEntry(options: FixtureEntryOptions = {}): Promise<N
   const userOperation = await fixtureUserOperation(version, options);
   return {
     userOpHash: getUserOperationHash({
-      userOperation: userOperation as never,
+      userOperation,
       entryPointAddress: entryPoint,
       entryPointVersion: version,
       chainId: fixtureChainId,

@@ -1,4 +1,5 @@
 import { type AccessList, type Address, encodeFunctionData, type Hex } from "viem";
+import { type CreateAccessListResult, createAccessList, type RpcAuthorization, type RpcCallRequest } from "../chain/create-access-list.ts";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { type FailureReason, parseFailureReason } from "../errors/failure-reason.ts";
 import { InfrastructureError } from "../errors/errors.ts";
@@ -77,7 +78,7 @@ export async function buildBundle(
     if (!result.reverted) {
       const bundle: Bundle = { entryPoint, entries: candidates, data, gas: result.gas, authorizationList };
       if (options.accessList) {
-        const created = await createAccessList(client, call);
+        const created = await accessListOf(client, call);
         if (created) Object.assign(bundle, { accessList: created.accessList, gas: maxOf(bundle.gas, created.gasUsed) });
       }
       return { bundle, rejected };
@@ -105,10 +106,10 @@ function rejectedEntry(entry: MempoolEntry, reason: string): RejectedEntry {
  * `eth_createAccessList` of the bundle call; undefined when the node reports the call failing
  * (the bundle then goes without a list). Transport failures throw.
  */
-async function createAccessList(client: ChainClient, call: Record<string, unknown>) {
-  let result: { accessList: AccessList; gasUsed: Hex; error?: string };
+async function accessListOf(client: ChainClient, call: RpcCallRequest) {
+  let result: CreateAccessListResult;
   try {
-    result = (await client.request({ method: "eth_createAccessList", params: [call, "latest"] } as never)) as typeof result;
+    result = await createAccessList(client, call);
   } catch (error) {
     if (/revert/i.test(String((error as Error).message))) return undefined;
     throw new InfrastructureError(`eth_createAccessList failed: ${(error as Error).message?.split("\n")[0]}`, { cause: error });
@@ -118,7 +119,7 @@ async function createAccessList(client: ChainClient, call: Record<string, unknow
 }
 
 
-function toRpcAuthorization(a: Bundle["authorizationList"][number]) {
+function toRpcAuthorization(a: Bundle["authorizationList"][number]): RpcAuthorization {
   return {
     address: a.address,
     chainId: `0x${a.chainId.toString(16)}`,

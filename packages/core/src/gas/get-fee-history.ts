@@ -1,10 +1,10 @@
 import type { BlockTag, Hash, Hex } from "viem";
+import { getLogs } from "../chain/get-logs.ts";
 import { decodeHandleOps } from "../userop/decode-handle-ops.ts";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { InvalidParamsError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
-import { decodeUserOperationEvent, type RawLog, userOperationEventTopic } from "../receipt/user-operation-event.ts";
-import { toQuantity } from "../userop/wire.ts";
+import { decodeUserOperationEvent, userOperationEventTopic } from "../receipt/user-operation-event.ts";
 
 export interface GetFeeHistoryParameters {
   entryPoint: EntryPoint;
@@ -33,10 +33,7 @@ export async function getFeeHistory(client: ChainClient, parameters: GetFeeHisto
       ? await notPastHead(client, parameters.newestBlock)
       : (await client.getBlock({ blockTag: parameters.newestBlock })).number ?? (await client.getBlockNumber());
   const oldest = newest + 1n > blockCount ? newest + 1n - blockCount : 0n;
-  const logs = (await client.request({
-    method: "eth_getLogs",
-    params: [{ address: entryPoint.address, topics: [userOperationEventTopic], fromBlock: toQuantity(oldest), toBlock: toQuantity(newest) }],
-  } as never)) as RawLog[];
+  const logs = await getLogs(client, { address: entryPoint.address, topics: [userOperationEventTopic], fromBlock: oldest, toBlock: newest });
 
   const transactions = new Map<Hash, Promise<{ input: Hex }>>();
   const history: FeeHistory = { actualGasPrice: [], maxFeePerGas: [], maxPriorityFeePerGas: [] };

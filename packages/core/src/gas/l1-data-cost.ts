@@ -31,7 +31,7 @@ const nodeInterfaceAbi = parseAbi([
 /** `handleOps([op], beneficiary)` as a bundle transaction would carry it. */
 function handleOpsCalldata(op: UserOperation, entryPoint: EntryPoint): Hex {
   const beneficiary: Address = "0xffffffffffffffffffffffffffffffffffffffff";
-  return encodeFunctionData({ abi: entryPoint.abi, functionName: "handleOps", args: [[toEntryPointStruct(op)], beneficiary] } as never);
+  return encodeFunctionData({ abi: entryPoint.abi, functionName: "handleOps", args: [[toEntryPointStruct(op)], beneficiary] });
 }
 
 /**

@@ -1,5 +1,6 @@
 import {
   type Abi,
+  type AbiFunction,
   type Address,
   concat,
   decodeErrorResult,
@@ -145,7 +146,8 @@ const markers = { verificationGasLimit: 0x5ea7c4a11b0a7ca11b0a7ca11b0a7c1n, paym
 
 /** A `searchSimulation_gls` call: `simulateValidation` of `op` with the limit `field` to find. */
 function searchSimulation(entryPoint: EntryPoint, op: UserOperation, field: keyof typeof markers, exact: boolean): Hex {
-  const hi = (op as unknown as Record<string, bigint>)[field]!;
+  const limits: Partial<Record<keyof typeof markers, bigint>> = op;
+  const hi = limits[field]!;
   const marker = markers[field];
   const data = encodeFunctionData({
     abi: simulationAbi(entryPoint),
@@ -191,9 +193,9 @@ function simulateCall(
 
 /** What `simulate_gls` is to search of the call: innerHandleOp's selector ‖ exact ‖ the most gas. */
 function callSearchOf(entryPoint: EntryPoint, hi: bigint, exact: boolean): bigint {
-  const innerHandleOp = entryPoint.abi.find((item) => item.type === "function" && item.name === "innerHandleOp");
+  const innerHandleOp = entryPoint.abi.find((item): item is AbiFunction => item.type === "function" && item.name === "innerHandleOp");
   if (!innerHandleOp) throw new InfrastructureError(`EntryPoint v${entryPoint.version} has no innerHandleOp`);
-  return (BigInt(toFunctionSelector(innerHandleOp as never)) << 224n) | ((exact ? 1n : 0n) << 128n) | hi;
+  return (BigInt(toFunctionSelector(innerHandleOp)) << 224n) | ((exact ? 1n : 0n) << 128n) | hi;
 }
 
 async function runBatch(client: ChainClient, entryPoint: EntryPoint, gas: bigint, calls: Hex[], stateOverride: StateOverride): Promise<readonly Hex[]> {
@@ -224,7 +226,7 @@ function decodeExecution(entryPoint: EntryPoint, data: Hex) {
     throw simulationRejection(abi, result);
   }
   if (!success) throw simulationRejection(abi, result);
-  const decoded = decodeFunctionResult({ abi, functionName: "simulateHandleOp", data: result }) as unknown as {
+  const decoded = decodeFunctionResult({ abi, functionName: "simulateHandleOp", data: result }) as {
     preOpGas: bigint;
     targetSuccess: boolean;
     targetResult: Hex;

@@ -1,11 +1,12 @@
 import { type Address, formatTransactionReceipt, type Hash, type TransactionReceipt } from "viem";
 import type { UserOperationReceipt as ViemUserOperationReceipt } from "viem/account-abstraction";
+import { getLogs } from "../chain/get-logs.ts";
+import { getTransactionReceipt } from "../chain/get-transaction-receipt.ts";
 import { decodeHandleOps } from "../userop/decode-handle-ops.ts";
 import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import type { UserOperation } from "../userop/types.ts";
-import { toQuantity } from "../userop/wire.ts";
 import {
   decodeUserOperationEvent,
   logsOfUserOperation,
@@ -64,10 +65,7 @@ export interface LookupContext {
 async function findEvent(context: LookupContext, userOpHash: Hash, known?: MempoolEntry): Promise<RawLog | undefined> {
   const entry = known ?? (await context.store.get(userOpHash));
   if (entry?.inclusion) {
-    const receipt = (await context.client.request({
-      method: "eth_getTransactionReceipt",
-      params: [entry.inclusion.transactionHash],
-    } as never)) as { logs: RawLog[] } | null;
+    const receipt = await getTransactionReceipt(context.client, entry.inclusion.transactionHash);
     const log = receipt?.logs.find((l) => l.topics[0] === userOperationEventTopic && l.topics[1] === userOpHash);
     if (log) return log;
   }
@@ -86,17 +84,12 @@ export async function findUserOperationEvent(
 ): Promise<RawLog | undefined> {
   const latest = await context.client.getBlockNumber({ cacheTime: 0 });
   const fromBlock = latest > context.receiptLookupRange ? latest - context.receiptLookupRange : 0n;
-  const logs = (await context.client.request({
-    method: "eth_getLogs",
-    params: [
-      {
-        address: context.entryPoints.all.map((ep) => ep.address),
-        topics: [userOperationEventTopic, userOpHash],
-        fromBlock: toQuantity(fromBlock),
-        toBlock: "latest",
-      },
-    ],
-  } as never)) as RawLog[];
+  const logs = await getLogs(context.client, {
+    address: context.entryPoints.all.map((ep) => ep.address),
+    topics: [userOperationEventTopic, userOpHash],
+    fromBlock,
+    toBlock: "latest",
+  });
   return logs.find((log) => !log.removed);
 }
 
@@ -105,7 +98,7 @@ export async function getUserOperationReceipt(context: LookupContext, userOpHash
   const event = await findEvent(context, userOpHash);
   if (!event) return undefined;
   const [rpcReceipt, latest] = await Promise.all([
-    context.client.request({ method: "eth_getTransactionReceipt", params: [event.transactionHash] }),
+    getTransactionReceipt(context.client, event.transactionHash),
     context.client.getBlockNumber({ cacheTime: 0 }),
   ]);
   if (!rpcReceipt) return undefined;

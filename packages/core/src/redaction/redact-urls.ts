@@ -16,7 +16,8 @@ const hostPattern = /^(\[[0-9a-f:.]*\]|[a-z0-9._~%-]*)(:\d*)?$/i;
 export function redactUrl(url: string): string {
   const match = /^([a-z][a-z0-9+.-]*):\/\/(.*)$/is.exec(url);
   if (!match) return url;
-  const [, scheme, rest] = match as unknown as [string, string, string];
+  const scheme = match[1]!;
+  const rest = match[2]!;
   const end = rest.search(/[/?#]/);
   const authority = end < 0 ? rest : rest.slice(0, end);
   const host = authority.slice(authority.lastIndexOf("@") + 1);

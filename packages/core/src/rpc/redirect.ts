@@ -54,7 +54,7 @@ export function createRedirectMethods(client: ChainClient): Record<string, RpcMe
     (method: string): RpcMethod =>
     async (params) => {
       try {
-        return await client.request({ method, params } as never, { retryCount: 0 });
+        return await client.request<{ Parameters: unknown; ReturnType: unknown }>({ method, params }, { retryCount: 0 });
       } catch (error) {
         const answer =
           error instanceof Error && "walk" in error

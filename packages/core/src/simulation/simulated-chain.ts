@@ -12,12 +12,14 @@ import {
   parseTransaction,
   recoverTransactionAddress,
   toHex,
+  type TransactionSerialized,
   zeroAddress,
 } from "viem";
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
 import { decodeHandleOps } from "../userop/decode-handle-ops.ts";
 import { createEntryPointRegistry, type EntryPoint } from "../entrypoint/registry.ts";
 import { EntryPointRejectionError } from "../errors/errors.ts";
+import type { CoreChainMethodName } from "../chain/methods.ts";
 import type { BlockHead, BlockSource } from "../ports/block-source.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Simulator } from "../ports/simulator.ts";
@@ -260,7 +262,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     const hash = keccak256(serialized);
     if (known.has(hash) && !receipts.has(hash)) throw new NodeError(-32000, "already known");
     const parsed = parseTransaction(serialized);
-    const from = await recoverTransactionAddress({ serializedTransaction: serialized as never });
+    const from = await recoverTransactionAddress({ serializedTransaction: serialized as TransactionSerialized });
     const nonce = parsed.nonce ?? 0;
     if (nonce < (nonces.get(key(from)) ?? 0)) throw new NodeError(-32000, "nonce too low");
     const maxFeePerGas = parsed.maxFeePerGas ?? 0n;
@@ -362,7 +364,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
         paymasterInfo: stake,
         aggregatorInfo: { aggregator: zeroAddress, stakeInfo: stake },
       },
-    } as never);
+    });
   }
 
   /** What validation of a passing operation reports: no entity staked, no time range, all its verification gas used. */
@@ -405,68 +407,65 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     return toHex(21_000n + ops.reduce((sum, op) => sum + gasUsedBy(op), 0n));
   }
 
+  /** The call object or value in first place, and the block tag or override in second. */
+  type Call = { to: Address; data: Hex; topics?: (Hash | undefined)[] };
+  type Params = [Call & Hex, string?];
+
+  /** The node: one answer for each method every configuration of the engine calls (`chainMethods`), no more. */
+  const methods = {
+    eth_chainId: () => toHex(chainId),
+    eth_blockNumber: () => toHex(head().number),
+    eth_getBlockByNumber: (p: Params) => {
+      const block = blockOf(p[0]);
+      return block ? blockJson(block) : null;
+    },
+    eth_maxPriorityFeePerGas: () => toHex(parameters.priorityFee ?? 100_000_000n),
+    eth_call: (p: Params) => {
+      if (key(p[0].to) !== key(entryPoint.address)) throw new NodeError(-32000, `the simulated chain has no contract at ${p[0].to}`);
+      return simulateValidation(p[0].data);
+    },
+    eth_estimateGas: (p: Params) => estimateHandleOps(p[0].data),
+    eth_getTransactionCount: (p: Params) => {
+      const address = key(p[0]);
+      const latest = nonces.get(address) ?? 0;
+      if (p[1] !== "pending") return toHex(latest);
+      let next = latest;
+      while ([...pool.values()].some((t) => key(t.from) === address && t.nonce === next)) next++;
+      return toHex(next);
+    },
+    eth_getBalance: () => toHex(10n ** 24n),
+    eth_sendRawTransaction: (p: Params) => submit(p[0]),
+    eth_getTransactionReceipt: (p: Params) => {
+      const receipt = receipts.get(p[0]);
+      return receipt ? receiptJson(receipt) : null;
+    },
+    eth_getTransactionByHash: (p: Params) => {
+      const transaction = known.get(p[0]);
+      if (!transaction || (!pool.has(transaction.hash) && !receipts.has(transaction.hash))) return null;
+      const receipt = receipts.get(transaction.hash);
+      return {
+        hash: transaction.hash,
+        from: transaction.from,
+        to: transaction.to,
+        input: transaction.data,
+        nonce: toHex(transaction.nonce),
+        blockNumber: receipt ? toHex(receipt.blockNumber) : null,
+        blockHash: receipt ? receiptBlock(receipt)!.hash : null,
+      };
+    },
+    eth_getLogs: (p: Params) => {
+      const topic = p[0].topics?.[1];
+      const hashes = topic ? [events.get(topic)].filter((h) => h !== undefined) : [...new Set(events.values())];
+      return hashes.flatMap((hash) => {
+        const receipt = receipts.get(hash)!;
+        return receipt.logs.filter((log) => !topic || log.userOpHash === topic).map((log) => logJson(receipt, log));
+      });
+    },
+  } satisfies Record<CoreChainMethodName, (p: Params) => unknown>;
+
   async function request({ method, params = [] }: { method: string; params?: unknown[] }): Promise<unknown> {
-    /** The call object or value in first place, and the block tag or override in second. */
-    type Call = { to: Address; data: Hex; topics?: (Hash | undefined)[] };
-    const p = params as [Call & Hex, string?];
-    switch (method) {
-      case "eth_chainId":
-        return toHex(chainId);
-      case "eth_blockNumber":
-        return toHex(head().number);
-      case "eth_getBlockByNumber": {
-        const block = blockOf(p[0]);
-        return block ? blockJson(block) : null;
-      }
-      case "eth_maxPriorityFeePerGas":
-        return toHex(parameters.priorityFee ?? 100_000_000n);
-      case "eth_call": {
-        if (key(p[0].to) !== key(entryPoint.address)) throw new NodeError(-32000, `the simulated chain has no contract at ${p[0].to}`);
-        return simulateValidation(p[0].data);
-      }
-      case "eth_estimateGas":
-        return estimateHandleOps(p[0].data);
-      case "eth_getTransactionCount": {
-        const address = key(p[0]);
-        const latest = nonces.get(address) ?? 0;
-        if (p[1] !== "pending") return toHex(latest);
-        let next = latest;
-        while ([...pool.values()].some((t) => key(t.from) === address && t.nonce === next)) next++;
-        return toHex(next);
-      }
-      case "eth_getBalance":
-        return toHex(10n ** 24n);
-      case "eth_sendRawTransaction":
-        return submit(p[0]);
-      case "eth_getTransactionReceipt": {
-        const receipt = receipts.get(p[0]);
-        return receipt ? receiptJson(receipt) : null;
-      }
-      case "eth_getTransactionByHash": {
-        const transaction = known.get(p[0]);
-        if (!transaction || (!pool.has(transaction.hash) && !receipts.has(transaction.hash))) return null;
-        const receipt = receipts.get(transaction.hash);
-        return {
-          hash: transaction.hash,
-          from: transaction.from,
-          to: transaction.to,
-          input: transaction.data,
-          nonce: toHex(transaction.nonce),
-          blockNumber: receipt ? toHex(receipt.blockNumber) : null,
-          blockHash: receipt ? receiptBlock(receipt)!.hash : null,
-        };
-      }
-      case "eth_getLogs": {
-        const topic = p[0].topics?.[1];
-        const hashes = topic ? [events.get(topic)].filter((h) => h !== undefined) : [...new Set(events.values())];
-        return hashes.flatMap((hash) => {
-          const receipt = receipts.get(hash)!;
-          return receipt.logs.filter((log) => !topic || log.userOpHash === topic).map((log) => logJson(receipt, log));
-        });
-      }
-      default:
-        throw new NodeError(-32601, `the simulated chain does not serve ${method}`);
-    }
+    if (!Object.hasOwn(methods, method)) throw new NodeError(-32601, `the simulated chain does not serve ${method}`);
+    return methods[method as CoreChainMethodName](params as Params);
   }
 
   const blockSource: BlockSource = {
@@ -481,7 +480,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     chainId,
     entryPoint,
     /** The chain as the engine's `ChainClient`. */
-    client: createPublicClient({ transport: custom({ request } as never, { retryCount: 0 }), cacheTime: 0, pollingInterval: blockTimeMs }) as ChainClient,
+    client: createPublicClient({ transport: custom({ request }, { retryCount: 0 }), cacheTime: 0, pollingInterval: blockTimeMs }) as ChainClient,
     blocks: blockSource,
     submitter: { name: "simulated", submit: (signed: Hex) => submit(signed) } satisfies Submitter,
     /** Validation as the chain answers it, without going through JSON-RPC and the ABI: the same results as `client`'s `simulateValidation`, for speed. */

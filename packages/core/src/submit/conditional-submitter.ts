@@ -1,4 +1,4 @@
-import type { Hash } from "viem";
+import { sendRawTransactionConditional } from "../chain/send-raw-transaction-conditional.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Submitter } from "../ports/submitter.ts";
 
@@ -25,10 +25,7 @@ export function createConditionalSubmitter(
       const knownAccounts = Object.fromEntries(
         senders.map((sender, i) => [sender, proofs[i]!.storageHash]),
       );
-      return (await submitClient.request({
-        method: "eth_sendRawTransactionConditional",
-        params: [signedTransaction, { knownAccounts }],
-      } as never)) as Hash;
+      return sendRawTransactionConditional(submitClient, signedTransaction, { knownAccounts });
     },
   };
 }

@@ -1,11 +1,12 @@
 import type { Address, Hash, Hex } from "viem";
 import { bumpedFees, repaidFees } from "../bundle/bundle-fees.ts";
+import { getTransactionReceipt, type RpcMinedReceipt } from "../chain/get-transaction-receipt.ts";
 import { transactionInNode } from "../chain/transaction-in-node.ts";
 import type { FeeOracle } from "../gas/fee-oracle.ts";
 import type { BlockHead } from "../ports/block-source.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
 import type { UserOperation } from "../userop/types.ts";
-import { decodeUserOperationEvent, type RawLog, userOperationEventTopic } from "../receipt/user-operation-event.ts";
+import { decodeUserOperationEvent, userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { type SendBundleContext, type SentBundle, sendTransaction } from "./send-bundle.ts";
 import { SendBundleError } from "./send-error.ts";
 
@@ -77,15 +78,6 @@ interface Confirming {
   included: Hash[];
 }
 
-/** A transaction receipt, as the node returns it. */
-interface RawReceipt {
-  transactionHash: Hash;
-  status: Hex;
-  blockHash: Hash;
-  blockNumber: Hex;
-  logs: RawLog[];
-}
-
 /**
  * The transaction tracker: the one module that owns sent bundles. At each new block it looks for
  * the receipt of any transaction sent at each bundle's nonce; marks operations with a
@@ -124,8 +116,8 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
     await store.renewClaims(hashes, parameters.claimant, now + parameters.claimLeaseMs);
   }
 
-  async function receiptOf(hash: Hash): Promise<RawReceipt | null> {
-    return (await client.request({ method: "eth_getTransactionReceipt", params: [hash] } as never)) as RawReceipt | null;
+  async function receiptOf(hash: Hash): Promise<RpcMinedReceipt | null> {
+    return getTransactionReceipt(client, hash);
   }
 
   function settle(key: Hash, entry: Tracked) {
@@ -138,7 +130,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
    * Record what a mined transaction did to `entries` (operations on `entryPoint`): those with a
    * `UserOperationEvent` are included (and watched for reorgs); the others go back to the pool.
    */
-  async function recordReceipt(entryPoint: Address, entries: readonly MempoolEntry[], receipt: RawReceipt, why: string) {
+  async function recordReceipt(entryPoint: Address, entries: readonly MempoolEntry[], receipt: RpcMinedReceipt, why: string) {
     const byHash = new Map(entries.map((e) => [e.userOpHash, e]));
     const included = new Set<Hash>();
     for (const log of receipt.logs) {
@@ -172,7 +164,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
   }
 
   /** The nonce is taken by `receipt`: record what it did to the bundle's operations. */
-  async function mined(entry: Tracked, receipt: RawReceipt) {
+  async function mined(entry: Tracked, receipt: RpcMinedReceipt) {
     const { bundle, cancelled, transactionHashes } = entry.sent;
     const why = cancelled && receipt.transactionHash === transactionHashes.at(-1)
       ? "its bundle was cancelled"

@@ -16,7 +16,7 @@ import { factoryOf, isUserOperationV06, type UserOperation, type UserOperationV0
 export function getUserOperationHash(op: UserOperation, entryPoint: EntryPoint, chainId: number): Hash {
   const factory = factoryOf(op)?.toLowerCase();
   if (factory === "0x7702" || factory === "0x7702000000000000000000000000000000000000") {
-    return viemGetUserOperationHash({ userOperation: op as never, entryPointAddress: entryPoint.address, entryPointVersion: entryPoint.version, chainId });
+    return viemGetUserOperationHash({ userOperation: op, entryPointAddress: entryPoint.address, entryPointVersion: entryPoint.version, chainId });
   }
   if (isUserOperationV06(op)) {
     const packed = [

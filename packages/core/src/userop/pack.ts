@@ -1,14 +1,17 @@
 import { type Address, getAddress, type Hex } from "viem";
-import { toPackedUserOperation } from "viem/account-abstraction";
-import type { UserOperation, UserOperationV07 } from "./types.ts";
+import { type PackedUserOperation as ViemPackedUserOperation, toPackedUserOperation } from "viem/account-abstraction";
+import type { UserOperation, UserOperationV06, UserOperationV07 } from "./types.ts";
 import { isUserOperationV06 } from "./types.ts";
 
 /**
  * The user operation as the EntryPoint's ABI takes it: the v0.6 struct as is, or the v0.7+
  * `PackedUserOperation` (gas limits and fees packed into 32-byte words).
  */
-export function toEntryPointStruct(op: UserOperation) {
-  return isUserOperationV06(op) ? op : toPackedUserOperation(op as never);
+export function toEntryPointStruct(op: UserOperationV06): UserOperationV06;
+export function toEntryPointStruct(op: UserOperationV07): ViemPackedUserOperation;
+export function toEntryPointStruct(op: UserOperation): UserOperationV06 | ViemPackedUserOperation;
+export function toEntryPointStruct(op: UserOperation): UserOperationV06 | ViemPackedUserOperation {
+  return isUserOperationV06(op) ? op : toPackedUserOperation(op);
 }
 
 /** A `PackedUserOperation` (v0.7+) as read from `handleOps` calldata. */

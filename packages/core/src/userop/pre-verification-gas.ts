@@ -105,7 +105,7 @@ function encodeForCalldata(op: UserOperation): Hex {
       ],
     );
   }
-  const packed = toPackedUserOperation(op as never);
+  const packed = toPackedUserOperation(op);
   return encodeAbiParameters(
     [
       { type: "bytes32" }, { type: "address" }, { type: "uint256" }, { type: "bytes" }, { type: "bytes" },

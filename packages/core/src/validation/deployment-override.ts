@@ -1,15 +1,10 @@
 import { type Address, getContractAddress, type Hex, isAddressEqual } from "viem";
+import { debugTraceCall, type PrestateDiffTrace } from "../chain/debug-trace-call.ts";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import { factoryOf, isUserOperationV06, type UserOperation } from "../userop/types.ts";
 import { eip7702FactoryMarker } from "../userop/codec.ts";
 import type { StateOverride } from "../ports/eth-call.ts";
-
-/** An account in a `prestateTracer` diff. */
-interface TracedAccount {
-  code?: Hex;
-  storage?: Record<Hex, Hex>;
-}
 
 /**
  * The EntryPoint's `SenderCreator`, which makes the factory call: every EntryPoint release
@@ -43,16 +38,13 @@ export async function deploymentOverride(client: ChainClient, entryPoint: EntryP
   const factory = factoryOf(deploying);
   if (!factory || !deploysSender(deploying)) return undefined;
   const factoryData = isUserOperationV06(deploying) ? (`0x${deploying.initCode.slice(42)}` as Hex) : (deploying.factoryData ?? "0x");
-  let diff: { post?: Record<string, TracedAccount> };
+  let diff: PrestateDiffTrace;
   try {
-    diff = (await client.request({
-      method: "debug_traceCall",
-      params: [
-        { from: senderCreatorOf(entryPoint), to: factory, data: factoryData, gas: `0x${deploying.verificationGasLimit.toString(16)}` },
-        "latest",
-        { tracer: "prestateTracer", tracerConfig: { diffMode: true } },
-      ],
-    } as never)) as typeof diff;
+    diff = await debugTraceCall<PrestateDiffTrace>(
+      client,
+      { from: senderCreatorOf(entryPoint), to: factory, data: factoryData, gas: `0x${deploying.verificationGasLimit.toString(16)}` },
+      { tracer: "prestateTracer", tracerConfig: { diffMode: true } },
+    );
   } catch {
     return undefined;
   }

@@ -12,6 +12,10 @@ export interface EthCallParameters {
   authorizationList?: readonly unknown[];
 }
 
+/** The call as `eth_call` and `eth_estimateGas` take it: hex quantities. */
+type RpcCall = { to: Address; data: Hex; from?: Address; gas?: Hex; authorizationList?: readonly unknown[] };
+type RpcCallParameters = [call: RpcCall, block: "latest"] | [call: RpcCall, block: "latest", stateOverride: StateOverride];
+
 /**
  * `eth_estimateGas` with the same split: the gas, or the revert data when the call reverts.
  */
@@ -37,15 +41,14 @@ async function rpcCall(
   parameters: EthCallParameters,
 ): Promise<EthCallResult> {
   const { to, data, from, gas, stateOverride, authorizationList } = parameters;
-  const call: Record<string, unknown> = { to, data };
+  const call: RpcCall = { to, data };
   if (from) call.from = from;
   if (gas !== undefined) call.gas = `0x${gas.toString(16)}`;
   if (authorizationList) call.authorizationList = authorizationList;
-  const params: unknown[] = [call, "latest"];
-  if (stateOverride) params.push(stateOverride);
+  const params: RpcCallParameters = stateOverride ? [call, "latest", stateOverride] : [call, "latest"];
   try {
-    const result = await client.request({ method, params } as never);
-    return { reverted: false, data: result as Hex };
+    const result = await client.request<{ Parameters: RpcCallParameters; ReturnType: Hex }>({ method, params });
+    return { reverted: false, data: result };
   } catch (error) {
     const revert = findRevert(error);
     if (revert) return { reverted: true, ...revert };

@@ -89,7 +89,7 @@ export function decodeValidationResult(entryPoint: EntryPoint, op: UserOperation
     };
   }
   const data = expectReturn(abi, result);
-  const decoded = decodeFunctionResult({ abi, functionName: "simulateValidation", data }) as unknown as V07ValidationResult;
+  const decoded = decodeFunctionResult({ abi, functionName: "simulateValidation", data }) as V07ValidationResult;
   return {
     preOpGas: decoded.returnInfo.preOpGas,
     prefund: decoded.returnInfo.prefund,
@@ -115,7 +115,7 @@ export async function attributeSignatureFailureV06(
   stateOverride?: StateOverride,
 ): Promise<ValidationResult> {
   if (!isUserOperationV06(op) || !result.paymaster || !result.account.signatureFailed) return result;
-  const data = encodeFunctionData({ abi: entryPoint.abi, functionName: "handleOps", args: [[toEntryPointStruct(op)], zeroAddress] } as never);
+  const data = encodeFunctionData({ abi: entryPoint.abi, functionName: "handleOps", args: [[toEntryPointStruct(op)], zeroAddress] });
   const outcome = await ethCall(client, { to: entryPoint.address, data, stateOverride });
   const failure = outcome.reverted ? decodeEntryPointRevert(entryPoint.abi, outcome.data) : undefined;
   if (!failure?.reason.startsWith("AA34")) return { ...result, paymaster: { ...result.paymaster, signatureFailed: false, aggregator: zeroAddress } };
@@ -148,7 +148,7 @@ export async function attributeTimeRangeV06(
   if (window.validAfter === 0n && window.validUntil === maxUint48) return result;
   const chainId = client.chain?.id ?? (await client.getChainId());
   const args = [toEntryPointStruct(op), getUserOperationHash(op, entryPoint, chainId), result.prefund] as const;
-  const data = encodeFunctionData({ abi: validatePaymasterUserOpV06, functionName: "validatePaymasterUserOp", args: args as never });
+  const data = encodeFunctionData({ abi: validatePaymasterUserOpV06, functionName: "validatePaymasterUserOp", args });
   const outcome = await ethCall(client, { from: entryPoint.address, to: getAddress(slice(op.paymasterAndData, 0, 20)), data, gas: op.verificationGasLimit, stateOverride });
   if (outcome.reverted) return result;
   const [, validationData] = decodeFunctionResult({ abi: validatePaymasterUserOpV06, functionName: "validatePaymasterUserOp", data: outcome.data });
@@ -176,7 +176,7 @@ export async function simulateHandleOp(
         const [preOpGas, paid, , , targetSuccess, targetResult] = decodeSimulationRevert(abi, result, ["ExecutionResult"]);
         return { preOpGas, paid, targetSuccess, targetResult } as ExecutionResult;
       })()
-    : (decodeFunctionResult({ abi, functionName: "simulateHandleOp", data: expectReturn(abi, result) }) as unknown as ExecutionResult);
+    : (decodeFunctionResult({ abi, functionName: "simulateHandleOp", data: expectReturn(abi, result) }) as ExecutionResult);
   return {
     preOpGas: decoded.preOpGas,
     paid: decoded.paid,

@@ -30,7 +30,7 @@ const packedUserOperationStruct = parseAbiParameters(
 export function userOperationSize(op: UserOperation): number {
   const encoded = isUserOperationV06(op)
     ? encodeAbiParameters(userOperationV06Struct, [op])
-    : encodeAbiParameters(packedUserOperationStruct, [toEntryPointStruct(op) as never]);
+    : encodeAbiParameters(packedUserOperationStruct, [toEntryPointStruct(op)]);
   return size(encoded) - 32;
 }
 

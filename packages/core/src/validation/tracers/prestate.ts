@@ -1,17 +1,10 @@
 import type { Address, Hex } from "viem";
+import { debugTraceCall, type PrestateAccount, type PrestateTrace, type RpcTraceCall } from "../../chain/debug-trace-call.ts";
 import { InfrastructureError } from "../../errors/errors.ts";
 import type { ChainClient } from "../../ports/chain-client.ts";
 import type { StateOverride } from "../../ports/eth-call.ts";
 import type { TraceCallRequest } from "../../ports/validation-tracer.ts";
 import { cachedCode } from "./in-process/code-cache.ts";
-
-/** One account as `prestateTracer` reports it; absent fields are zero or empty. */
-export interface PrestateAccount {
-  balance?: Hex;
-  nonce?: number;
-  code?: Hex;
-  storage?: Record<Hex, Hex>;
-}
 
 /** Every account and slot a call reads, before it runs (`prestateTracer`), lower-case addresses. */
 export type Prestate = Record<Address, PrestateAccount>;
@@ -27,7 +20,7 @@ export interface BlockEnvironment {
 }
 
 /** The call as the node's `debug_traceCall` takes it. */
-export function rpcCall(call: TraceCallRequest["call"]) {
+export function rpcCall(call: TraceCallRequest["call"]): RpcTraceCall {
   return { from: call.from, to: call.to, data: call.data, gas: `0x${call.gas.toString(16)}` };
 }
 
@@ -43,10 +36,7 @@ export async function fetchPrestate(
 ): Promise<Prestate> {
   try {
     const config = { tracer: "prestateTracer", ...(tracerConfig ? { tracerConfig } : {}), ...(stateOverride ? { stateOverrides: stateOverride } : {}) };
-    const result = (await client.request({
-      method: "debug_traceCall",
-      params: [rpcCall(call), "latest", config],
-    } as never)) as Record<string, PrestateAccount>;
+    const result = await debugTraceCall<PrestateTrace>(client, rpcCall(call), config);
     const prestate: Prestate = {};
     for (const [address, account] of Object.entries(result)) prestate[address.toLowerCase() as Address] = account;
     return prestate;

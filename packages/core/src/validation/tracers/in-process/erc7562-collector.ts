@@ -287,7 +287,7 @@ function gasName(runState: RunState): string | undefined {
 
 /** Memory bytes without growing memory (which would change MSIZE and later gas); zero past its end. */
 function readMemory(runState: RunState, offset: number, size: number): Uint8Array {
-  const store = (runState.memory as unknown as { _store: Uint8Array })._store;
+  const store = runState.memory._store;
   const out = new Uint8Array(size);
   if (offset < store.length) out.set(store.subarray(offset, Math.min(offset + size, store.length)));
   return out;

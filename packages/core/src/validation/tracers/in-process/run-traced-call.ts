@@ -72,7 +72,8 @@ async function runOn({ evm, collector, common }: Engine, input: TracedCallInput)
   const { call } = input.request;
   const state = await StrictStateManager.fromPrestate(input.prestate);
   evm.stateManager = state;
-  (evm.journal as unknown as { stateManager: StrictStateManager }).stateManager = state;
+  // The journal keeps its own reference to the state and has no setter for it.
+  Object.assign(evm.journal, { stateManager: state });
   evm.journal.cleanJournal();
   evm.transientStorage.clear();
   const coinbase = createAddressFromString(input.block.coinbase);
@@ -98,7 +99,7 @@ async function runOn({ evm, collector, common }: Engine, input: TracedCallInput)
         baseFeePerGas: input.block.baseFeePerGas,
         getBlobGasPrice: () => 1n,
       },
-    } as never,
+    },
   });
   const output = bytesToHex(result.execResult.returnValue) as Hex;
   const error = result.execResult.exceptionError;

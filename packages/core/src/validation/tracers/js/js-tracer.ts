@@ -1,4 +1,5 @@
 import type { Address, Hex } from "viem";
+import { debugTraceCall } from "../../../chain/debug-trace-call.ts";
 import { InfrastructureError } from "../../../errors/errors.ts";
 import type { ChainClient } from "../../../ports/chain-client.ts";
 import type { ValidationTracer } from "../../../ports/validation-tracer.ts";
@@ -36,11 +37,9 @@ export function createJsTracer(parameters: { client: ChainClient }): ValidationT
       tracers.set(ep, tracer);
       const overrides = request.stateOverride ? { stateOverrides: request.stateOverride } : {};
       const [raw, prestate] = await Promise.all([
-        client
-          .request({ method: "debug_traceCall", params: [rpcCall(request.call), "latest", { tracer, ...overrides }] } as never)
-          .catch((error: Error) => {
-            throw new InfrastructureError(`debug_traceCall with the ERC-7562 JavaScript tracer failed: ${error.message?.split("\n")[0]}`, { cause: error });
-          }) as Promise<JsTraceResult>,
+        debugTraceCall<JsTraceResult>(client, rpcCall(request.call), { tracer, ...overrides }).catch((error: Error) => {
+          throw new InfrastructureError(`debug_traceCall with the ERC-7562 JavaScript tracer failed: ${error.message?.split("\n")[0]}`, { cause: error });
+        }),
         fetchPrestate(client, request.call, request.stateOverride, { disableStorage: true }),
       ]);
       if (raw.errors.length > 0) throw new InfrastructureError(`the ERC-7562 JavaScript tracer failed: ${raw.errors[0]}`);

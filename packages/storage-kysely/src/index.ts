@@ -26,7 +26,9 @@ export {
 } from "./kysely-reputation-store.ts";
 export { mempoolMigrations, migrateToLatest } from "./migrations.ts";
 export type {
+  Int64,
   MempoolDatabase,
+  NullableInt64,
   ReputationDatabase,
   ReputationDecayTable,
   ReputationTable,

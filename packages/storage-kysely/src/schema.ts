@@ -5,8 +5,8 @@ import type { ColumnType } from "kysely";
  * A 64-bit integer column. Written as a number or decimal string; read back as a number
  * (better-sqlite3), a bigint (better-sqlite3 with `safeIntegers`) or a string (pg's `int8`).
  */
-type Int64 = ColumnType<number | bigint | string, number | string, number | string>;
-type NullableInt64 = ColumnType<
+export type Int64 = ColumnType<number | bigint | string, number | string, number | string>;
+export type NullableInt64 = ColumnType<
   number | bigint | string | null,
   number | string | null,
   number | string | null

@@ -6,6 +6,13 @@ export {
   type SimulatedChain,
   type CreateSimulatedChainParameters,
   type SimulatedDelivery,
+  type SimulatedReceipt,
 } from "./simulated-chain.ts";
 export { createSimulatedClock, type SimulatedClock } from "./simulated-clock.ts";
 export { seededRandom } from "./seeded-random.ts";
+// The ports and values the simulated chain's own types name, so this entry is complete by itself.
+export type { BlockSource } from "../ports/block-source.ts";
+export type { ChainClient } from "../ports/chain-client.ts";
+export type { StateOverride } from "../ports/eth-call.ts";
+export type { Simulator } from "../ports/simulator.ts";
+export type { EntryPoint } from "../entrypoint/registry.ts";

@@ -95,7 +95,8 @@ interface SimulatedBlock {
   transactions: Hash[];
 }
 
-interface SimulatedReceipt {
+/** A transaction the simulated chain mined: its status, gas, and the UserOperationEvents it emitted. */
+export interface SimulatedReceipt {
   transactionHash: Hash;
   from: Address;
   to: Address;

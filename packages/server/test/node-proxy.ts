@@ -7,12 +7,21 @@ export interface ProxiedRequest {
 }
 
 /**
- * A forwarding HTTP proxy in front of a node that can stop answering, as a hung node does: while
- * holding, the requests it matches are accepted and never answered until `release()`.
+ * How the proxy answers instead of forwarding, as a failing node does: `fail` with HTTP 500,
+ * `reject` with a JSON-RPC error to every method but `eth_chainId`, `reset` by dropping the connection.
+ */
+export type NodeFault = "fail" | "reject" | "reset";
+
+/**
+ * A forwarding HTTP proxy in front of a node (on any path, as hosted providers serve one) that can
+ * fail, or stop answering as a hung node does: while holding, the requests it matches are accepted
+ * and never answered until `release()`.
  */
 export interface NodeProxy {
   /** The URL to give the service instead of the node's. */
   url: string;
+  /** From now on answer every request with `fault` instead of forwarding it; `undefined` forwards again. */
+  fault(fault: NodeFault | undefined): void;
   /** From now on, hold every request `match` accepts (default: all) instead of forwarding it. */
   hold(match?: (request: ProxiedRequest) => boolean): void;
   /** Resolves once a request `match` accepts is held (at once if one already is). */
@@ -34,6 +43,7 @@ const readBody = (request: IncomingMessage) =>
 
 export async function startNodeProxy(target: string): Promise<NodeProxy> {
   let holding: ((request: ProxiedRequest) => boolean) | undefined;
+  let faulty: NodeFault | undefined;
   const heldRequests: { request: ProxiedRequest; forward: () => void }[] = [];
   const waiters: {
     match: (request: ProxiedRequest) => boolean;
@@ -42,8 +52,17 @@ export async function startNodeProxy(target: string): Promise<NodeProxy> {
 
   const server = createServer((request, response) => {
     void readBody(request).then((body) => {
+      if (faulty === "reset") return request.socket.destroy();
+      if (faulty === "fail") return response.writeHead(500).end("upstream unavailable");
       const parsed = JSON.parse(body.toString("utf8")) as { method: string } | { method: string }[];
       const proxied = { method: (Array.isArray(parsed) ? parsed[0]?.method : parsed.method) ?? "" };
+      if (faulty === "reject" && proxied.method !== "eth_chainId") {
+        const { id = null } = (Array.isArray(parsed) ? parsed[0] : parsed) as { id?: unknown };
+        const error = { jsonrpc: "2.0", id, error: { code: -32000, message: "header not found" } };
+        return response
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify(error));
+      }
       const forward = () => {
         fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
           .then(async (answer) => {
@@ -64,6 +83,9 @@ export async function startNodeProxy(target: string): Promise<NodeProxy> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    fault(fault) {
+      faulty = fault;
+    },
     hold(match = () => true) {
       holding = match;
     },

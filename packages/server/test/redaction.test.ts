@@ -1,68 +1,30 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import type { Devnet } from "@bundlekit/devnet";
 import type { Logger } from "@bundlekit/core";
+import type { Devnet } from "@bundlekit/devnet";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../src/config.ts";
 import { startBundlerService } from "../src/server.ts";
+import { type NodeFault, startNodeProxy } from "./node-proxy.ts";
 import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
 
 // Keys a hosted node provider puts in its URL: one in the path, one in the query.
 const PATH_KEY = "AlchemyStyleKey0123456789abcdefXY";
 const QUERY_KEY = "QueryKey9876543210";
 
-/**
- * How the node behind the proxy answers: `ok` forwards to the devnet; `fail` answers HTTP 500;
- * `reject` answers every call but `eth_chainId` with a JSON-RPC error; `reset` drops the connection;
- * `hang` never answers (the service gives up after `nodeTimeoutMs`).
- */
-type NodeMode = "ok" | "fail" | "reject" | "reset" | "hang";
+/** How the node behind the proxy answers: `ok` forwards to the devnet, `hang` never answers (the service gives up after `nodeTimeoutMs`), the others as `NodeFault` says. */
+type NodeMode = "ok" | NodeFault | "hang";
 
-/** A node at `/v2/<key>?apikey=<key>`, as hosted providers serve one: a proxy to the devnet (anvil answers on `/` only) that can be made to fail. */
+/** A node at `/v2/<key>?apikey=<key>`, as hosted providers serve one: a proxy to the devnet that can be made to fail. */
 async function keyedNode(devnet: Devnet) {
-  let mode: NodeMode = "ok";
-  const server: Server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", async () => {
-      const body = Buffer.concat(chunks).toString();
-      if (mode === "reset") return request.socket.destroy();
-      if (mode === "hang") return;
-      if (mode === "fail") return response.writeHead(500).end("upstream unavailable");
-      const { id = null, method } = JSON.parse(body) as { id?: unknown; method?: string };
-      if (mode === "reject" && method !== "eth_chainId") {
-        response.writeHead(200, { "content-type": "application/json" });
-        return response.end(
-          JSON.stringify({
-            jsonrpc: "2.0",
-            id,
-            error: { code: -32000, message: "header not found" },
-          }),
-        );
-      }
-      const forwarded = await fetch(devnet.rpcUrl, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body,
-      });
-      response
-        .writeHead(forwarded.status, { "content-type": "application/json" })
-        .end(await forwarded.text());
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const proxy = await startNodeProxy(devnet.rpcUrl);
   return {
-    url: `http://127.0.0.1:${port}/v2/${PATH_KEY}?apikey=${QUERY_KEY}`,
-    origin: `http://127.0.0.1:${port}`,
-    setMode: (next: NodeMode) => {
-      mode = next;
+    url: `${proxy.url}/v2/${PATH_KEY}?apikey=${QUERY_KEY}`,
+    origin: proxy.url,
+    setMode(mode: NodeMode) {
+      proxy.fault(mode === "ok" || mode === "hang" ? undefined : mode);
+      if (mode === "hang") proxy.hold();
+      else proxy.release();
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => proxy.close(),
   };
 }
 

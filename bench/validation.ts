@@ -7,11 +7,11 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import {
-  type BundlerConfig,
+  type ValidationSettings,
   type ChainClient,
   createEntryPointRegistry,
   createSimulator,
-  defaultBundlerConfig,
+  defaultBundlerSettings,
   type UserOperation,
   validateUserOperation,
 } from "@bundlekit/core";
@@ -34,11 +34,11 @@ const usage = `usage: pnpm bench:validation [--ops N] [--concurrency C] [--runs 
   --out DIR        where results go (default bench/results)`;
 
 const modes = {
-  unsafe: { validationMode: "unsafe", validationTracer: "in-process", tracerWorkers: 0 },
-  "in-process": { validationMode: "safe", validationTracer: "in-process", tracerWorkers: 2 },
-  "in-process-inline": { validationMode: "safe", validationTracer: "in-process", tracerWorkers: 0 },
-  js: { validationMode: "safe", validationTracer: "js", tracerWorkers: 0 },
-} as const satisfies Record<string, Pick<BundlerConfig, "validationMode" | "validationTracer" | "tracerWorkers">>;
+  unsafe: { mode: "unsafe", tracer: "in-process", tracerWorkers: 0 },
+  "in-process": { mode: "safe", tracer: "in-process", tracerWorkers: 2 },
+  "in-process-inline": { mode: "safe", tracer: "in-process", tracerWorkers: 0 },
+  js: { mode: "safe", tracer: "js", tracerWorkers: 0 },
+} as const satisfies Record<string, Pick<ValidationSettings, "mode" | "tracer" | "tracerWorkers">>;
 type Mode = keyof typeof modes;
 
 function parseOptions(argv: string[]) {
@@ -84,7 +84,8 @@ async function main() {
     const runs = [];
     for (let run = 1; run <= options.runs; run++) {
       const simulator = createSimulator(client, devnet.chainId, { ...modes[mode], p256Precompile: false });
-      const rules = { ...defaultBundlerConfig, p256Precompile: false };
+      const { reputation, validation } = defaultBundlerSettings;
+      const rules = { ...reputation, p256Precompile: false, maxPaymasterContextBytes: validation.maxPaymasterContextBytes };
       const validate = (op: UserOperation) =>
         validateUserOperation({ simulator, rules, nowSeconds: BigInt(Math.floor(Date.now() / 1000)) }, entryPoint, op);
       for (const op of ops.slice(0, Math.min(20, ops.length))) await validate(op); // warm-up: workers loaded, JIT warm

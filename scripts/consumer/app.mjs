@@ -28,7 +28,7 @@ const bundler = await createBundler({
   client,
   store,
   signer: createLocalKeySigner(devnet.relayerKeys),
-  config: { bundleInterval: 200 },
+  settings: { bundling: { intervalMs: 200 } },
 });
 bundler.start();
 

@@ -3,7 +3,7 @@
 // moduleResolution nodenext, and skipLibCheck off, so every shipped declaration is checked too.
 import {
   type Bundler,
-  type BundlerConfig,
+  type BundlerSettingsInput,
   createBundler,
   createMemoryReputationStore,
   type NewMempoolEntry,
@@ -31,7 +31,7 @@ import { createJsonRpcFetchHandler, startJsonRpcServer } from "@bundlekit/transp
 import { Effect, Layer } from "effect";
 import { type Address, createPublicClient, type Hash, http } from "viem";
 
-const config: Partial<BundlerConfig> = { bundleInterval: 500 };
+const settings: BundlerSettingsInput = { bundling: { intervalMs: 500 } };
 
 export async function embed(devnet: Devnet, database: string | undefined): Promise<Bundler> {
   const client = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpcUrl) });
@@ -39,7 +39,7 @@ export async function embed(devnet: Devnet, database: string | undefined): Promi
     database === undefined
       ? await createSqliteMempoolStore({ filename: ":memory:" })
       : await createPostgresMempoolStore({ connectionString: database });
-  return createBundler({ client, store, signer: createLocalKeySigner(devnet.relayerKeys), config });
+  return createBundler({ client, store, signer: createLocalKeySigner(devnet.relayerKeys), settings });
 }
 
 export async function serve(
@@ -75,7 +75,7 @@ export function receiptProgram(
   return Effect.gen(function* () {
     const bundler = yield* BundlerService;
     return yield* bundler.getUserOperationReceipt(hash);
-  }).pipe(Effect.provide(BundlerService.layer(config).pipe(Layer.provide(ports))), Effect.scoped);
+  }).pipe(Effect.provide(BundlerService.layer(settings).pipe(Layer.provide(ports))), Effect.scoped);
 }
 
 /** An adapter's own test file: the contract suites from the test kit, run against the SQLite store. */

@@ -26,7 +26,7 @@ describe("examples/effect-backend", () => {
       Layer.succeed(RelayerSignerService, createLocalKeySigner(devnet.relayerKeys)),
       memoryStores,
     );
-    const backend = backendLayer().pipe(Layer.provide(BundlerService.layer({ bundleInterval: 100 })), Layer.provide(ports));
+    const backend = backendLayer().pipe(Layer.provide(BundlerService.layer({ bundling: { intervalMs: 100 } })), Layer.provide(ports));
     const program = HttpServer.addressFormattedWith((origin) => Effect.promise(() => test(origin)));
     return Effect.runPromise(Effect.scoped(program.pipe(Effect.provide(backend))));
   }

@@ -51,7 +51,7 @@ export async function startBackend(options: BackendOptions): Promise<Backend> {
     client,
     store,
     signer: createLocalKeySigner(options.relayerKeys),
-    config: { bundleInterval: options.bundleInterval ?? 1_000 },
+    settings: { bundling: { intervalMs: options.bundleInterval ?? 1_000 } },
   });
   const metrics = createJsonRpcMetrics({ bundler, client, store });
   const rpc = createJsonRpcRequestListener({

@@ -115,7 +115,7 @@ export async function replay(workload: Workload, policy: MempoolPolicy, options:
     clock,
     entryPoints: [chain.entryPoint],
     // The simulated chain runs no EVM to trace: validation is simulation only, by explicit choice.
-    config: { validationMode: "unsafe", minSignerBalance: 0n, bundleInterval: blockTimeMs, blockPollingInterval: blockTimeMs, maxMempoolSize: 100_000 },
+    settings: { mempool: { maxSize: 100_000 }, validation: { mode: "unsafe" }, bundling: { intervalMs: blockTimeMs }, relaying: { minSignerBalance: 0n }, tracking: { blockPollingIntervalMs: blockTimeMs } },
   });
 
   /** Admitted operations not yet included or dropped. */

@@ -8,7 +8,22 @@ export {
   type CreateBundlerParameters,
   createBundler,
 } from "./engine/create-bundler.ts";
-export { type BundlerConfig, defaultBundlerConfig, resolveBundlerConfig } from "./engine/config.ts";
+export {
+  type BundlerSettings,
+  type BundlerSettingsInput,
+  type BundlingMode,
+  type BundlingSettings,
+  bundlerSettingRules,
+  checkSetting,
+  defaultBundlerSettings,
+  type GasSettings,
+  type MempoolSettings,
+  mergeBundlerSettings,
+  resolveBundlerSettings,
+  type SettingRule,
+} from "./engine/settings.ts";
+export type { BundlingState } from "./engine/bundling-loop.ts";
+export { BundlerConfigError } from "./errors/bundler-config-error.ts";
 export type { BundleProposal, ProposeBundleRequest } from "./engine/bundle-puller.ts";
 export {
   type StatusChange,
@@ -64,8 +79,9 @@ export {
   createConfiguredSubmitter,
   type RelayingMode,
   relayingModes,
-  type SubmitterConfig,
+  type RelayingSettings,
 } from "./submit/configured-submitter.ts";
+export type { TrackingSettings } from "./submit/transaction-tracker.ts";
 export {
   type ChainFeeOracleOptions,
   createChainFeeOracle,
@@ -76,7 +92,7 @@ export {
 // Validation: simulation modes and tracers behind the `Simulator` and `ValidationTracer` ports.
 export {
   createSimulator,
-  type ValidationConfig,
+  type ValidationSettings,
   validationModes,
   validationTracers,
 } from "./validation/create-simulator.ts";
@@ -89,7 +105,7 @@ export { createJsTracer } from "./validation/tracers/js/js-tracer.ts";
 export {
   type ValidatedOperation,
   type ValidateContext,
-  type ValidationRulesConfig,
+  type ValidationRules,
   validateUserOperation,
 } from "./validation/validate-user-operation.ts";
 export type { ExecutionResult } from "./validation/simulate.ts";
@@ -131,7 +147,7 @@ export { type Erc7562AdmissionOptions, erc7562Admission } from "./mempool/erc756
 export { type Entity, type EntityRole, entitiesOf } from "./userop/entities.ts";
 export type {
   Reputation,
-  ReputationConfig,
+  ReputationSettings,
   ReputationReport,
   WhitelistedEntities,
 } from "./reputation/reputation.ts";
@@ -200,7 +216,6 @@ export {
 
 // Errors: domain errors with their ERC-7769 codes.
 export {
-  BundlerConfigError,
   BundlerError,
   BusyError,
   DuplicateUserOperationError,
@@ -245,6 +260,7 @@ export {
 
 // The parts the stand-alone service (@bundlekit/server) assembles beyond the engine: exported for
 // the Bundlekit packages, and less settled than the rest.
+export { bundlerConfigMethod, type BundlerConfigResult, encodeBundlerConfig, type ServiceFacts } from "./rpc/bundler-config.ts";
 export { debugMethods } from "./rpc/debug-methods.ts";
 export { createRedirectMethods } from "./rpc/redirect.ts";
 export { createRequestDrain, type RequestDrain } from "./rpc/request-drain.ts";

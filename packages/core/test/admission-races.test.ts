@@ -76,7 +76,7 @@ describe("admission under concurrent requests", () => {
   );
 
   it("one sender's 20 concurrent operations of one nonce cannot evict a small pool's honest operations", async () => {
-    const { bundler, handler, changes } = await engine({ config: { maxMempoolSize: 3 } });
+    const { bundler, handler, changes } = await engine({ settings: { mempool: { maxSize: 3 } } });
     const honest: Hash[] = [];
     for (const version of ["0.7", "0.8"] as const) {
       const account = await fx.makeAccount(version);

@@ -3,7 +3,7 @@ import type { Address, Hash, TransactionReceipt } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
-import type { BundlerConfig } from "../src/engine/config.ts";
+import { type BundlerSettingsInput, mergeBundlerSettings } from "../src/engine/settings.ts";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import {
   decodeUserOperationEvent,
@@ -31,8 +31,8 @@ describe("bundle economics", () => {
   const recipient = (): Address => privateKeyToAccount(generatePrivateKey()).address;
 
   /** An engine validating on the main thread: starting tracer workers costs more than its few validations. */
-  async function engine(config: Partial<BundlerConfig> = {}) {
-    const made = await fx.makeBundler({ config: { tracerWorkers: 0, ...config } });
+  async function engine(settings: BundlerSettingsInput = {}) {
+    const made = await fx.makeBundler({ settings: mergeBundlerSettings({ validation: { tracerWorkers: 0 } }, settings) });
     engines.push(made.bundler);
     return made;
   }
@@ -69,7 +69,7 @@ describe("bundle economics", () => {
   }
 
   it("bids no more per gas than its operations repay, when the fee oracle suggests three times more", async () => {
-    const { bundler } = await engine({ gasPriceMarkup: 200 });
+    const { bundler } = await engine({ gas: { gasPriceMarkupPercent: 200 } });
     const suggested = await bundler.getGasPrice();
     const [cheap, cheapTip] = [suggested.maxFeePerGas / 3n, suggested.maxPriorityFeePerGas / 3n];
     // The first operation caps the fee, the second the tip.
@@ -99,7 +99,7 @@ describe("bundle economics", () => {
 
   it("pays the fees to the configured beneficiary; the relayer pays only the transaction", async () => {
     const beneficiary = recipient();
-    const { bundler } = await engine({ beneficiary });
+    const { bundler } = await engine({ bundling: { beneficiary } });
     await admitted(bundler, 2);
     const [transactionHash] = await bundler.sendBundleNow();
     const receipt = await fx.client.getTransactionReceipt({ hash: transactionHash! });
@@ -126,7 +126,7 @@ describe("bundle economics", () => {
   );
 
   it("holds at most bundleSize operations per bundle: five pending go out as 2, 2 and 1, each included once", async () => {
-    const { bundler } = await engine({ bundleSize: 2 });
+    const { bundler } = await engine({ bundling: { maxOperations: 2 } });
     const ops = await admitted(bundler, 5);
     const bundles = await bundler.sendBundleNow();
     const carried = await Promise.all(
@@ -154,7 +154,7 @@ describe("bundle economics", () => {
     }
 
     it("holds at most bundleSize operations", async () => {
-      const { bundler } = await engine({ bundlingMode: "pull", bundleSize: 2 });
+      const { bundler } = await engine({ bundling: { mode: "pull", maxOperations: 2 } });
       const ops = await admitted(bundler, 3);
       const proposal = await bundler.proposeBundle(await nextBlock());
       expect(proposal?.userOpHashes).toHaveLength(2);
@@ -168,11 +168,7 @@ describe("bundle economics", () => {
       const largest = maxOf(first!, ...rest);
       const { bundler } = await fx.makeBundler({
         store,
-        config: {
-          bundlingMode: "pull",
-          tracerWorkers: 0,
-          maxBundleGas: largest * 2n + largest / 2n,
-        },
+        settings: { validation: { tracerWorkers: 0 }, bundling: { mode: "pull", maxGas: largest * 2n + largest / 2n } },
       });
       engines.push(bundler);
       const proposal = await bundler.proposeBundle(await nextBlock());
@@ -180,7 +176,7 @@ describe("bundle economics", () => {
     });
 
     it("bids what its operations repay, not the suggestion", async () => {
-      const { bundler } = await engine({ bundlingMode: "pull", gasPriceMarkup: 200 });
+      const { bundler } = await engine({ gas: { gasPriceMarkupPercent: 200 }, bundling: { mode: "pull" } });
       const suggested = await bundler.getGasPrice();
       const fees = {
         maxFeePerGas: suggested.maxFeePerGas / 3n,

@@ -16,14 +16,14 @@ import {
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import type { BundlerConfig } from "../src/engine/config.ts";
+import { type BundlerSettingsInput, mergeBundlerSettings } from "../src/engine/settings.ts";
 import { createBundler } from "../src/engine/create-bundler.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { Logger } from "../src/ports/logger.ts";
 import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
-import { engineFixture, rejection, testEngineConfig, testSigner } from "./fixtures.ts";
+import { engineFixture, rejection, testEngineSettings, testSigner } from "./fixtures.ts";
 
 /** Bundle options of the engine on a real anvil: fees, access lists, validation, relayers, relaying modes. */
 describe("bundle options", () => {
@@ -37,7 +37,7 @@ describe("bundle options", () => {
 
   /** An engine with its own signer and a logger that keeps warnings. */
   async function engineWith(
-    config: Partial<BundlerConfig>,
+    settings: BundlerSettingsInput,
     relayerKeys: readonly Hex[] = fx.devnet.relayerKeys,
   ) {
     const warnings: { message: string; fields?: Record<string, unknown> }[] = [];
@@ -53,14 +53,14 @@ describe("bundle options", () => {
       store,
       signer: testSigner(relayerKeys),
       logger,
-      config: { ...testEngineConfig, ...config },
+      settings: mergeBundlerSettings(testEngineSettings, settings),
     });
     return { bundler, store, warnings };
   }
 
   describe("enforceGasPrice", () => {
     it("rejects fees more than enforceGasPriceThreshold below the suggestion with -32602 naming the minimum", async () => {
-      const { bundler } = await engineWith({ enforceGasPrice: true, enforceGasPriceThreshold: 10 });
+      const { bundler } = await engineWith({ gas: { enforceGasPrice: true, enforceGasPriceThresholdPercent: 10 } });
       const account = await fx.makeAccount("0.7");
       // A base fee of its own: where the blocks mined before have let it decay to almost nothing,
       // 85% of the suggested maxFeePerGas is below the suggested tip, and the tip is what is refused.
@@ -116,7 +116,7 @@ describe("bundle options", () => {
     });
 
     it("accepts the same low fees when it is off", async () => {
-      const { bundler } = await engineWith({});
+      const { bundler } = await engineWith({  });
       const account = await fx.makeAccount("0.7");
       const suggested = await bundler.getGasPrice();
       const op = await fx.makeOperation(
@@ -137,7 +137,7 @@ describe("bundle options", () => {
     it.each([true, false])(
       "eip2930 %s: the mined bundle transaction carries an access list only when on",
       async (eip2930) => {
-        const { bundler } = await engineWith({ eip2930 });
+        const { bundler } = await engineWith({ bundling: { accessList: eip2930 } });
         const account = await fx.makeAccount("0.8");
         const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n });
         const hash = await bundler.sendUserOperation(op, account.entryPoint.address);
@@ -163,7 +163,7 @@ describe("bundle options", () => {
       const op = await fx.makeOperation(target.bundler, account, { to: recipient(), value: 1n });
       const hash = await target.bundler.sendUserOperation(op, account.entryPoint.address);
       // Another bundler includes a rival with the same nonce: this one is invalid now, and not on chain.
-      const other = await engineWith({});
+      const other = await engineWith({  });
       const rival = await fx.makeOperation(other.bundler, account, { to: recipient(), value: 2n });
       await other.bundler.sendUserOperation(rival, account.entryPoint.address);
       await other.bundler.sendBundleNow();
@@ -171,7 +171,7 @@ describe("bundle options", () => {
     }
 
     it("off: the re-simulation drops an operation that became invalid and sends nothing", async () => {
-      const target = await engineWith({});
+      const target = await engineWith({  });
       const changes: StatusChange[] = [];
       target.bundler.onStatusChange((c) => changes.push(c));
       const hash = await staleOperation(target);
@@ -184,7 +184,7 @@ describe("bundle options", () => {
     });
 
     it("on: the bundle is sent unsimulated; after its revert the operation is retried, then fails after maxBundleAttempts", async () => {
-      const target = await engineWith({ skipBundleValidation: true, maxBundleAttempts: 2 });
+      const target = await engineWith({ bundling: { skipValidation: true }, tracking: { maxAttempts: 2 } });
       const changes: StatusChange[] = [];
       target.bundler.onStatusChange((c) => changes.push(c));
       const hash = await staleOperation(target);
@@ -210,10 +210,7 @@ describe("bundle options", () => {
     it.each(["0.6", "0.7", "0.8"] as const)(
       "on: a valid v%s bundle is included, its gas limit from the operations' own limits",
       async (version) => {
-        const { bundler } = await engineWith({
-          skipBundleValidation: true,
-          bundleGasLimitMarkup: 0n,
-        });
+        const { bundler } = await engineWith({ bundling: { skipValidation: true, gasLimitMarkupPercent: 0 } });
         const account = await fx.makeAccount(version);
         const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n });
         const hash = await bundler.sendUserOperation(op, account.entryPoint.address);
@@ -230,7 +227,7 @@ describe("bundle options", () => {
   describe("minSignerBalance", () => {
     it("skips a relayer below it with a warning and bundles with a funded one", async () => {
       const poor = generatePrivateKey();
-      const { bundler, warnings } = await engineWith({ minSignerBalance: parseEther("0.5") }, [
+      const { bundler, warnings } = await engineWith({ relaying: { minSignerBalance: parseEther("0.5") } }, [
         poor,
         fx.devnet.relayerKeys[0]!,
       ]);
@@ -255,7 +252,7 @@ describe("bundle options", () => {
     });
 
     it("leaves operations pending while every relayer is below it", async () => {
-      const { bundler, store } = await engineWith({}, [generatePrivateKey()]);
+      const { bundler, store } = await engineWith({  }, [generatePrivateKey()]);
       const account = await fx.makeAccount("0.7");
       const hash = await bundler.sendUserOperation(
         await fx.makeOperation(bundler, account, { to: recipient(), value: 1n }),
@@ -286,7 +283,7 @@ describe("bundle options", () => {
         client: counting as unknown as ChainClient,
         store: createMemoryMempoolStore(),
         signer: testSigner([poor, ...fx.devnet.relayerKeys]),
-        config: { ...testEngineConfig, multicall },
+        settings: mergeBundlerSettings(testEngineSettings, { relaying: { multicall } }),
       });
       const account = await fx.makeAccount("0.7");
       await bundler.sendUserOperation(
@@ -315,14 +312,8 @@ describe("bundle options", () => {
     afterAll(() => node?.close());
 
     it("conditional: sends eth_sendRawTransactionConditional with each sender's storage root to the submit endpoint", async () => {
-      const { bundler } = await engineWith({
-        relayingMode: "conditional",
-        rpcEndpointSubmit: node.url,
-      });
-      expect(bundler.config).toMatchObject({
-        relayingMode: "conditional",
-        conditionalTransactions: true,
-      });
+      const { bundler } = await engineWith({ relaying: { mode: "conditional", submitUrl: node.url } });
+      expect(bundler.settings.relaying.mode).toBe("conditional");
       const account = await fx.makeAccount("0.7");
       await fx
         .makeOperation(bundler, account, { to: recipient(), value: 1n })
@@ -345,7 +336,7 @@ describe("bundle options", () => {
     });
 
     it("classic with rpcEndpointSubmit: the raw transaction goes to the submit endpoint", async () => {
-      const { bundler } = await engineWith({ rpcEndpointSubmit: node.url });
+      const { bundler } = await engineWith({ relaying: { submitUrl: node.url } });
       const account = await fx.makeAccount("0.6");
       const hash = await bundler.sendUserOperation(
         await fx.makeOperation(bundler, account, { to: recipient(), value: 1n }),

@@ -1,11 +1,8 @@
 import { parseEther } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
-import {
-  BundlerConfigError,
-  type BundlerConfig,
-  resolveBundlerConfig,
-} from "../src/engine/config.ts";
+import { BundlerConfigError } from "../src/errors/bundler-config-error.ts";
+import { type BundlerSettingsInput, defaultBundlerSettings, mergeBundlerSettings, resolveBundlerSettings } from "../src/engine/settings.ts";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import { createEntryPointRegistry, defineEntryPoint } from "../src/entrypoint/registry.ts";
 import { encodeBundlerConfig } from "../src/rpc/bundler-config.ts";
@@ -15,12 +12,14 @@ const relayerKey = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b
 const relayer = privateKeyToAccount(relayerKey).address;
 
 /** The parts of an engine `bundler_config` reads, without a chain. */
-function engine(config: Partial<BundlerConfig> = {}) {
+function engine(input: BundlerSettingsInput = {}) {
+  const settings = resolveBundlerSettings(input);
   return {
     chainId: 31337,
     entryPoints: createEntryPointRegistry([defineEntryPoint("0.7"), defineEntryPoint("0.8")]),
     relayers: [relayer],
-    config: resolveBundlerConfig(config),
+    settings,
+    bundling: { mode: settings.bundling.mode, intervalMs: settings.bundling.intervalMs },
   };
 }
 
@@ -76,18 +75,13 @@ describe("bundler_config", () => {
     const beneficiary = "0x2222222222222222222222222222222222222222";
     const result = encodeBundlerConfig(
       engine({
-        beneficiary,
-        testingMode: true,
-        redirectRpc: true,
-        minStake: parseEther("0.01"),
-        minSignerBalance: parseEther("2.5"),
-        validationGasLimit: 7_000_000n,
-        whitelistedEntities: { paymaster: [paymaster], account: [], factory: [] },
-        relayingMode: "conditional",
-        skipBundleValidation: true,
-        eip2930: true,
-        validationMode: "unsafe",
+        bundling: { beneficiary, skipValidation: true, accessList: true },
+        reputation: { minStake: parseEther("0.01"), whitelistedEntities: { paymaster: [paymaster], account: [], factory: [] } },
+        relaying: { minSignerBalance: parseEther("2.5"), mode: "conditional" },
+        gas: { validationGasLimit: 7_000_000n },
+        validation: { mode: "unsafe" },
       }),
+      { testingMode: true, redirectRpc: true, explorerApiKey: false },
     );
     expect(result).toMatchObject({
       flags: { testingMode: true, redirectRpc: true },
@@ -118,7 +112,9 @@ describe("bundler_config", () => {
   it("never shows a secret: relayer keys, the explorer key, the submit URL", () => {
     const explorerApiKey = "EXPLORER-KEY-3f9a1c77d2";
     const rpcEndpointSubmit = "https://user:s3cretpass@submit.example.org/v3/URL-KEY-8841";
-    const json = JSON.stringify(encodeBundlerConfig(engine({ explorerApiKey, rpcEndpointSubmit })));
+    const json = JSON.stringify(
+      encodeBundlerConfig(engine({ relaying: { submitUrl: rpcEndpointSubmit } }), { testingMode: false, redirectRpc: false, explorerApiKey: Boolean(explorerApiKey) }),
+    );
     expect(JSON.parse(json)).toMatchObject({ explorerApiKey: true, rpcEndpointSubmit: true });
     for (const secret of [
       explorerApiKey,
@@ -133,53 +129,77 @@ describe("bundler_config", () => {
   });
 });
 
-describe("resolveBundlerConfig", () => {
-  it("fills in defaults and makes conditionalTransactions and relayingMode agree", () => {
-    expect(resolveBundlerConfig({}).relayingMode).toBe("classic");
-    expect(resolveBundlerConfig({ conditionalTransactions: true })).toMatchObject({
-      relayingMode: "conditional",
-      conditionalTransactions: true,
-    });
-    expect(resolveBundlerConfig({ relayingMode: "conditional" })).toMatchObject({
-      relayingMode: "conditional",
-      conditionalTransactions: true,
-    });
+describe("resolveBundlerSettings", () => {
+  it("fills in every group's defaults and freezes the result", () => {
+    const settings = resolveBundlerSettings({ bundling: { maxOperations: 10 } });
+    expect(settings).toEqual({ ...defaultBundlerSettings, bundling: { ...defaultBundlerSettings.bundling, maxOperations: 10 } });
+    expect(Object.isFrozen(settings)).toBe(true);
+    expect(Object.isFrozen(settings.bundling)).toBe(true);
+    expect(Object.isFrozen(settings.reputation.whitelistedEntities.paymaster)).toBe(true);
+    expect(() => {
+      (settings.bundling as { maxOperations: number }).maxOperations = 1;
+    }).toThrow(TypeError);
   });
 
-  it("rejects an unknown relaying mode and a submit endpoint that is not a URL, without echoing it", () => {
-    expect(() => resolveBundlerConfig({ relayingMode: "flashbots" })).toThrow(BundlerConfigError);
-    expect(() => resolveBundlerConfig({ relayingMode: "flashbots" })).toThrow(
-      /relayingMode must be one of classic, conditional/,
-    );
+  it.each<[string, BundlerSettingsInput, string]>([
+    ["a percentage as a bigint", { tracking: { feeBumpPercent: 5n as never } }, 'tracking.feeBumpPercent must be an integer from 10 to 1000, got "5"'],
+    ["a bump below what nodes take", { tracking: { feeBumpPercent: 5 } }, 'tracking.feeBumpPercent must be an integer from 10 to 1000, got "5"'],
+    ["no operations per bundle", { bundling: { maxOperations: 0 } }, 'bundling.maxOperations must be an integer from 1 to 9007199254740991, got "0"'],
+    ["gas as a number", { gas: { validationGasLimit: 5_000_000 as never } }, 'gas.validationGasLimit must be an integer (bigint) of at least 21000, got "5000000"'],
+    ["an unknown mode", { relaying: { mode: "flashbots" } }, 'relaying.mode must be one of classic, conditional, got "flashbots"'],
+    ["a beneficiary that is no address", { bundling: { beneficiary: "me" as never } }, 'bundling.beneficiary must be an address, got "me"'],
+    ["a setting of another group", { bundling: { ttlSeconds: 5 } as never }, "bundling.ttlSeconds is not a setting of bundling"],
+    ["an unknown group", { pool: {} } as never, "pool is not a settings group"],
+    ["a whitelist entry that is no address", { reputation: { whitelistedEntities: { paymaster: ["0x12"], account: [], factory: [] } } }, "reputation.whitelistedEntities.paymaster must be an address"],
+  ])("refuses %s, naming the field", (_case, input, message) => {
     const error = (() => {
       try {
-        resolveBundlerConfig({ rpcEndpointSubmit: "submit.example.org/KEY-123" });
+        resolveBundlerSettings(input);
       } catch (e) {
-        return e as Error;
+        return e;
       }
     })();
     expect(error).toBeInstanceOf(BundlerConfigError);
-    expect(error?.message).toMatch(/rpcEndpointSubmit must be an http\(s\) or ws\(s\) URL/);
+    expect((error as Error).message).toContain(message);
+  });
+
+  it("refuses a submit endpoint that is not a URL, without echoing it", () => {
+    const error = (() => {
+      try {
+        resolveBundlerSettings({ relaying: { submitUrl: "submit.example.org/KEY-123" } });
+      } catch (e) {
+        return e as BundlerConfigError;
+      }
+    })();
+    expect(error).toBeInstanceOf(BundlerConfigError);
+    expect(error).toMatchObject({ setting: "relaying.submitUrl", problem: "must be an http(s) or ws(s) URL" });
     expect(error?.message).not.toContain("KEY-123");
   });
 
   it("defaults the ERC-7562 size limits to the ERC's constants and refuses limits no operation could be bundled within", () => {
-    expect(resolveBundlerConfig()).toMatchObject({
-      maxUserOperationSize: 8192,
-      maxPaymasterContextSize: 2048,
-      maxBundleCalldataSize: 262_144,
-      maxBundleContextSize: 65_536,
-    });
-    expect(() => resolveBundlerConfig({ maxBundleCalldataSize: 8192 })).toThrow(/maxBundleCalldataSize \(8192\) must hold one operation of maxUserOperationSize/);
-    expect(() => resolveBundlerConfig({ maxBundleContextSize: 1024 })).toThrow(/maxBundleContextSize \(1024\) must be at least maxPaymasterContextSize \(2048\)/);
-    expect(() => resolveBundlerConfig({ maxUserOperationSize: 0 })).toThrow(BundlerConfigError);
-    expect(resolveBundlerConfig({ maxUserOperationSize: 1024, maxBundleCalldataSize: 1024 + 32 + 100 }).maxBundleCalldataSize).toBe(1156);
+    expect(resolveBundlerSettings().validation).toMatchObject({ maxUserOperationBytes: 8192, maxPaymasterContextBytes: 2048 });
+    expect(resolveBundlerSettings().bundling).toMatchObject({ maxCalldataBytes: 262_144, maxContextBytes: 65_536 });
+    expect(() => resolveBundlerSettings({ bundling: { maxCalldataBytes: 8192 } })).toThrow(
+      /bundling.maxCalldataBytes \(8192\) must hold one operation of validation.maxUserOperationBytes/,
+    );
+    expect(() => resolveBundlerSettings({ bundling: { maxContextBytes: 1024 } })).toThrow(
+      /bundling.maxContextBytes \(1024\) must be at least validation.maxPaymasterContextBytes \(2048\)/,
+    );
+    expect(() => resolveBundlerSettings({ validation: { maxUserOperationBytes: 0 } })).toThrow(BundlerConfigError);
+    expect(resolveBundlerSettings({ validation: { maxUserOperationBytes: 1024 }, bundling: { maxCalldataBytes: 1024 + 32 + 100 } }).bundling.maxCalldataBytes).toBe(1156);
   });
 
   it("caps concurrent simulations at 16 with 32 waiting by default, and refuses a cap no simulation could run under", () => {
-    expect(resolveBundlerConfig()).toMatchObject({ maxConcurrentSimulations: 16, maxQueuedSimulations: 32 });
-    expect(() => resolveBundlerConfig({ maxConcurrentSimulations: 0 })).toThrow(new BundlerConfigError("maxConcurrentSimulations must be a positive integer"));
-    expect(() => resolveBundlerConfig({ maxQueuedSimulations: -1 })).toThrow(new BundlerConfigError("maxQueuedSimulations must be an integer of at least 0"));
-    expect(resolveBundlerConfig({ maxConcurrentSimulations: 1, maxQueuedSimulations: 0 })).toMatchObject({ maxConcurrentSimulations: 1, maxQueuedSimulations: 0 });
+    expect(resolveBundlerSettings().validation).toMatchObject({ maxConcurrentSimulations: 16, maxQueuedSimulations: 32 });
+    expect(() => resolveBundlerSettings({ validation: { maxConcurrentSimulations: 0 } })).toThrow(/^validation.maxConcurrentSimulations must be an integer from 1 to 10000/);
+    expect(() => resolveBundlerSettings({ validation: { maxQueuedSimulations: -1 } })).toThrow(/^validation.maxQueuedSimulations must be an integer from 0 to 100000/);
+    expect(resolveBundlerSettings({ validation: { maxConcurrentSimulations: 1, maxQueuedSimulations: 0 } }).validation).toMatchObject({ maxConcurrentSimulations: 1, maxQueuedSimulations: 0 });
+  });
+
+  it("layers inputs group by group", () => {
+    expect(mergeBundlerSettings({ bundling: { mode: "manual", maxOperations: 5 } }, { bundling: { maxOperations: 7 }, gas: { enforceGasPrice: true } })).toMatchObject({
+      bundling: { mode: "manual", maxOperations: 7 },
+      gas: { enforceGasPrice: true },
+    });
   });
 });

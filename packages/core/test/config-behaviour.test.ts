@@ -19,7 +19,7 @@ import {
 import type { SmartAccount } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { BundlerConfig } from "../src/engine/config.ts";
+import { type BundlerSettings, type BundlerSettingsInput, mergeBundlerSettings } from "../src/engine/settings.ts";
 import { type Bundler, createBundler } from "../src/engine/create-bundler.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
@@ -34,7 +34,7 @@ import type { UserOperationV07 } from "../src/userop/types.ts";
 import { engineFixture, rejection, testSigner, unestimatedGas } from "./fixtures.ts";
 
 /**
- * Each setting of the engine table (`BundlerConfig`, docs/configuration.md) changes what the
+ * Each setting of the engine table (`BundlerSettings`, docs/configuration.md) changes what the
  * engine does; this file holds the settings no other test varies. Settings of time and of the
  * transaction tracker run the real engine on a simulated chain and clock.
  */
@@ -81,8 +81,8 @@ interface SimulatedOptions {
   instanceId?: string;
 }
 
-/** The real engine on a simulated chain (a block every second) and clock, with `config` on top of a manual, unsafe-validation base. */
-async function simulated(config: Partial<BundlerConfig>, options: SimulatedOptions = {}) {
+/** The real engine on a simulated chain (a block every second) and clock, with `settings` on top of a manual, unsafe-validation base. */
+async function simulated(settings: BundlerSettingsInput, options: SimulatedOptions = {}) {
   const clock = options.shared?.clock ?? createSimulatedClock(1_750_000_000_000);
   const chain =
     options.shared?.chain ??
@@ -127,7 +127,7 @@ async function simulated(config: Partial<BundlerConfig>, options: SimulatedOptio
     instanceId: options.instanceId,
     entryPoints: [chain.entryPoint],
     // The simulated chain runs no EVM to trace: validation is simulation only.
-    config: { validationMode: "unsafe", minSignerBalance: 0n, bundlingMode: "manual", ...config },
+    settings: mergeBundlerSettings({ validation: { mode: "unsafe" }, relaying: { minSignerBalance: 0n }, bundling: { mode: "manual" } }, settings),
   });
   const changes: StatusChange[] = [];
   bundler.onStatusChange((c) => changes.push(c));
@@ -146,10 +146,7 @@ async function simulated(config: Partial<BundlerConfig>, options: SimulatedOptio
 
 describe("engine settings on a simulated chain and clock", () => {
   it("bundleInterval: in auto mode the first bundle goes out once bundleInterval has passed, not before", async () => {
-    const { clock, bundler, send, statuses } = await simulated({
-      bundlingMode: "auto",
-      bundleInterval: 5_000,
-    });
+    const { clock, bundler, send, statuses } = await simulated({ bundling: { mode: "auto", intervalMs: 5_000 } });
     const hash = await send(1);
     bundler.start();
     await clock.advanceBy(4_500);
@@ -162,10 +159,7 @@ describe("engine settings on a simulated chain and clock", () => {
   it.each(["manual", "pull"] as const)(
     "bundlingMode %s: the running engine never bundles on its own",
     async (bundlingMode) => {
-      const { clock, bundler, send, statuses } = await simulated({
-        bundlingMode,
-        bundleInterval: 1_000,
-      });
+      const { clock, bundler, send, statuses } = await simulated({ bundling: { mode: bundlingMode, intervalMs: 1_000 } });
       const hash = await send(1);
       bundler.start();
       await clock.advanceBy(10_000);
@@ -182,7 +176,7 @@ describe("engine settings on a simulated chain and clock", () => {
     async (blockPollingInterval, polls) => {
       // An hour between bundling runs: only the block source asks for blocks.
       const { clock, bundler, requests } = await simulated(
-        { blockPollingInterval, bundleInterval: 3_600_000 },
+        { bundling: { intervalMs: 3_600_000 }, tracking: { blockPollingIntervalMs: blockPollingInterval } },
         { pollForBlocks: true },
       );
       requests.length = 0;
@@ -195,7 +189,7 @@ describe("engine settings on a simulated chain and clock", () => {
 
   it("receiptTimeoutMs: sendBundleNow returns after receiptTimeoutMs with its bundle unmined", async () => {
     const { clock, bundler, send, statuses, sent } = await simulated(
-      { receiptTimeoutMs: 5_000 },
+      { bundling: { receiptTimeoutMs: 5_000 } },
       { delivery: () => ({ drop: true }) },
     );
     const hash = await send(1);
@@ -215,7 +209,7 @@ describe("engine settings on a simulated chain and clock", () => {
     async (blocks) => {
       let deliveries = 0;
       const { clock, bundler, send, sent, statuses } = await simulated(
-        { bundleReplaceAfterBlocks: blocks },
+        { tracking: { replaceAfterBlocks: blocks } },
         { delivery: () => (deliveries++ === 0 ? { drop: true } : {}) },
       );
       const hash = await send(1);
@@ -230,7 +224,7 @@ describe("engine settings on a simulated chain and clock", () => {
   it("bundleFeeBumpPercent: a replacement raises both fees by that percent and one wei", async () => {
     let deliveries = 0;
     const { clock, bundler, send, sent } = await simulated(
-      { bundleReplaceAfterBlocks: 1, bundleFeeBumpPercent: 50n },
+      { tracking: { replaceAfterBlocks: 1, feeBumpPercent: 50 } },
       { delivery: () => (deliveries++ === 0 ? { drop: true } : {}) },
     );
     await send(1);
@@ -250,7 +244,7 @@ describe("engine settings on a simulated chain and clock", () => {
     let deliveries = 0;
     // The first bid is 2.1 gwei (twice the 1 gwei base fee, and the 0.1 gwei tip); its replacement would bid 2.415 gwei.
     const { clock, bundler, send, sent, changes } = await simulated(
-      { bundleReplaceAfterBlocks: 1, maxBundleFeePerGas: parseGwei("2.2") },
+      { bundling: { maxFeePerGas: parseGwei("2.2") }, tracking: { replaceAfterBlocks: 1 } },
       { delivery: () => (deliveries++ === 0 ? { drop: true } : {}) },
     );
     const hash = await send(1);
@@ -267,9 +261,7 @@ describe("engine settings on a simulated chain and clock", () => {
 
   it("maxBundleFeePerGas: no bundle bids above it; while the base fee is above it the operation waits", async () => {
     // The base fee is 1 gwei in the first block and falls by an eighth with each empty one: 0.449 gwei in the seventh.
-    const { clock, bundler, send, sent, statuses } = await simulated({
-      maxBundleFeePerGas: parseGwei("0.5"),
-    });
+    const { clock, bundler, send, sent, statuses } = await simulated({ bundling: { maxFeePerGas: parseGwei("0.5") } });
     const hash = await send(1);
     const early = bundler.sendBundleNow();
     await clock.advanceBy(6_000);
@@ -289,7 +281,7 @@ describe("engine settings on a simulated chain and clock", () => {
   ])(
     "reorgDepth %i: the engine %s an inclusion that a reorg moves four blocks later",
     async (reorgDepth, what) => {
-      const { clock, chain, bundler, send } = await simulated({ reorgDepth });
+      const { clock, chain, bundler, send } = await simulated({ tracking: { reorgDepth } });
       const hash = await send(1);
       const sending = bundler.sendBundleNow();
       await clock.advanceBy(1_000);
@@ -316,13 +308,13 @@ describe("engine settings on a simulated chain and clock", () => {
     "bundleClaimLeaseMs %i: 6 s after an engine died having sent a bundle, a peer %s",
     async (bundleClaimLeaseMs, what) => {
       const dead = await simulated(
-        { bundleClaimLeaseMs },
+        { bundling: { claimLeaseMs: bundleClaimLeaseMs } },
         { dieAfterSubmit: true, instanceId: "dead" },
       );
       const hash = await dead.send(1);
       void dead.bundler.sendBundleNow();
       await dead.clock.advanceBy(6_000);
-      const peer = await simulated({}, { shared: dead, instanceId: "peer" });
+      const peer = await simulated({  }, { shared: dead, instanceId: "peer" });
       await peer.bundler.sendBundleNow();
       expect((await peer.store.get(hash))?.status).toBe(
         what.startsWith("adopts") ? "included" : "submitted",
@@ -332,13 +324,13 @@ describe("engine settings on a simulated chain and clock", () => {
 
   describe("reputation: an entity seen in 240 operations, none included", () => {
     const entity = keccak256(toHex("an entity")).slice(0, 42) as Address;
-    it.each<[Partial<BundlerConfig>, string]>([
+    it.each<[BundlerSettings["reputation"] | object, string]>([
       [{}, "throttled"],
       [{ minInclusionDenominator: 2 }, "banned"],
       [{ throttlingSlack: 30 }, "ok"],
       [{ banSlack: 20 }, "banned"],
-    ])("with %o is %s", async (config, status) => {
-      const { bundler, chain } = await simulated(config);
+    ])("with %o is %s", async (reputation, status) => {
+      const { bundler, chain } = await simulated({ reputation });
       await bundler.setReputation(chain.entryPoint.address, [
         { address: entity, opsSeen: 240, opsIncluded: 0 },
       ]);
@@ -361,7 +353,7 @@ describe("engine settings on the devnet", () => {
   afterAll(() => fx?.devnet.stop());
 
   async function engine(
-    config: Partial<BundlerConfig> = {},
+    settings: BundlerSettingsInput = {},
     client: ChainClient = fx.client as unknown as ChainClient,
   ) {
     const bundler = await createBundler({
@@ -369,7 +361,7 @@ describe("engine settings on the devnet", () => {
       store: createMemoryMempoolStore(),
       signer: testSigner(fx.devnet.relayerKeys),
       // Validation on the main thread unless a test asks for workers: starting them costs more than the few validations here.
-      config: { bundlingMode: "manual", tracerWorkers: 0, ...config },
+      settings: mergeBundlerSettings({ bundling: { mode: "manual" }, validation: { tracerWorkers: 0 } }, settings),
     });
     engines.push(bundler);
     return bundler;
@@ -411,7 +403,7 @@ describe("engine settings on the devnet", () => {
   }
 
   it("gasPriceMarkup: the fee suggestion is that percent above the node's", async () => {
-    const [plain, marked] = [await engine(), await engine({ gasPriceMarkup: 50 })];
+    const [plain, marked] = [await engine(), await engine({ gas: { gasPriceMarkupPercent: 50 } })];
     const [base, raised] = [await plain.getGasPrice(), await marked.getGasPrice()];
     expect(raised).toEqual({
       baseFeePerGas: base.baseFeePerGas,
@@ -423,11 +415,11 @@ describe("engine settings on the devnet", () => {
   it("pvgMarkup: the estimated preVerificationGas is that percent above the calculated one", async () => {
     const account = await fx.makeAccount("0.7");
     const op = await draft(account, { to: recipient(), value: 1n });
-    const unmarked = await (await engine({ pvgMarkup: 0n })).estimateUserOperationGas(
+    const unmarked = await (await engine({ gas: { preVerificationGasMarkupPercent: 0 } })).estimateUserOperationGas(
       op,
       account.entryPoint.address,
     );
-    const marked = await (await engine({ pvgMarkup: 20n })).estimateUserOperationGas(
+    const marked = await (await engine({ gas: { preVerificationGasMarkupPercent: 20 } })).estimateUserOperationGas(
       op,
       account.entryPoint.address,
     );
@@ -437,12 +429,12 @@ describe("engine settings on the devnet", () => {
   it("estimationGasMarkupPercent: each estimated limit is that percent above the least its phase takes", async () => {
     const account = await fx.makeAccount("0.7");
     const op = await draft(account, { to: recipient(), value: 1n });
-    const least = await (await engine({ estimationGasMarkupPercent: 0n })).estimateUserOperationGas(
+    const least = await (await engine({ gas: { estimationMarkupPercent: 0 } })).estimateUserOperationGas(
       op,
       account.entryPoint.address,
     );
     const marked = await (
-      await engine({ estimationGasMarkupPercent: 10n })
+      await engine({ gas: { estimationMarkupPercent: 10 } })
     ).estimateUserOperationGas(op, account.entryPoint.address);
     expect({
       verificationGasLimit: marked.verificationGasLimit,
@@ -456,12 +448,12 @@ describe("engine settings on the devnet", () => {
   it("estimationStaticBuffer: each estimated limit is that much gas above the least its phase takes", async () => {
     const account = await fx.makeAccount("0.7");
     const op = await draft(account, { to: recipient(), value: 1n });
-    const least = await (await engine({ estimationGasMarkupPercent: 0n })).estimateUserOperationGas(
+    const least = await (await engine({ gas: { estimationMarkupPercent: 0 } })).estimateUserOperationGas(
       op,
       account.entryPoint.address,
     );
     const buffered = await (
-      await engine({ estimationGasMarkupPercent: 0n, estimationStaticBuffer: 5_000n })
+      await engine({ gas: { estimationMarkupPercent: 0, estimationStaticBuffer: 5_000n } })
     ).estimateUserOperationGas(op, account.entryPoint.address);
     expect({
       verificationGasLimit: buffered.verificationGasLimit,
@@ -480,7 +472,7 @@ describe("engine settings on the devnet", () => {
       account,
       await draft(account, { to: recipient(), value: 1n }),
     );
-    const limited = await engine({ validationGasLimit: 200_000n });
+    const limited = await engine({ gas: { validationGasLimit: 200_000n } });
     const refused = await rejection(limited.sendUserOperation(op, account.entryPoint.address));
     expect(refused.code).toBe(RpcErrorCode.invalidParams);
     expect(refused.message).toContain(
@@ -510,7 +502,7 @@ describe("engine settings on the devnet", () => {
         .callGasLimit,
     ).toBeGreaterThan(400_000n);
     const error = await rejection(
-      (await engine({ executionGasLimit: 300_000n })).estimateUserOperationGas(
+      (await engine({ gas: { executionGasLimit: 300_000n } })).estimateUserOperationGas(
         op,
         account.entryPoint.address,
       ),
@@ -519,7 +511,7 @@ describe("engine settings on the devnet", () => {
   });
 
   it("bundleGasLimitMarkup: the bundle transaction's gas limit is the node's estimate of it plus that percent", async () => {
-    const bundler = await engine({ bundleGasLimitMarkup: 50n });
+    const bundler = await engine({ bundling: { gasLimitMarkupPercent: 50 } });
     const account = await fx.makeAccount("0.7");
     await bundler.sendUserOperation(
       await estimated(bundler, account, await draft(account, { to: recipient(), value: 1n })),
@@ -553,9 +545,9 @@ describe("engine settings on the devnet", () => {
       };
     }
 
-    it.each<[string, (stake: StakeStatus) => Partial<BundlerConfig>]>([
-      ["minStake", (stake) => ({ minStake: stake.stake + 1n })],
-      ["minUnstakeDelay", (stake) => ({ minUnstakeDelay: Number(stake.unstakeDelaySec) + 1 })],
+    it.each<[string, (stake: StakeStatus) => BundlerSettingsInput]>([
+      ["minStake", (stake) => ({ reputation: { minStake: stake.stake + 1n } })],
+      ["minUnstakeDelaySeconds", (stake) => ({ reputation: { minUnstakeDelaySeconds: Number(stake.unstakeDelaySec) + 1 } })],
     ])(
       "%s above the paymaster's own leaves its stake short: its operation is refused with -32505",
       async (_setting, config) => {
@@ -575,7 +567,7 @@ describe("engine settings on the devnet", () => {
     );
   });
 
-  it.each<[BundlerConfig["validationMode"], string]>([
+  it.each<[BundlerSettings["validation"]["mode"], string]>([
     ["safe", "refused with -32502 (OP-011)"],
     ["unsafe", "admitted"],
   ])(
@@ -602,7 +594,7 @@ describe("engine settings on the devnet", () => {
         maxPriorityFeePerGas: parseGwei("1"),
         signature: toHex("TIMESTAMP"),
       };
-      const admission = (await engine({ validationMode })).sendUserOperation(op, probes.entryPoint);
+      const admission = (await engine({ validation: { mode: validationMode } })).sendUserOperation(op, probes.entryPoint);
       if (validationMode === "unsafe")
         return expect(admission).resolves.toMatch(/^0x[0-9a-f]{64}$/);
       const error = await rejection(admission);
@@ -611,7 +603,7 @@ describe("engine settings on the devnet", () => {
     },
   );
 
-  it.each<[BundlerConfig["validationTracer"], number]>([
+  it.each<[BundlerSettings["validation"]["tracer"], number]>([
     ["in-process", 0],
     ["js", 1],
   ])(
@@ -628,7 +620,7 @@ describe("engine settings on the devnet", () => {
           },
         }),
       });
-      const bundler = await engine({ validationTracer }, recording as unknown as ChainClient);
+      const bundler = await engine({ validation: { tracer: validationTracer } }, recording as unknown as ChainClient);
       const account = await fx.makeAccount("0.7");
       await bundler.sendUserOperation(
         await estimated(bundler, account, await draft(account, { to: recipient(), value: 1n })),
@@ -650,7 +642,7 @@ describe("engine settings on the devnet", () => {
       const count = () => started++;
       process.on("worker", count);
       try {
-        const bundler = await engine({ tracerWorkers });
+        const bundler = await engine({ validation: { tracerWorkers } });
         const account = await fx.makeAccount("0.7");
         await bundler.sendUserOperation(
           await estimated(bundler, account, await draft(account, { to: recipient(), value: 1n })),

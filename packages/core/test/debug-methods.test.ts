@@ -160,7 +160,7 @@ describe("debug_bundler_* methods", () => {
     bundler.start();
     try {
       expect(await result(handler, "debug_bundler_setBundleInterval", [0.1])).toBe("ok");
-      expect(bundler.config.bundleInterval).toBe(100);
+      expect(bundler.bundling.intervalMs).toBe(100);
       expect(await result(handler, "debug_bundler_setBundlingMode", ["manual"])).toBe("ok");
       const { wire, entryPoint } = await wireOperation(bundler);
       const hash = (await result(handler, "eth_sendUserOperation", [wire, entryPoint])) as Hash;
@@ -170,7 +170,7 @@ describe("debug_bundler_* methods", () => {
       expect((await store.get(hash))?.status).toBe("pending");
 
       expect(await result(handler, "debug_bundler_setBundlingMode", ["auto"])).toBe("ok");
-      expect(bundler.config.bundlingMode).toBe("auto");
+      expect(bundler.bundling.mode).toBe("auto");
       await change(hash, "included");
       expect(await result(handler, "eth_getUserOperationReceipt", [hash])).toMatchObject({ userOpHash: hash, success: true });
     } finally {
@@ -286,7 +286,7 @@ describe("debug_bundler_* methods", () => {
       isStaked: false,
     });
     const lenient = await debugHandler({
-      config: { minStake: parseEther("1"), minUnstakeDelay: 2 },
+      settings: { reputation: { minStake: parseEther("1"), minUnstakeDelaySeconds: 2 } },
     });
     expect(
       await result(lenient.handler, "debug_bundler_getStakeStatus", [staker.address, entryPoint]),
@@ -295,7 +295,7 @@ describe("debug_bundler_* methods", () => {
       isStaked: true,
     });
     const strict = await debugHandler({
-      config: { minStake: parseEther("1.5"), minUnstakeDelay: 2 },
+      settings: { reputation: { minStake: parseEther("1.5"), minUnstakeDelaySeconds: 2 } },
     });
     expect(
       await result(strict.handler, "debug_bundler_getStakeStatus", [staker.address, entryPoint]),

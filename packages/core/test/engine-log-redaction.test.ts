@@ -6,7 +6,7 @@ import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { Logger } from "../src/ports/logger.ts";
 import { createRedactor } from "../src/redaction/redactor.ts";
 import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
-import { testEngineConfig, testSigner } from "./fixtures.ts";
+import { testEngineSettings, testSigner } from "./fixtures.ts";
 
 const KEY = "EngineNodeKey0123456789abcdef";
 const NODE = `https://node.example/v2/${KEY}`;
@@ -49,7 +49,7 @@ describe("the engine's log lines", () => {
       store: createMemoryMempoolStore(),
       signer: testSigner(devnet.relayerKeys),
       logger,
-      config: { ...testEngineConfig, blockPollingInterval: 20 },
+      settings: { ...testEngineSettings, tracking: { blockPollingIntervalMs: 20 } },
       ...parameters,
     });
     return { bundler, lines };

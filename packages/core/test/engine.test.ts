@@ -179,6 +179,20 @@ describe("bundler engine", () => {
     expect(error.data).toEqual({ sender: account.address, limit: 4 });
   });
 
+  it("holds an unstaked sender to mempool.sameSenderCount", async () => {
+    const { bundler } = await fx.makeBundler({ settings: { mempool: { sameSenderCount: 2 } } });
+    const account = await fx.makeAccount("0.7");
+    await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: account.address }), account.entryPoint.address);
+    await bundler.sendBundleNow(); // deploys the account
+    for (const nonce of [1n, 2n]) {
+      await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: account.address }, { nonce }), account.entryPoint.address);
+    }
+    const third = await fx.makeOperation(bundler, account, { to: account.address }, { nonce: 3n });
+    const error = await rejection(bundler.sendUserOperation(third, account.entryPoint.address));
+    expect(error.code).toBe(RpcErrorCode.throttledOrBanned);
+    expect(error.data).toEqual({ sender: account.address, limit: 2 });
+  });
+
   it("bundles what a custom mempool policy selects, in its order", async () => {
     // A policy that takes the lowest priority fee first, two operations per bundle.
     const cheapestFirst: MempoolPolicy = {
@@ -231,16 +245,16 @@ describe("bundler engine", () => {
     await bundler.sendBundleNow();
     await fx.client.request({ method: "anvil_mine", params: ["0x10"] } as never); // 16 blocks later
 
-    const { bundler: near } = await fx.makeBundler({ store: createMemoryMempoolStore(), config: { receiptLookupRange: 8n } });
+    const { bundler: near } = await fx.makeBundler({ store: createMemoryMempoolStore(), settings: { tracking: { receiptLookupBlocks: 8 } } });
     expect(await near.getUserOperationReceipt(hash)).toBeUndefined();
     expect(await near.getUserOperationByHash(hash)).toBeUndefined();
-    const { bundler: far } = await fx.makeBundler({ store: createMemoryMempoolStore(), config: { receiptLookupRange: 32n } });
+    const { bundler: far } = await fx.makeBundler({ store: createMemoryMempoolStore(), settings: { tracking: { receiptLookupBlocks: 32 } } });
     expect((await far.getUserOperationReceipt(hash))?.success).toBe(true);
     expect((await far.getUserOperationByHash(hash))?.transactionHash).toBeDefined();
   });
 
   it("gives each operation only the logs its execution emitted", async () => {
-    const { bundler } = await fx.makeBundler({ config: { bundleSize: 10 } });
+    const { bundler } = await fx.makeBundler({ settings: { bundling: { maxOperations: 10 } } });
     const accounts = await Promise.all([fx.makeAccount("0.7"), fx.makeAccount("0.7")]);
     const hashes: Hash[] = [];
     for (const account of accounts) {

@@ -28,7 +28,7 @@ afterAll(async () => {
 const depositToAbi = parseAbi(["function depositTo(address account) payable"]);
 
 /** A fresh bundler in safe mode where a 1 ETH stake with a 10 s delay counts as staked. */
-const freshBundler = async () => (await fixture.makeBundler({ config: { minStake: parseEther("1"), minUnstakeDelay: 10 } })).bundler;
+const freshBundler = async () => (await fixture.makeBundler({ settings: { reputation: { minStake: parseEther("1"), minUnstakeDelaySeconds: 10 } } })).bundler;
 
 /** `op` paid for by `paymaster` instead of its account (a paymaster that needs no data). */
 function sponsoredBy(version: EntryPointVersion, op: UserOperation, paymaster: Address): UserOperation {

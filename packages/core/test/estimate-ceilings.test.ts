@@ -311,7 +311,7 @@ describe("estimates have a ceiling: each within a stated factor of what the chai
       `preVerificationGas against the bundle's unmetered cost, ${cost}`,
     ).toBeGreaterThanOrEqual(cost);
     const ceiling =
-      ((cost + allowance) * (100n + bundler.config.pvgMarkup)) / 100n + pvgCalibrationGas;
+      ((cost + allowance) * (100n + BigInt(bundler.settings.gas.preVerificationGasMarkupPercent))) / 100n + pvgCalibrationGas;
     expect(
       pvg,
       `preVerificationGas against ${ceiling}: the bundle's unmetered cost ${cost}, ${allowance} allowed, with the markup`,

@@ -24,7 +24,7 @@ describe("gas estimation: each limit is what the phase needs, and the operation 
   beforeAll(async () => {
     fx = await engineFixture();
     // The 16 KiB calldata workload is above ERC-7562's 8192-byte operation limit (LIM-010): raised here.
-    ({ bundler } = await fx.makeBundler({ config: { bundleSize: 10, maxUserOperationSize: 32_768 } }));
+    ({ bundler } = await fx.makeBundler({ settings: { validation: { maxUserOperationBytes: 32_768 }, bundling: { maxOperations: 10 } } }));
     workloads = await deployGasWorkloads(fx.devnet);
   });
   afterAll(async () => {

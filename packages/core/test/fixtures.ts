@@ -11,7 +11,7 @@ import type { RelayerLease, RelayerSigner } from "../src/ports/relayer-signer.ts
 import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
 import type { UserOperation } from "../src/userop/types.ts";
 import { canonicalEntryPoints } from "../src/entrypoint/version.ts";
-import type { BundlerConfig } from "../src/engine/config.ts";
+import { type BundlerSettingsInput, mergeBundlerSettings } from "../src/engine/settings.ts";
 
 /** The `BundlerError` a promise rejects with; fails the test when it resolves or rejects with anything else. */
 export async function rejection(promise: Promise<unknown>): Promise<BundlerError> {
@@ -48,7 +48,7 @@ export function testSigner(keys: readonly Hex[]): RelayerSigner {
  * CPU to start, once per engine, and tests make many engines; the stand-alone service's tests run
  * the pool (its default).
  */
-export const testEngineConfig = { bundlingMode: "manual", tracerWorkers: 0 } as const satisfies Partial<BundlerConfig>;
+export const testEngineSettings: BundlerSettingsInput = { bundling: { mode: "manual" }, validation: { tracerWorkers: 0 } };
 
 /** A devnet with a client, and engines over it that bundle only when asked. */
 export async function engineFixture() {
@@ -61,7 +61,7 @@ export async function engineFixture() {
   async function makeBundler(
     options: Pick<CreateBundlerParameters, "policy" | "submitter" | "clock" | "instanceId" | "l1DataCost"> & {
       store?: MempoolStore;
-      config?: Partial<BundlerConfig>;
+      settings?: BundlerSettingsInput;
       relayerKeys?: readonly Hex[];
       /** Default: `testSigner` of `relayerKeys`. */
       signer?: RelayerSigner;
@@ -77,7 +77,7 @@ export async function engineFixture() {
       instanceId: options.instanceId,
       l1DataCost: options.l1DataCost,
       signer: options.signer ?? testSigner(options.relayerKeys ?? devnet.relayerKeys),
-      config: { ...testEngineConfig, ...options.config },
+      settings: mergeBundlerSettings(testEngineSettings, options.settings),
     });
     return { bundler, store };
   }

@@ -3,7 +3,7 @@ import { type Address, concat, encodeFunctionData, getAddress, type Hash, type H
 import { entryPoint06Abi, entryPoint07Abi, entryPoint08Abi, toPackedUserOperation } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
-import type { BundlerConfig } from "../src/engine/config.ts";
+import type { BundlerSettingsInput } from "../src/engine/settings.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { UserOperation, UserOperationV07 } from "../src/userop/types.ts";
 import { rejection } from "./fixtures.ts";
@@ -16,11 +16,11 @@ import { ruleProbesFixture } from "./rule-probes-fixture.ts";
  */
 let probes: Awaited<ReturnType<typeof ruleProbesFixture>>;
 let bundler: Bundler;
-const stakeRequirement = { minStake: parseEther("1"), minUnstakeDelay: 10 };
+const stakeRequirement = { minStake: parseEther("1"), minUnstakeDelaySeconds: 10 };
 
 beforeAll(async () => {
   probes = await ruleProbesFixture();
-  ({ bundler } = await probes.fixture.makeBundler({ config: stakeRequirement }));
+  ({ bundler } = await probes.fixture.makeBundler({ settings: { reputation: stakeRequirement } }));
 }, 120_000);
 afterAll(async () => {
   await bundler?.stop();
@@ -58,8 +58,8 @@ async function withPaymasterContext(version: EntryPointVersion, bytes: number) {
 }
 
 /** A bundler that bundles with `config`; stopped by the caller. */
-async function bundlerWith(config: Partial<BundlerConfig>) {
-  return (await probes.fixture.makeBundler({ config: { ...stakeRequirement, ...config } })).bundler;
+async function bundlerWith(settings: BundlerSettingsInput) {
+  return (await probes.fixture.makeBundler({ settings: { ...settings, reputation: { ...stakeRequirement, ...settings.reputation } } })).bundler;
 }
 
 /** Bundle until every operation is on chain; the transactions that carried them, with their operations, in order. */
@@ -132,7 +132,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)("ERC-7562 size limits on EntryPoin
       // Room for two of the three operations, not a byte more.
       const maxBundleCalldataSize = size(handleOpsCalldata(version, ops.slice(0, 2)));
       expect(size(handleOpsCalldata(version, ops))).toBeGreaterThan(maxBundleCalldataSize);
-      const engine = await bundlerWith({ maxUserOperationSize: 2048, maxBundleCalldataSize });
+      const engine = await bundlerWith({ validation: { maxUserOperationBytes: 2048 }, bundling: { maxCalldataBytes: maxBundleCalldataSize } });
       try {
         const hashes: Hash[] = [];
         for (const op of ops) hashes.push(await engine.sendUserOperation(op, made[0]!.set.entryPoint));
@@ -148,7 +148,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)("ERC-7562 size limits on EntryPoin
       const made = await probeOperations(3);
       const ops = made.map(({ op }) => padTo(version, op, 2048));
       const maxBundleCalldataSize = size(handleOpsCalldata(version, ops));
-      const engine = await bundlerWith({ maxUserOperationSize: 2048, maxBundleCalldataSize });
+      const engine = await bundlerWith({ validation: { maxUserOperationBytes: 2048 }, bundling: { maxCalldataBytes: maxBundleCalldataSize } });
       try {
         const hashes: Hash[] = [];
         for (const op of ops) hashes.push(await engine.sendUserOperation(op, made[0]!.set.entryPoint));
@@ -174,7 +174,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)("ERC-7562 size limits on EntryPoin
     }
 
     it("bundles the operations whose contexts fit and the rest in the next bundle", async () => {
-      const engine = await bundlerWith({ maxBundleContextSize: 4096 });
+      const engine = await bundlerWith({ bundling: { maxContextBytes: 4096 } });
       try {
         const bundles = await bundleAll(engine, await contextOperations(engine, 3));
         expect(bundles.map((b) => b.operations.length)).toEqual([2, 1]);
@@ -184,7 +184,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)("ERC-7562 size limits on EntryPoin
     });
 
     it("bundles every operation at once when their contexts fit", async () => {
-      const engine = await bundlerWith({ maxBundleContextSize: 6144 });
+      const engine = await bundlerWith({ bundling: { maxContextBytes: 6144 } });
       try {
         const bundles = await bundleAll(engine, await contextOperations(engine, 3));
         expect(bundles.map((b) => b.operations.length)).toEqual([3]);

@@ -50,7 +50,7 @@ describe("bundle pipeline", () => {
 
   describe("gas-bounded bundles", () => {
     it("refuses at admission an operation that could never fit a bundle, naming maxBundleGas (-32602)", async () => {
-      const { bundler } = await fx.makeBundler({ config: { maxBundleGas: 300_000n } });
+      const { bundler } = await fx.makeBundler({ settings: { bundling: { maxGas: 300_000n } } });
       const account = await fx.makeAccount("0.7");
       const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n }, { callGasLimit: 400_000n });
       const error = await rejection(bundler.sendUserOperation(op, account.entryPoint.address));
@@ -79,7 +79,7 @@ describe("bundle pipeline", () => {
         hashes.push(await admitting.sendUserOperation(op, account.entryPoint.address));
       }
       // Room for two operations per bundle, not three.
-      const { bundler } = await fx.makeBundler({ store, config: { maxBundleGas: largest * 2n + largest / 2n } });
+      const { bundler } = await fx.makeBundler({ store, settings: { bundling: { maxGas: largest * 2n + largest / 2n } } });
       const bundles = await bundler.sendBundleNow();
       const sizes = await Promise.all(
         bundles.map(async (hash) => (await fx.client.getTransactionReceipt({ hash })).logs.filter((l) => l.topics[0] === userOperationEventTopic).length),
@@ -193,7 +193,7 @@ describe("bundle pipeline", () => {
       const store = createMemoryMempoolStore();
       const dying = dyingSubmitter({ sendFirst: true });
       const clock = manualClock();
-      const { bundler: dead } = await fx.makeBundler({ store, clock, submitter: dying, instanceId: "engine-3", config: { bundleClaimLeaseMs: 60_000 } });
+      const { bundler: dead } = await fx.makeBundler({ store, clock, submitter: dying, instanceId: "engine-3", settings: { bundling: { claimLeaseMs: 60_000 } } });
       const account = await fx.makeAccount("0.6");
       const op = await fx.makeOperation(dead, account, { to: recipient(), value: 1n });
       const hash = await dead.sendUserOperation(op, account.entryPoint.address);
@@ -224,7 +224,7 @@ describe("bundle pipeline", () => {
       largest = bundleGasOf(op) > largest ? bundleGasOf(op) : largest;
       await admitting.sendUserOperation(op, account.entryPoint.address);
     }
-    const { bundler } = await fx.makeBundler({ store, config: { maxBundleGas: largest } });
+    const { bundler } = await fx.makeBundler({ store, settings: { bundling: { maxGas: largest } } });
     const bundles = await bundler.sendBundleNow();
     expect(bundles).toHaveLength(4);
     const senders = await Promise.all(bundles.map(async (hash) => (await fx.client.getTransaction({ hash })).from));
@@ -234,7 +234,7 @@ describe("bundle pipeline", () => {
   it("tries the next relayer when the node refuses a bundle for lack of funds", async () => {
     const broke = generatePrivateKey();
     const [funded] = fx.devnet.relayerKeys;
-    const { bundler } = await fx.makeBundler({ relayerKeys: [broke, funded!], config: { minSignerBalance: 0n } });
+    const { bundler } = await fx.makeBundler({ relayerKeys: [broke, funded!], settings: { relaying: { minSignerBalance: 0n } } });
     const account = await fx.makeAccount("0.7");
     const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n });
     const hash = await bundler.sendUserOperation(op, account.entryPoint.address);
@@ -244,7 +244,7 @@ describe("bundle pipeline", () => {
   });
 
   it("evicts what the policy values least once the pool holds more than maxMempoolSize, and bundles the rest", async () => {
-    const { bundler } = await fx.makeBundler({ config: { maxMempoolSize: 2 } });
+    const { bundler } = await fx.makeBundler({ settings: { mempool: { maxSize: 2 } } });
     const changes: StatusChange[] = [];
     bundler.onStatusChange((c) => changes.push(c));
     const hashes: Hash[] = [];

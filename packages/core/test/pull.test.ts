@@ -2,7 +2,7 @@ import { type Address, createWalletClient, http, parseTransaction } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
-import type { BundlerConfig } from "../src/engine/config.ts";
+import { type BundlerSettingsInput, mergeBundlerSettings } from "../src/engine/settings.ts";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { Clock } from "../src/ports/clock.ts";
@@ -27,8 +27,8 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
   const sequencer = () => privateKeyToAccount(sequencerKey());
   const recipient = (): Address => privateKeyToAccount(fx.devnet.accountKeys[11]!).address;
 
-  async function pullEngine(config: Partial<BundlerConfig> = {}, clock?: Clock) {
-    const { bundler, store } = await fx.makeBundler({ clock, config: { bundlingMode: "pull", ...config } });
+  async function pullEngine(settings: BundlerSettingsInput = {}, clock?: Clock) {
+    const { bundler, store } = await fx.makeBundler({ clock, settings: mergeBundlerSettings({ bundling: { mode: "pull" } }, settings) });
     engines.push(bundler);
     return { bundler, store, ...recordStatusChanges(bundler) };
   }
@@ -86,7 +86,7 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
 
   it("puts released operations back in the pool at once, and lapsed ones after proposalLeaseMs", async () => {
     const clock = manualClock();
-    const { bundler, store } = await pullEngine({ proposalLeaseMs: 300 }, clock);
+    const { bundler, store } = await pullEngine({ bundling: { proposalLeaseMs: 300 } }, clock);
     const { hash } = await admitted(bundler);
     const block = await nextBlock();
     const released = await bundler.proposeBundle(block);
@@ -117,7 +117,7 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
   it.each([true, false])(
     "eip2930 %s: the proposal and the transaction the engine signs carry the access list only when on",
     async (eip2930) => {
-      const { bundler } = await pullEngine({ eip2930 });
+      const { bundler } = await pullEngine({ bundling: { accessList: eip2930 } });
       const { op } = await admitted(bundler);
       const proposal = await bundler.proposeBundle({ ...(await nextBlock()), signer: sequencer() });
       const signed = parseTransaction(proposal!.signedTransaction!);
@@ -138,7 +138,7 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
   );
 
   it("reports a committed bundle submitted, not preconfirmed, when the engine is not in pull mode", async () => {
-    const { bundler, changes } = await pullEngine({ bundlingMode: "manual" });
+    const { bundler, changes } = await pullEngine({ bundling: { mode: "manual" } });
     const { hash } = await admitted(bundler);
     const proposal = await bundler.proposeBundle({ ...(await nextBlock()), signer: sequencer() });
     await bundler.commitBundle(proposal!.id);

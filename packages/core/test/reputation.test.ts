@@ -146,13 +146,11 @@ describe.each(["0.6", "0.7", "0.8"] as const)("ERC-7562 reputation on EntryPoint
 
   it("exempts whitelisted entities from bans, and reports them ok", async () => {
     const { bundler } = await fx.makeBundler({
-      config: {
-        whitelistedEntities: {
+      settings: { reputation: { whitelistedEntities: {
           factory: [factory.toLowerCase() as Address],
           paymaster: [],
           account: [],
-        },
-      },
+        } } },
     });
     const { op, entryPoint } = await deployingOperation(bundler);
     await bundler.setReputation(entryPoint, [{ address: factory, opsSeen: 1000, opsIncluded: 0 }]);
@@ -202,7 +200,7 @@ describe("mempool expiry", () => {
 
   it("drops an operation pending longer than useropsTTL with a dropped 'expired' event, on the engine's timer", async () => {
     const clock = manualClock();
-    const { bundler, store } = await fx.makeBundler({ clock, config: { useropsTTL: 1, bundleInterval: 100 } });
+    const { bundler, store } = await fx.makeBundler({ clock, settings: { mempool: { ttlSeconds: 1 }, bundling: { intervalMs: 100 } } });
     const { changes, change } = recordStatusChanges(bundler);
     const { op, entryPoint } = await deployingOperation(bundler);
     const hash = await bundler.sendUserOperation(op, entryPoint);
@@ -225,7 +223,7 @@ describe("mempool expiry", () => {
 
   it("expires an operation pending longer than useropsTTL before bundling on sendBundleNow, and keeps one pending exactly that long", async () => {
     const clock = manualClock();
-    const { bundler, store } = await fx.makeBundler({ clock, config: { useropsTTL: 2 } });
+    const { bundler, store } = await fx.makeBundler({ clock, settings: { mempool: { ttlSeconds: 2 } } });
     const stale = await deployingOperation(bundler);
     const staleHash = await bundler.sendUserOperation(stale.op, stale.entryPoint);
     clock.advance(1);

@@ -22,7 +22,7 @@ export interface RuleOp {
 }
 
 /** The engine settings of the rule tests: 1 ETH staked for 10 s counts as staked. */
-export const ruleTestConfig = { minStake: parseEther("1"), minUnstakeDelay: 10 };
+export const ruleTestStake = { minStake: parseEther("1"), minUnstakeDelaySeconds: 10 };
 
 /**
  * A devnet with the rule probes (contracts/rules/RuleProbes.sol in the devnet package) for each
@@ -97,8 +97,8 @@ export async function ruleProbesFixture() {
    */
   async function isolatedBundler() {
     simulator ??= createSimulator(fixture.client as unknown as ChainClient, fixture.devnet.chainId, {
-      validationMode: "safe",
-      validationTracer: "in-process",
+      mode: "safe",
+      tracer: "in-process",
       tracerWorkers: 2,
       p256Precompile: false,
     });
@@ -109,7 +109,7 @@ export async function ruleProbesFixture() {
       signer: testSigner(fixture.devnet.relayerKeys),
       // The simulator outlives the engine: the engine's stop() must not close it.
       simulator: { mode: shared.mode, tracer: shared.tracer, simulateValidation: (...args) => shared.simulateValidation(...args), close: async () => {} },
-      config: { bundlingMode: "manual", ...ruleTestConfig },
+      settings: { bundling: { mode: "manual" }, reputation: ruleTestStake },
     });
   }
 

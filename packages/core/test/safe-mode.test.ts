@@ -31,7 +31,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)("safe mode on EntryPoint v%s", (ve
 
 describe.each(["0.6", "0.7", "0.8"] as const)("before bundling on EntryPoint v%s", (version) => {
   it("drops an operation whose account's code changed since validation (COD-010), with the reason in its record and status event", async () => {
-    const { bundler: fresh, store } = await fixture.makeBundler({ config: { minStake: parseEther("1"), minUnstakeDelay: 10 } });
+    const { bundler: fresh, store } = await fixture.makeBundler({ settings: { reputation: { minStake: parseEther("1"), minUnstakeDelaySeconds: 10 } } });
     try {
       const changes: StatusChange[] = [];
       fresh.onStatusChange((c) => changes.push(c));
@@ -49,7 +49,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)("before bundling on EntryPoint v%s
   });
 
   it("bans a paymaster that fails the bundle after passing its second validation (GREP-040)", async () => {
-    const { bundler: fresh, store } = await fixture.makeBundler({ config: { minStake: parseEther("1"), minUnstakeDelay: 10 } });
+    const { bundler: fresh, store } = await fixture.makeBundler({ settings: { reputation: { minStake: parseEther("1"), minUnstakeDelaySeconds: 10 } } });
     const { op, set } = await ruleOp(version, { paymasterRule: "REVERT_IF_SHARED", staked: true });
     const hash = await fresh.sendUserOperation(op, set.entryPoint);
     const setShared = (value: bigint) =>
@@ -66,7 +66,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)("before bundling on EntryPoint v%s
   });
 
   it("leaves in the pool an operation that reads storage of another bundled operation's sender (STO-041), and bundles it next time", async () => {
-    const { bundler: fresh, store } = await fixture.makeBundler({ config: { minStake: parseEther("1"), minUnstakeDelay: 10 } });
+    const { bundler: fresh, store } = await fixture.makeBundler({ settings: { reputation: { minStake: parseEther("1"), minUnstakeDelaySeconds: 10 } } });
     try {
       const first = await ruleOp(version, { accountRule: "OK" });
       const reader = await ruleOp(version, { accountRule: `READ:${first.sender.slice(2)}` });

@@ -47,7 +47,7 @@ async function simulated(
     clock,
     entryPoints: [chain.entryPoint],
     // The simulated chain runs no EVM to trace: validation is simulation only, by explicit choice.
-    config: { validationMode: "unsafe", minSignerBalance: 0n, bundleInterval: blockTimeMs, blockPollingInterval: blockTimeMs },
+    settings: { validation: { mode: "unsafe" }, bundling: { intervalMs: blockTimeMs }, relaying: { minSignerBalance: 0n }, tracking: { blockPollingIntervalMs: blockTimeMs } },
   });
   const changes: StatusChange[] = [];
   bundler.onStatusChange((c) => changes.push(c));

@@ -21,13 +21,13 @@ beforeAll(async () => {
   probes = await ruleProbesFixture();
   fixture = probes.fixture;
   const requirements = {
-    twoEth: { minStake: parseEther("2"), minUnstakeDelay: 10 },
-    oneDay: { minStake: parseEther("1"), minUnstakeDelay: 86_400 },
-    both: { minStake: parseEther("2"), minUnstakeDelay: 86_400 },
-    exact: { minStake: parseEther("1"), minUnstakeDelay: 10 },
+    twoEth: { minStake: parseEther("2"), minUnstakeDelaySeconds: 10 },
+    oneDay: { minStake: parseEther("1"), minUnstakeDelaySeconds: 86_400 },
+    both: { minStake: parseEther("2"), minUnstakeDelaySeconds: 86_400 },
+    exact: { minStake: parseEther("1"), minUnstakeDelaySeconds: 10 },
   };
   for (const [name, config] of Object.entries(requirements)) {
-    bundlers[name as keyof typeof bundlers] = (await fixture.makeBundler({ config })).bundler;
+    bundlers[name as keyof typeof bundlers] = (await fixture.makeBundler({ settings: { reputation: config } })).bundler;
   }
 }, 120_000);
 afterAll(async () => {

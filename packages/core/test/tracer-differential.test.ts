@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultBundlerConfig } from "../src/engine/config.ts";
+import { defaultBundlerSettings } from "../src/engine/settings.ts";
 import { createEntryPointRegistry } from "../src/entrypoint/registry.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { TraceCallRequest, TracedValidation, ValidationTracer } from "../src/ports/validation-tracer.ts";
@@ -7,7 +7,7 @@ import { decodeValidationResult, validationCall } from "../src/validation/simula
 import { createInProcessTracer } from "../src/validation/tracers/in-process/in-process-tracer.ts";
 import { createJsTracer } from "../src/validation/tracers/js/js-tracer.ts";
 import { ruleViolations } from "../src/validation/validate-user-operation.ts";
-import { ruleMatrix, ruleProbesFixture, ruleTestConfig } from "./rule-probes-fixture.ts";
+import { ruleMatrix, ruleProbesFixture, ruleTestStake } from "./rule-probes-fixture.ts";
 
 /**
  * The two ValidationTracers on every case of the rule matrix: the in-process one (prestate +
@@ -29,7 +29,8 @@ afterAll(async () => {
   await setup?.fixture.devnet.stop();
 });
 
-const rules = { ...defaultBundlerConfig, ...ruleTestConfig };
+const { reputation, validation } = defaultBundlerSettings;
+const rules = { ...reputation, ...ruleTestStake, p256Precompile: validation.p256Precompile, maxPaymasterContextBytes: validation.maxPaymasterContextBytes };
 
 describe.each(["0.6", "0.7", "0.8"] as const)("in-process and JavaScript tracers on EntryPoint v%s", (version) => {
   // A loop rather than it.each, whose "$name" cuts names to 40 characters.

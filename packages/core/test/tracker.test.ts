@@ -2,6 +2,7 @@ import { type Address, createWalletClient, type Hash, type Hex, http, parseEther
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
+import { type BundlerSettingsInput, mergeBundlerSettings } from "../src/engine/settings.ts";
 import { userOperationEventTopic } from "../src/receipt/user-operation-event.ts";
 import type { RelayerSigner } from "../src/ports/relayer-signer.ts";
 import { engineFixture, testSigner } from "./fixtures.ts";
@@ -59,7 +60,7 @@ describe("transaction tracker", () => {
   const recipient = (): Address => privateKeyToAccount(fx.devnet.accountKeys[13]!).address;
   const automine = (on: boolean) => fx.client.request({ method: "evm_setAutomine" as never, params: [on] as never });
   const mine = (blocks = 1) => fx.client.request({ method: "anvil_mine" as never, params: [`0x${blocks.toString(16)}`] as never });
-  const fast = { bundlingMode: "auto" as const, bundleInterval: 20, blockPollingInterval: 20, bundleReplaceAfterBlocks: 2 };
+  const fast: BundlerSettingsInput = { bundling: { mode: "auto", intervalMs: 20 }, tracking: { blockPollingIntervalMs: 20, replaceAfterBlocks: 2 } };
 
   /** Once the relayer's pending nonce (the node's pool) has moved past `nonce`: a replacement or a cancellation is in. */
   const pendingNonceAbove = (relayer: Address, nonce: number) =>
@@ -67,7 +68,7 @@ describe("transaction tracker", () => {
 
   /** A running engine (auto bundling) with its status changes recorded. */
   async function started(options: Parameters<typeof fx.makeBundler>[0] = {}) {
-    const { bundler, store } = await fx.makeBundler({ ...options, config: { ...fast, ...options.config } });
+    const { bundler, store } = await fx.makeBundler({ ...options, settings: mergeBundlerSettings(fast, options.settings) });
     running.push(bundler);
     return { bundler, store, ...recordStatusChanges(bundler) };
   }
@@ -85,7 +86,7 @@ describe("transaction tracker", () => {
   }
 
   it("replaces a bundle left unmined with fees raised by bundleFeeBumpPercent, at the same nonce", async () => {
-    const { bundler, change } = await started({ config: { bundlingMode: "manual" } });
+    const { bundler, change } = await started({ settings: { bundling: { mode: "manual" } } });
     const hash = await admitted(bundler, "0.7", { maxFeeMultiplier: 4n, tipMultiplier: 4n });
     await automine(false);
     bundler.setBundlingMode("auto");
@@ -110,7 +111,7 @@ describe("transaction tracker", () => {
     ["maxFeePerGas", {}],
     ["maxPriorityFeePerGas", { maxFeeMultiplier: 4n }],
   ] as const)("cancels a bundle whose operations' %s would not repay a replacement, and puts them back in the pool", async (_fee, fees) => {
-    const { bundler, change } = await started({ config: { bundlingMode: "manual" } });
+    const { bundler, change } = await started({ settings: { bundling: { mode: "manual" } } });
     const hash = await admitted(bundler, "0.8", fees);
     await automine(false);
     bundler.setBundlingMode("auto");
@@ -129,7 +130,7 @@ describe("transaction tracker", () => {
 
   it("keeps a relayer until its bundle is mined: the next bundle waits instead of queueing behind it", async () => {
     const signer = refusalCountingSigner(fx.devnet.relayerKeys.slice(0, 1));
-    const { bundler, change } = await started({ signer, config: { bundlingMode: "manual" } });
+    const { bundler, change } = await started({ signer, settings: { bundling: { mode: "manual" } } });
     const first = await admitted(bundler, "0.7");
     const second = await admitted(bundler, "0.8");
     await automine(false);
@@ -153,7 +154,7 @@ describe("transaction tracker", () => {
   });
 
   it("puts operations back when another transaction takes their bundle's nonce, then includes them with the next", async () => {
-    const { bundler, change } = await started({ relayerKeys: fx.devnet.relayerKeys.slice(1, 2), config: { bundlingMode: "manual" } });
+    const { bundler, change } = await started({ relayerKeys: fx.devnet.relayerKeys.slice(1, 2), settings: { bundling: { mode: "manual" } } });
     const hash = await admitted(bundler, "0.7", { maxFeeMultiplier: 4n });
     await automine(false);
     bundler.setBundlingMode("auto");
@@ -171,7 +172,7 @@ describe("transaction tracker", () => {
   });
 
   it("when a bundle reverts on chain, the operation not at fault is bundled again and included, and the culprit is dropped with its reason", async () => {
-    const { bundler, change } = await started({ relayerKeys: fx.devnet.relayerKeys.slice(0, 1), config: { bundlingMode: "manual" } });
+    const { bundler, change } = await started({ relayerKeys: fx.devnet.relayerKeys.slice(0, 1), settings: { bundling: { mode: "manual" } } });
     const innocentAccount = await fx.makeAccount("0.7", parseEther("0.5"));
     const culpritAccount = await fx.makeAccount("0.7", parseEther("0.5"));
     const send = async (account: typeof innocentAccount) =>
@@ -201,7 +202,7 @@ describe("transaction tracker", () => {
   describe("reorgs", () => {
     /** An operation included by a running engine, and the block it landed in. */
     async function includedOperation() {
-      const engine = await started({ config: { bundlingMode: "manual" } });
+      const engine = await started({ settings: { bundling: { mode: "manual" } } });
       const hash = await admitted(engine.bundler, "0.7");
       engine.bundler.setBundlingMode("auto");
       engine.bundler.start();

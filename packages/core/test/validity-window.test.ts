@@ -2,7 +2,7 @@ import { type EntryPointVersion, verifyingPaymasterData } from "@bundlekit/devne
 import { concat, encodeAbiParameters, getAddress, type Hex } from "viem";
 import type { SmartAccount } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultBundlerConfig } from "../src/engine/config.ts";
+import { defaultBundlerSettings } from "../src/engine/settings.ts";
 import { type Bundler, createBundler } from "../src/engine/create-bundler.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
@@ -183,7 +183,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)(
           createSimulator(
             fixture.client as unknown as ChainClient,
             fixture.devnet.chainId,
-            defaultBundlerConfig,
+            defaultBundlerSettings.validation,
           ),
           window,
         );
@@ -193,7 +193,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)(
           signer: testSigner(fixture.devnet.relayerKeys),
           clock: frozenClock,
           simulator,
-          config: { bundlingMode: "manual" },
+          settings: { bundling: { mode: "manual" } },
         });
         try {
           const error = await rejection(engine.sendUserOperation(op, entryPoint()));

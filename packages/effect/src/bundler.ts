@@ -1,7 +1,7 @@
 import {
   type Bundler,
   type BundleProposal,
-  type BundlerConfig,
+  type BundlerSettingsInput,
   createBundler,
   type CreateBundlerParameters,
   type GasEstimate,
@@ -53,7 +53,7 @@ const lift = <A>(run: () => Promise<A>): Effect.Effect<A, BundlekitError> => Eff
  */
 export class BundlerService extends Context.Service<BundlerService, BundlerShape>()("@bundlekit/Bundler") {
   static layer = (
-    config: Partial<BundlerConfig> = {},
+    settings: BundlerSettingsInput = {},
     options: Pick<CreateBundlerParameters, "instanceId" | "entryPoints" | "l1DataCost" | "preVerificationGas"> = {},
   ): Layer.Layer<BundlerService, BundlekitError, ChainClientService | MempoolStoreService | RelayerSignerService> =>
     Layer.effect(
@@ -70,7 +70,7 @@ export class BundlerService extends Context.Service<BundlerService, BundlerShape
           blocks: yield* optional(BlockSourceService),
           logger: yield* optional(EngineLoggerService),
           clock: yield* optional(EngineClockService),
-          config,
+          settings,
           ...options,
         };
         const engine = yield* Effect.acquireRelease(

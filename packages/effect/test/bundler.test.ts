@@ -1,4 +1,4 @@
-import { createDefaultMempoolPolicy, createPollingBlockSource, silentLogger, systemClock } from "@bundlekit/core";
+import { createDefaultMempoolPolicy, createPollingBlockSource, type BundlerSettingsInput, mergeBundlerSettings, silentLogger, systemClock } from "@bundlekit/core";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { Effect, Fiber, Layer, Stream } from "effect";
 import { TestClock } from "effect/testing";
@@ -29,9 +29,11 @@ describe("@bundlekit/effect", () => {
       effectClock,
       effectLogger,
     );
-  // The tracer on the test's thread, as in the core tests' engines (testEngineConfig).
-  const bundlerLayer = (config = {}) =>
-    BundlerService.layer({ bundleInterval: 1_000, blockPollingInterval: 1_000, tracerWorkers: 0, ...config }).pipe(Layer.provideMerge(ports()));
+  // The tracer on the test's thread, as in the core tests' engines (testEngineSettings).
+  const bundlerLayer = (settings: BundlerSettingsInput = {}) =>
+    BundlerService.layer(
+      mergeBundlerSettings({ bundling: { intervalMs: 1_000 }, tracking: { blockPollingIntervalMs: 1_000 }, validation: { tracerWorkers: 0 } }, settings),
+    ).pipe(Layer.provideMerge(ports()));
 
   it("runs on TestClock: a bundling tick two minutes away comes once the test moves the clock, and the operation is included", async () => {
     const account = await fx.makeAccount("0.7");
@@ -48,7 +50,7 @@ describe("@bundlekit/effect", () => {
       const receipt = yield* bundler.getUserOperationReceipt(hash);
       return { before, success: receipt?.success };
     });
-    const layer = bundlerLayer({ bundleInterval: 120_000, blockPollingInterval: 120_000 });
+    const layer = bundlerLayer({ bundling: { intervalMs: 120_000 }, tracking: { blockPollingIntervalMs: 120_000 } });
     const result = await Effect.runPromise(program.pipe(Effect.provide(layer), Effect.provide(TestClock.layer())));
     expect(result).toEqual({ before: "pending", success: true });
   });
@@ -77,7 +79,7 @@ describe("@bundlekit/effect", () => {
       const collected = yield* Fiber.join(changes);
       return { hash, collected };
     });
-    const { hash, collected } = await Effect.runPromise(program.pipe(Effect.provide(bundlerLayer({ bundlingMode: "manual" }))));
+    const { hash, collected } = await Effect.runPromise(program.pipe(Effect.provide(bundlerLayer({ bundling: { mode: "manual" } }))));
     expect(collected.map((c) => [c.userOpHash, c.status])).toEqual([
       [hash, "pending"],
       [hash, "submitted"],
@@ -120,7 +122,7 @@ describe("@bundlekit/effect", () => {
       yield* bundler.sendBundleNow();
       return (yield* bundler.getUserOperationReceipt(hash))?.success;
     });
-    const layer = BundlerService.layer({ bundlingMode: "manual", tracerWorkers: 0 }).pipe(Layer.provide(adapters), Layer.provideMerge(ports()));
+    const layer = BundlerService.layer({ validation: { tracerWorkers: 0 }, bundling: { mode: "manual" } }).pipe(Layer.provide(adapters), Layer.provideMerge(ports()));
     expect(await Effect.runPromise(program.pipe(Effect.provide(layer)))).toBe(true);
     expect(seen.admitted).toBe(1);
     expect(seen.submitted).toBe(1);

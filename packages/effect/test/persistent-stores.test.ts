@@ -45,7 +45,7 @@ describe("@bundlekit/effect with persistent stores", () => {
       const op = yield* Effect.promise(() => fx.makeOperation(bundler.engine, account, { to: account.address, value: 1n }));
       return yield* bundler.sendUserOperation(op, account.entryPoint.address);
     });
-    const layer = BundlerService.layer({ bundlingMode: "manual" }).pipe(Layer.provideMerge(ports));
+    const layer = BundlerService.layer({ bundling: { mode: "manual" } }).pipe(Layer.provideMerge(ports));
     const hash: Hash = await Effect.runPromise(program.pipe(Effect.provide(layer)));
     const { factory } = await account.getFactoryArgs();
     return { hash, sender: account.address, factory: getAddress(factory!), entryPoint: account.entryPoint.address };

@@ -1,9 +1,11 @@
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import {
-  type BundlerConfig,
+  BundlerConfigError,
+  type BundlerSettings,
+  type BundlerSettingsInput,
+  bundlerSettingRules,
   canonicalEntryPoints,
-  defaultBundlerConfig,
   type EntryPointVersion,
   entryPointVersions,
   type L1DataCostName,
@@ -11,9 +13,7 @@ import {
   type MempoolPolicyName,
   mempoolPolicyNames,
   redactUrl as redactUrlParts,
-  relayingModes,
-  validationModes,
-  validationTracers,
+  resolveBundlerSettings,
 } from "@bundlekit/core";
 import { privateKeyProblem } from "@bundlekit/signer-relayer";
 import { Config, ConfigProvider, Effect, Option } from "effect";
@@ -76,7 +76,7 @@ export interface ServerConfig {
   shutdownGraceMs: number;
   /**
    * Serve the `debug_bundler_*` methods (they clear the mempool and rewrite reputation at will):
-   * for test networks only. `bundler.testingMode` turns them on too. Default false.
+   * for test networks only. `testingMode` turns them on too. Default false.
    */
   debugMethods: boolean;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -92,7 +92,20 @@ export interface ServerConfig {
    * the devnet it replaces the open devnet policy.
    */
   sponsorshipPolicy: SponsorshipSettings | undefined;
-  bundler: Partial<BundlerConfig>;
+  /**
+   * Open the `debug_bundler_*` methods to every caller, as `debugMethods` does, and say so in
+   * `bundler_config`'s flags; for test networks only. Default false.
+   */
+  testingMode: boolean;
+  /**
+   * Forward the standard node methods (`eth_call`, `eth_getBalance`, …) to the node; otherwise
+   * they answer -32601. Default false.
+   */
+  redirectRpc: boolean;
+  /** A block-explorer API key. A secret: `bundler_config` shows only whether one is set. Default unset. */
+  explorerApiKey: string | undefined;
+  /** The engine's settings, checked (`resolveBundlerSettings`), from the flat keys below. */
+  bundler: BundlerSettingsInput;
 }
 
 /** The paymaster endpoint's settings: which verifying paymaster per EntryPoint version, and the key they trust (a secret). */
@@ -168,75 +181,108 @@ function readConfig(env: NodeJS.ProcessEnv, json: Source): ServerConfig {
       paymasterEndpoint(pick("BUNDLEKIT_PAYMASTERS", "paymasters"), pick("BUNDLEKIT_PAYMASTER_SIGNER_KEY", "paymasterSignerKey")),
       pick("BUNDLEKIT_SPONSORSHIP_POLICY", "sponsorshipPolicy"),
     ),
-    bundler: {
-      bundleInterval: integer(pick("BUNDLEKIT_BUNDLE_INTERVAL", "bundleInterval") ?? defaultBundlerConfig.bundleInterval, "bundleInterval", 10),
-      bundleSize: integer(pick("BUNDLEKIT_BUNDLE_SIZE", "bundleSize") ?? defaultBundlerConfig.bundleSize, "bundleSize", 1),
-      ...engineSettings(env, json),
-    },
+    testingMode: boolean(pick("BUNDLEKIT_TESTING_MODE", "testingMode") ?? false, "testingMode"),
+    redirectRpc: boolean(pick("BUNDLEKIT_REDIRECT_RPC", "redirectRpc") ?? false, "redirectRpc"),
+    explorerApiKey: optionalSecret(pick("BUNDLEKIT_EXPLORER_API_KEY", "explorerApiKey"), "explorerApiKey"),
+    bundler: engineSettings(env, json),
   };
 }
 
-type Parse<T> = (value: unknown, name: string) => T;
+type SettingPath = { [G in keyof BundlerSettings]: readonly [G, keyof BundlerSettings[G]] }[keyof BundlerSettings];
 
-/** How each engine setting is read; its env variable is `BUNDLEKIT_` + the key in UPPER_SNAKE case. */
-const engineParsers: { [K in keyof BundlerConfig]?: Parse<BundlerConfig[K]> } = {
-  bundlingMode: (v, n) => oneOf(v, n, ["auto", "manual", "pull"] as const),
-  proposalLeaseMs: (v, n) => integer(v, n, 100),
-  maxMempoolSize: (v, n) => integer(v, n, 1),
-  beneficiary: (v, n) => address(v, n),
-  testingMode: boolean,
-  redirectRpc: boolean,
-  minInclusionDenominator: (v, n) => integer(v, n, 1),
-  throttlingSlack: (v, n) => integer(v, n, 0),
-  banSlack: (v, n) => integer(v, n, 0),
-  minStake: amount,
-  minUnstakeDelay: (v, n) => integer(v, n, 0),
-  minSignerBalance: amount,
-  multicall: (v, n) => address(v, n),
-  estimationStaticBuffer: (v, n) => BigInt(integer(v, n, 0)),
-  validationGasLimit: (v, n) => BigInt(integer(v, n, 21_000)),
-  executionGasLimit: (v, n) => BigInt(integer(v, n, 21_000)),
-  estimationGasMarkupPercent: (v, n) => BigInt(integer(v, n, 0, 1000)),
-  receiptLookupRange: (v, n) => BigInt(integer(v, n, 1)),
-  explorerApiKey: secret,
-  conditionalTransactions: boolean,
-  rpcEndpointSubmit: (v, n) => parseUrl(v, n).href,
-  gasPriceMarkup: (v, n) => integer(v, n, 0, 1000),
-  enforceGasPrice: boolean,
-  enforceGasPriceThreshold: (v, n) => integer(v, n, 0, 100),
-  eip2930: boolean,
-  useropsTTL: (v, n) => integer(v, n, 0),
-  bundleGasLimitMarkup: (v, n) => BigInt(integer(v, n, 0, 1000)),
-  relayingMode: (v, n) => oneOf(v, n, relayingModes),
-  pvgMarkup: (v, n) => BigInt(integer(v, n, 0, 1000)),
-  skipBundleValidation: boolean,
-  maxBundleGas: (v, n) => BigInt(integer(v, n, 21_000)),
-  blockPollingInterval: (v, n) => integer(v, n, 10),
-  bundleReplaceAfterBlocks: (v, n) => integer(v, n, 1),
-  bundleFeeBumpPercent: (v, n) => BigInt(integer(v, n, 10, 1000)),
-  maxBundleFeePerGas: amount,
-  maxBundleAttempts: (v, n) => integer(v, n, 1),
-  bundleClaimLeaseMs: (v, n) => integer(v, n, 1000),
-  reorgDepth: (v, n) => integer(v, n, 0),
-  validationMode: (v, n) => oneOf(v, n, validationModes),
-  validationTracer: (v, n) => oneOf(v, n, validationTracers),
-  tracerWorkers: (v, n) => integer(v, n, 0, 64),
-  p256Precompile: boolean,
-  maxUserOperationSize: (v, n) => integer(v, n, 1),
-  maxPaymasterContextSize: (v, n) => integer(v, n, 1),
-  maxBundleCalldataSize: (v, n) => integer(v, n, 1),
-  maxBundleContextSize: (v, n) => integer(v, n, 1),
-  maxConcurrentSimulations: (v, n) => integer(v, n, 1, 10_000),
-  maxQueuedSimulations: (v, n) => integer(v, n, 0, 100_000),
-};
+/**
+ * Each engine setting under the flat name users know it by (Skandha's, where it has one): the
+ * config file's key, and `BUNDLEKIT_` + the key in UPPER_SNAKE case in the environment.
+ */
+export const engineSettingNames = {
+  bundleInterval: ["bundling", "intervalMs"],
+  bundleSize: ["bundling", "maxOperations"],
+  maxBundleGas: ["bundling", "maxGas"],
+  bundlingMode: ["bundling", "mode"],
+  beneficiary: ["bundling", "beneficiary"],
+  bundleGasLimitMarkup: ["bundling", "gasLimitMarkupPercent"],
+  maxBundleFeePerGas: ["bundling", "maxFeePerGas"],
+  maxBundleCalldataSize: ["bundling", "maxCalldataBytes"],
+  maxBundleContextSize: ["bundling", "maxContextBytes"],
+  eip2930: ["bundling", "accessList"],
+  skipBundleValidation: ["bundling", "skipValidation"],
+  bundleClaimLeaseMs: ["bundling", "claimLeaseMs"],
+  proposalLeaseMs: ["bundling", "proposalLeaseMs"],
+  maxMempoolSize: ["mempool", "maxSize"],
+  useropsTTL: ["mempool", "ttlSeconds"],
+  sameSenderMempoolCount: ["mempool", "sameSenderCount"],
+  minInclusionDenominator: ["reputation", "minInclusionDenominator"],
+  throttlingSlack: ["reputation", "throttlingSlack"],
+  banSlack: ["reputation", "banSlack"],
+  minStake: ["reputation", "minStake"],
+  minUnstakeDelay: ["reputation", "minUnstakeDelaySeconds"],
+  validationMode: ["validation", "mode"],
+  validationTracer: ["validation", "tracer"],
+  tracerWorkers: ["validation", "tracerWorkers"],
+  p256Precompile: ["validation", "p256Precompile"],
+  maxUserOperationSize: ["validation", "maxUserOperationBytes"],
+  maxPaymasterContextSize: ["validation", "maxPaymasterContextBytes"],
+  maxConcurrentSimulations: ["validation", "maxConcurrentSimulations"],
+  maxQueuedSimulations: ["validation", "maxQueuedSimulations"],
+  validationGasLimit: ["gas", "validationGasLimit"],
+  executionGasLimit: ["gas", "executionGasLimit"],
+  estimationStaticBuffer: ["gas", "estimationStaticBuffer"],
+  estimationGasMarkupPercent: ["gas", "estimationMarkupPercent"],
+  pvgMarkup: ["gas", "preVerificationGasMarkupPercent"],
+  gasPriceMarkup: ["gas", "gasPriceMarkupPercent"],
+  enforceGasPrice: ["gas", "enforceGasPrice"],
+  enforceGasPriceThreshold: ["gas", "enforceGasPriceThresholdPercent"],
+  relayingMode: ["relaying", "mode"],
+  rpcEndpointSubmit: ["relaying", "submitUrl"],
+  minSignerBalance: ["relaying", "minSignerBalance"],
+  multicall: ["relaying", "multicall"],
+  blockPollingInterval: ["tracking", "blockPollingIntervalMs"],
+  bundleReplaceAfterBlocks: ["tracking", "replaceAfterBlocks"],
+  bundleFeeBumpPercent: ["tracking", "feeBumpPercent"],
+  maxBundleAttempts: ["tracking", "maxAttempts"],
+  reorgDepth: ["tracking", "reorgDepth"],
+  receiptLookupRange: ["tracking", "receiptLookupBlocks"],
+} as const satisfies Record<string, SettingPath>;
 
-/** The engine settings present in the file or the environment, parsed; absent ones keep the engine's defaults. */
-function engineSettings(env: NodeJS.ProcessEnv, json: Source): Partial<BundlerConfig> {
-  const settings: Record<string, unknown> = {};
-  for (const [key, parse] of Object.entries(engineParsers) as [keyof BundlerConfig, Parse<unknown>][]) {
-    const value = env[`BUNDLEKIT_${key.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase()}`] ?? json[key];
-    if (value !== undefined && value !== "") settings[key] = parse(value, key);
+/**
+ * A setting's text (or JSON value) in the form its rule takes: numbers, bigints and booleans from
+ * their text, amounts of ether from "0.1 eth", addresses checksummed, URLs checked without echoing
+ * them. A value that does not read as its kind is passed on as it is, for the engine's check to
+ * name it.
+ */
+function coerce(value: unknown, kind: string, name: string): unknown {
+  const text = String(value).trim();
+  switch (kind) {
+    case "integer":
+      return typeof value === "string" && /^-?\d+$/.test(text) ? Number(text) : value;
+    case "gas":
+      return (typeof value === "string" || typeof value === "number") && /^\d+$/.test(text) ? BigInt(text) : value;
+    case "wei":
+      return amount(value, name);
+    case "boolean":
+      return value === "true" ? true : value === "false" ? false : value;
+    case "address":
+      return address(value, name);
+    case "url":
+      return parseUrl(value, name).href;
+    default:
+      return value;
   }
+}
+
+/** The engine settings present in the file or the environment, checked by the engine's own rules; absent ones keep the engine's defaults. */
+function engineSettings(env: NodeJS.ProcessEnv, json: Source): BundlerSettingsInput {
+  const settings: Record<string, Record<string, unknown>> = {};
+  const set = (group: string, field: string, value: unknown) => {
+    settings[group] = { ...settings[group], [field]: value };
+  };
+  for (const [key, [group, field]] of Object.entries(engineSettingNames)) {
+    const value = env[`BUNDLEKIT_${key.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase()}`] ?? json[key];
+    const rule: { kind: string } = (bundlerSettingRules[group] as Record<string, { kind: string }>)[field]!;
+    if (value !== undefined && value !== "") set(group, field, coerce(value, rule.kind, key));
+  }
+  // Skandha's switch for the conditional relaying mode.
+  if (boolean(env.BUNDLEKIT_CONDITIONAL_TRANSACTIONS ?? json.conditionalTransactions ?? false, "conditionalTransactions")) set("relaying", "mode", "conditional");
   const whitelist = json.whitelistedEntities ?? {};
   if (typeof whitelist !== "object" || whitelist === null || Array.isArray(whitelist)) {
     throw new ConfigError("whitelistedEntities must be an object {paymaster, account, factory} of address lists");
@@ -250,8 +296,20 @@ function engineSettings(env: NodeJS.ProcessEnv, json: Source): Partial<BundlerCo
       return [kind, items.map((item) => address(item, `whitelistedEntities.${kind}`))];
     }),
   );
-  if (kinds.some((kind) => entities[kind]!.length > 0)) settings.whitelistedEntities = entities;
-  return settings as Partial<BundlerConfig>;
+  if (kinds.some((kind) => entities[kind]!.length > 0)) set("reputation", "whitelistedEntities", entities);
+  try {
+    resolveBundlerSettings(settings);
+  } catch (error) {
+    if (!(error instanceof BundlerConfigError)) throw error;
+    throw new ConfigError(`${flatName(error.setting)} ${error.problem}`);
+  }
+  return settings;
+}
+
+/** The flat name users set a nested setting by (`bundling.maxOperations` is `bundleSize`). */
+function flatName(setting: string): string {
+  const found = Object.entries(engineSettingNames).find(([, [group, field]]) => `${group}.${field}` === setting);
+  return found?.[0] ?? setting;
 }
 
 function parseUrl(value: unknown, name: string): URL {
@@ -385,8 +443,9 @@ function nonEmpty(value: unknown, name: string): string {
   return text;
 }
 
-/** A secret string (an API key): any non-empty text. Never echoed, not even when it is rejected. */
-function secret(value: unknown, name: string): string {
+/** A secret string (an API key): any non-empty text, or unset. Never echoed, not even when it is rejected. */
+function optionalSecret(value: unknown, name: string): string | undefined {
+  if (value === undefined || value === "") return undefined;
   if (typeof value !== "string" || value.trim().length === 0) throw new ConfigError(`${name} must be a non-empty string`);
   return value.trim();
 }

@@ -1,3 +1,4 @@
+import type { Bundler } from "@bundlekit/core";
 import {
   DEVNET_PAYMASTER_SIGNER_KEY,
   type Devnet,
@@ -116,7 +117,7 @@ function startupLines(
     `  chain id:    ${service.chainId}`,
     `  database:    ${describeDatabase(config.database)}`,
     `  instance id: ${config.instanceId}`,
-    `  validation:  ${describeValidation(service.bundler.config)}`,
+    `  validation:  ${describeValidation(service.bundler.settings.validation)}`,
     ...(devnet || config.paymasterEndpoint
       ? [
           `  paymaster:   ${service.url}  (ERC-7677 pm_getPaymasterStubData, pm_getPaymasterData)`,
@@ -152,16 +153,12 @@ NodeRuntime.runMain(program.pipe(Effect.scoped), {
 });
 
 /** The validation mode and tracer, as the start-up lines say them. */
-function describeValidation(config: {
-  validationMode: string;
-  validationTracer: string;
-  tracerWorkers: number;
-}): string {
-  if (config.validationMode !== "safe")
+function describeValidation(validation: Bundler["settings"]["validation"]): string {
+  if (validation.mode !== "safe")
     return "unsafe (simulation only; ERC-7562 rules not enforced)";
   const tracer =
-    config.validationTracer === "in-process"
-      ? `in-process tracer, ${config.tracerWorkers} worker threads`
+    validation.tracer === "in-process"
+      ? `in-process tracer, ${validation.tracerWorkers} worker threads`
       : "the node's JavaScript tracer";
   return `safe (ERC-7562 enforced; ${tracer})`;
 }

@@ -5,13 +5,14 @@ import {
   createRedirectMethods,
   createRequestDrain,
   debugMethods,
-  defaultBundlerConfig,
+  bundlerConfigMethod,
+  defaultBundlerSettings,
   defineEntryPoint,
   type Logger,
   l1DataCosts,
   type MempoolPolicy,
   mempoolPolicies,
-  resolveBundlerConfig,
+  resolveBundlerSettings,
   type Redactor,
   redactingLogger,
   silentLogger,
@@ -104,7 +105,7 @@ async function startRedacted(
   const ports = Layer.mergeAll(
     Layer.succeed(ChainClientService, client as ChainClient),
     Layer.succeed(RelayerSignerService, createLocalKeySigner(config.relayerKeys)),
-    Layer.succeed(MempoolPolicyService, options.policy ?? mempoolPolicies[config.mempoolPolicy]()),
+    Layer.succeed(MempoolPolicyService, options.policy ?? mempoolPolicies[config.mempoolPolicy]({ sameSenderMempoolCount: config.bundler.mempool?.sameSenderCount })),
     Layer.succeed(EngineLoggerService, logger),
     storesLayer(config.database, logger),
     submitterLayer(client as ChainClient, config.bundler, timeouts),
@@ -126,12 +127,13 @@ async function startRedacted(
 }
 
 /**
- * A separate submission endpoint (`rpcEndpointSubmit`) gets the node timeouts too; a send is not
+ * A separate submission endpoint (`relaying.submitUrl`, `rpcEndpointSubmit`) gets the node timeouts too; a send is not
  * retried (as the engine's own submitter does). Without one the engine's default submitter uses the client.
  */
 function submitterLayer(client: ChainClient, bundler: ServerConfig["bundler"], timeouts: NodeTimeouts): Layer.Layer<never> | Layer.Layer<SubmitterService> {
-  if (!bundler.rpcEndpointSubmit) return Layer.empty;
-  const submitter = createConfiguredSubmitter(client, resolveBundlerConfig(bundler), (url) => nodeTransport(url, { ...timeouts, retryCount: 0 }));
+  const relaying = resolveBundlerSettings(bundler).relaying;
+  if (!relaying.submitUrl) return Layer.empty;
+  const submitter = createConfiguredSubmitter(client, relaying, (url) => nodeTransport(url, { ...timeouts, retryCount: 0 }));
   return Layer.succeed(SubmitterService, submitter);
 }
 
@@ -184,7 +186,7 @@ function transportLayer(parameters: {
       const checkHealth = yield* StoreHealthService;
       if (config.l1DataCost !== "none") logger.info("preVerificationGas covers the L1 data fee", { model: config.l1DataCost });
       // Off by default: when off, a debug method answers -32601 like any unknown method.
-      const serveDebugMethods = config.debugMethods || bundler.config.testingMode;
+      const serveDebugMethods = config.debugMethods || config.testingMode;
       if (serveDebugMethods) logger.warn("debug_bundler_* methods are enabled: anyone can clear the mempool; use on test networks only");
       const metrics = yield* Effect.acquireRelease(
         Effect.sync(() => (config.metrics ? createJsonRpcMetrics({ bundler, client, store, processMetrics: true }) : undefined)),
@@ -219,7 +221,8 @@ function transportLayer(parameters: {
                 drain,
                 redactor,
                 methods: {
-                  ...(bundler.config.redirectRpc ? createRedirectMethods(client) : {}),
+                  ...(config.redirectRpc ? createRedirectMethods(client) : {}),
+                  bundler_config: bundlerConfigMethod({ testingMode: config.testingMode, redirectRpc: config.redirectRpc, explorerApiKey: config.explorerApiKey !== undefined }),
                   ...(serveDebugMethods ? debugMethods : {}),
                   ...(paymaster ? createPaymasterMethods(client, paymaster) : {}),
                 },
@@ -257,6 +260,6 @@ function withOwnPaymastersWhitelisted(
 ): ServerConfig["bundler"] {
   const own = Object.values(paymaster?.paymasters ?? {}).filter((a): a is Address => a !== undefined);
   if (own.length === 0) return bundler;
-  const listed = bundler.whitelistedEntities ?? defaultBundlerConfig.whitelistedEntities;
-  return { ...bundler, whitelistedEntities: { ...listed, paymaster: [...listed.paymaster, ...own] } };
+  const listed = bundler.reputation?.whitelistedEntities ?? defaultBundlerSettings.reputation.whitelistedEntities;
+  return { ...bundler, reputation: { ...bundler.reputation, whitelistedEntities: { ...listed, paymaster: [...listed.paymaster, ...own] } } };
 }

@@ -18,8 +18,8 @@ export function serviceRedactor(
     ...(config.sponsorshipPolicy?.keys.map((key) => key.apiKey) ?? []),
     ...postgresPassword(config.database),
     ...(rpcUrl ? urlSecrets(rpcUrl) : []),
-    ...(bundler.rpcEndpointSubmit ? urlSecrets(bundler.rpcEndpointSubmit) : []),
-    bundler.explorerApiKey,
+    ...(bundler.relaying?.submitUrl ? urlSecrets(bundler.relaying.submitUrl) : []),
+    config.explorerApiKey,
     ...extraSecrets,
   ]);
 }

@@ -10,14 +10,14 @@ const submitUrl = "https://operator:pa55word@submit.example.org/v3/SUBMIT-KEY-12
 describe("bundler_config and redirectRpc", () => {
   let fx: ServiceFixture;
   beforeAll(async () => {
-    const { bundler } = loadConfig({
+    const { bundler, redirectRpc, explorerApiKey: explorerKey } = loadConfig({
       BUNDLEKIT_REDIRECT_RPC: "true",
       BUNDLEKIT_EXPLORER_API_KEY: explorerApiKey,
       BUNDLEKIT_RPC_ENDPOINT_SUBMIT: submitUrl,
       BUNDLEKIT_MIN_SIGNER_BALANCE: "0.25 eth",
       BUNDLEKIT_USEROPS_TTL: "600",
     });
-    fx = await serviceFixture({ bundler });
+    fx = await serviceFixture({ bundler, redirectRpc, explorerApiKey: explorerKey });
   });
   afterAll(() => fx?.close());
 

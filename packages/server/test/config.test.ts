@@ -24,7 +24,7 @@ describe("loadConfig", () => {
     const file = join(mkdtempSync(join(tmpdir(), "bundlekit-")), "config.json");
     writeFileSync(file, JSON.stringify({ rpcUrl: "http://node:8545", relayerKeys: [key], port: 5000, bundleSize: 3 }));
     const config = loadConfig({ BUNDLEKIT_CONFIG: file, BUNDLEKIT_PORT: "6000" });
-    expect(config).toMatchObject({ rpcUrl: "http://node:8545", relayerKeys: [key], port: 6000, bundler: { bundleSize: 3 } });
+    expect(config).toMatchObject({ rpcUrl: "http://node:8545", relayerKeys: [key], port: 6000, bundler: { bundling: { maxOperations: 3 } } });
     expect(loadConfig({}, ["--config", file]).port).toBe(5000);
   });
 
@@ -72,7 +72,7 @@ describe("loadConfig", () => {
       shutdownGraceMs: 25000,
       metricsPort: 9464,
       metricsHost: "10.0.0.5",
-      bundler: { maxConcurrentSimulations: 4, maxQueuedSimulations: 0 },
+      bundler: { validation: { maxConcurrentSimulations: 4, maxQueuedSimulations: 0 } },
     });
   });
 
@@ -170,36 +170,37 @@ describe("loadConfig: engine settings", () => {
       pvgMarkup: 8,
       skipBundleValidation: true,
     });
-    expect(loadConfig({ BUNDLEKIT_CONFIG: file }).bundler).toEqual({
-      bundlingMode: "manual",
-      beneficiary: paymaster,
-      testingMode: true,
-      redirectRpc: true,
-      minInclusionDenominator: 20,
-      throttlingSlack: 5,
-      banSlack: 40,
-      minStake: 10_000_000_000_000_000n,
-      minUnstakeDelay: 3600,
-      minSignerBalance: 250_000_000_000n,
-      multicall: factory,
-      estimationStaticBuffer: 21_000n,
-      validationGasLimit: 5_000_000n,
-      receiptLookupRange: 2048n,
-      explorerApiKey: "EXPLORER-KEY",
-      conditionalTransactions: true,
-      rpcEndpointSubmit: "https://submit.example.org/",
-      gasPriceMarkup: 15,
-      enforceGasPrice: true,
-      enforceGasPriceThreshold: 25,
-      eip2930: true,
-      useropsTTL: 900,
-      whitelistedEntities: { paymaster: [paymaster], account: [], factory: [factory] },
-      bundleGasLimitMarkup: 30n,
-      relayingMode: "conditional",
-      bundleInterval: 500,
-      bundleSize: 4,
-      pvgMarkup: 8n,
-      skipBundleValidation: true,
+    const config = loadConfig({ BUNDLEKIT_CONFIG: file });
+    expect(config).toMatchObject({ testingMode: true, redirectRpc: true, explorerApiKey: "EXPLORER-KEY" });
+    expect(config.bundler).toEqual({
+      mempool: { ttlSeconds: 900 },
+      reputation: {
+        minInclusionDenominator: 20,
+        throttlingSlack: 5,
+        banSlack: 40,
+        minStake: 10_000_000_000_000_000n,
+        minUnstakeDelaySeconds: 3600,
+        whitelistedEntities: { paymaster: [paymaster], account: [], factory: [factory] },
+      },
+      gas: {
+        estimationStaticBuffer: 21_000n,
+        validationGasLimit: 5_000_000n,
+        gasPriceMarkupPercent: 15,
+        enforceGasPrice: true,
+        enforceGasPriceThresholdPercent: 25,
+        preVerificationGasMarkupPercent: 8,
+      },
+      bundling: {
+        mode: "manual",
+        beneficiary: paymaster,
+        accessList: true,
+        gasLimitMarkupPercent: 30,
+        intervalMs: 500,
+        maxOperations: 4,
+        skipValidation: true,
+      },
+      relaying: { minSignerBalance: 250_000_000_000n, multicall: factory, submitUrl: "https://submit.example.org/", mode: "conditional" },
+      tracking: { receiptLookupBlocks: 2048 },
     });
   });
 
@@ -226,22 +227,12 @@ describe("loadConfig: engine settings", () => {
       BUNDLEKIT_MAX_BUNDLE_CONTEXT_SIZE: "131072",
     });
     expect(bundler).toMatchObject({
-      maxUserOperationSize: 16_384,
-      maxPaymasterContextSize: 4096,
-      maxBundleCalldataSize: 524_288,
-      maxBundleContextSize: 131_072,
-      validationMode: "unsafe",
-      tracerWorkers: 0,
-      p256Precompile: true,
-      useropsTTL: 60,
-      eip2930: true,
-      minSignerBalance: 1000n,
-      rpcEndpointSubmit: "wss://submit.example.org/ws",
-      relayingMode: "classic",
-      bundleClaimLeaseMs: 15_000,
-      whitelistedEntities: { paymaster: [], account: [factory, paymaster], factory: [] },
-      estimationGasMarkupPercent: 5n,
-      executionGasLimit: 2_000_000n,
+      validation: { maxUserOperationBytes: 16_384, maxPaymasterContextBytes: 4096, mode: "unsafe", tracerWorkers: 0, p256Precompile: true },
+      bundling: { maxCalldataBytes: 524_288, maxContextBytes: 131_072, accessList: true, claimLeaseMs: 15_000 },
+      mempool: { ttlSeconds: 60 },
+      relaying: { minSignerBalance: 1000n, submitUrl: "wss://submit.example.org/ws", mode: "classic" },
+      reputation: { whitelistedEntities: { paymaster: [], account: [factory, paymaster], factory: [] } },
+      gas: { estimationMarkupPercent: 5, executionGasLimit: 2_000_000n },
     });
   });
 
@@ -267,8 +258,13 @@ describe("loadConfig: engine settings", () => {
     }
   });
 
+  it("reads the per-sender pool limit for unstaked senders", () => {
+    expect(loadConfig({ BUNDLEKIT_SAME_SENDER_MEMPOOL_COUNT: "2" }).bundler).toEqual({ mempool: { sameSenderCount: 2 } });
+    expect(() => loadConfig({ BUNDLEKIT_SAME_SENDER_MEMPOOL_COUNT: "0" })).toThrow('sameSenderMempoolCount must be an integer from 1 to 10000, got "0"');
+  });
+
   it("leaves unset settings to the engine's defaults", () => {
-    expect(Object.keys(loadConfig({}).bundler).sort()).toEqual(["bundleInterval", "bundleSize"]);
+    expect(loadConfig({}).bundler).toEqual({});
   });
 
   it.each([

@@ -85,7 +85,7 @@ describe("debug methods in the stand-alone service", () => {
   it("serves them in testing mode", async () => {
     const service = await start({ BUNDLEKIT_TESTING_MODE: "true" });
     expect((await rpc(service, "debug_bundler_setBundlingMode", ["manual"])).result).toBe("ok");
-    expect(service.bundler.config.bundlingMode).toBe("manual");
+    expect(service.bundler.bundling.mode).toBe("manual");
   });
 
   it("refuses a debugMethods setting that is not a boolean, naming it", () => {

@@ -27,7 +27,7 @@ describe("smart accounts on the devnet", () => {
 
   beforeAll(async () => {
     // Bundling on its own, as `pnpm start` does: the snippet only waits for its receipt.
-    fx = await serviceFixture({ bundler: { bundlingMode: "auto", bundleInterval: 100 } });
+    fx = await serviceFixture({ bundler: { bundling: { mode: "auto", intervalMs: 100 } } });
   });
   afterAll(() => fx?.close());
 

@@ -19,7 +19,7 @@ describe("stand-alone service with a hung node", () => {
       {
         nodeTimeoutMs: 120_000,
         metricsPort: 0,
-        bundler: { maxConcurrentSimulations: 2, maxQueuedSimulations: 1 },
+        bundler: { validation: { maxConcurrentSimulations: 2, maxQueuedSimulations: 1 } },
       },
       { behindProxy: true },
     );
@@ -123,7 +123,7 @@ describe("stand-alone service's node timeouts", () => {
     submitEndpoint = await startNodeProxy("http://127.0.0.1:9");
     submitEndpoint.hold();
     fx = await serviceFixture(
-      { nodeTimeoutMs: 200, nodeRetryCount: 1, bundler: { rpcEndpointSubmit: submitEndpoint.url } },
+      { nodeTimeoutMs: 200, nodeRetryCount: 1, bundler: { relaying: { submitUrl: submitEndpoint.url } } },
       { behindProxy: true },
     );
   });

@@ -10,7 +10,7 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { createBundlerClient, formatUserOperationRequest, type SmartAccount } from "viem/account-abstraction";
-import type { Logger } from "@bundlekit/core";
+import { type Logger, mergeBundlerSettings } from "@bundlekit/core";
 import { loadConfig, type ServerConfig } from "../src/config.ts";
 import { type BundlerService, startBundlerService } from "../src/server.ts";
 import { type NodeProxy, startNodeProxy } from "./node-proxy.ts";
@@ -46,7 +46,7 @@ export async function serviceFixture(
   const config = {
     ...base,
     ...overrides,
-    bundler: { ...base.bundler, bundlingMode: "manual" as const, ...overrides.bundler },
+    bundler: mergeBundlerSettings(base.bundler, { bundling: { mode: "manual" } }, overrides.bundler),
     rpcUrl: nodeUrl,
   };
   const service: BundlerService = await startBundlerService(config, setup.logger);

@@ -64,7 +64,7 @@ const clearClaim = {
 export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
   options: KyselyMempoolStoreOptions<DB>,
 ): Promise<KyselyMempoolStore> {
-  const { db, transactions } = await openStoreDatabase(options as unknown as KyselyStoreOptions<MempoolDatabase>);
+  const { db, transactions } = await openStoreDatabase<MempoolDatabase, DB>(options);
 
   /**
    * Insert `entry` as pending, over a row of the same hash in a `readmissibleStatuses` status (its

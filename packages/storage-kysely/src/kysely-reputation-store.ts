@@ -33,7 +33,7 @@ const uniqueKeys = (addresses: readonly Address[]) => [...new Set(addresses.map(
 export async function createKyselyReputationStore<DB extends ReputationDatabase>(
   options: KyselyReputationStoreOptions<DB>,
 ): Promise<KyselyReputationStore> {
-  const { db, transactions } = await openStoreDatabase(options as unknown as KyselyStoreOptions<ReputationDatabase>);
+  const { db, transactions } = await openStoreDatabase<ReputationDatabase, DB>(options);
 
   const toEntry = (row: {
     address: string;

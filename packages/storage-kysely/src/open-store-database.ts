@@ -21,10 +21,13 @@ export interface KyselyStoreOptions<DB> {
  * reads only its own `Tables`, so a wider database type narrows safely. If migrating fails the
  * database is destroyed and the error rethrown.
  */
-export async function openStoreDatabase<Tables>(
-  options: KyselyStoreOptions<Tables>,
+export async function openStoreDatabase<Tables, DB extends Tables = Tables>(
+  options: KyselyStoreOptions<DB>,
 ): Promise<{ db: Kysely<Tables>; transactions: WriteTransactions<Tables> }> {
-  const db = options.db instanceof Kysely ? options.db : new Kysely<Tables>({ dialect: options.db });
+  // The store's view of whatever wider schema `DB` the caller's instance has: Kysely's type is
+  // invariant in its schema, so it goes through `Kysely<any>`, the type Kysely's own Migrator takes.
+  // biome-ignore lint/suspicious/noExplicitAny: see above
+  const db: Kysely<Tables> = options.db instanceof Kysely ? (options.db as Kysely<any>) : new Kysely<Tables>({ dialect: options.db });
   const transactions = writeTransactionsFor(db, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
   try {
     if (options.migrate ?? true) await migrateToLatest(db);

@@ -71,7 +71,7 @@ describe("gas an operation can take in handleOps (bundleGasOf)", () => {
 describe("the most operation gas one bundle holds (defaultMaxBundleGas)", () => {
   it("is the block gas limit less the markup, less 50,000 for the transaction itself", () => {
     // 30,000,000 × 100 / 110 = 27,272,727.2…, − 50,000.
-    expect(defaultMaxBundleGas(30_000_000n, 10n)).toBe(27_222_727n);
-    expect(defaultMaxBundleGas(30_000_000n, 0n)).toBe(29_950_000n);
+    expect(defaultMaxBundleGas(30_000_000n, 10)).toBe(27_222_727n);
+    expect(defaultMaxBundleGas(30_000_000n, 0)).toBe(29_950_000n);
   });
 });

@@ -22,9 +22,9 @@ const bundleOverhead = 50_000n;
 
 /**
  * The most operation gas (`bundleGasOf`) one bundle may hold on a chain whose blocks hold
- * `blockGasLimit`: the bundle transaction, with `bundleGasLimitMarkup` percent on top, must fit
+ * `blockGasLimit`: the bundle transaction, with `gasLimitMarkupPercent` on top, must fit
  * a block.
  */
-export function defaultMaxBundleGas(blockGasLimit: bigint, bundleGasLimitMarkup: bigint): bigint {
-  return (blockGasLimit * 100n) / (100n + bundleGasLimitMarkup) - bundleOverhead;
+export function defaultMaxBundleGas(blockGasLimit: bigint, gasLimitMarkupPercent: number): bigint {
+  return (blockGasLimit * 100n) / (100n + BigInt(gasLimitMarkupPercent)) - bundleOverhead;
 }

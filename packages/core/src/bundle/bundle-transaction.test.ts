@@ -18,7 +18,7 @@ function bundle(parts: Partial<Bundle> = {}): Bundle {
   };
 }
 
-const options = { chainId: 31337, fees: { maxFeePerGas: 30n, maxPriorityFeePerGas: 2n }, gasLimitMarkup: 10n, maxGas: 30_000_000n };
+const options = { chainId: 31337, fees: { maxFeePerGas: 30n, maxPriorityFeePerGas: 2n }, gasLimitMarkupPercent: 10, maxGas: 30_000_000n };
 
 describe("bundleTransaction", () => {
   it("calls handleOps with the bundle's gas plus the markup, and its fees", () => {

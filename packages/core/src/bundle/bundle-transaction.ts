@@ -5,20 +5,20 @@ import type { BundleFees } from "./bundle-fees.ts";
 export interface BundleTransactionOptions {
   chainId: number;
   fees: BundleFees;
-  /** Percent added to the bundle's gas for the transaction's gas limit (`bundleGasLimitMarkup`). */
-  gasLimitMarkup: bigint;
+  /** Percent added to the bundle's gas for the transaction's gas limit (`bundling.gasLimitMarkupPercent`). */
+  gasLimitMarkupPercent: number;
   /** Most gas the transaction may use: the block's gas limit, or the sequencer's gas budget. */
   maxGas: bigint;
 }
 
 /**
  * The transaction that carries `bundle`, all but its nonce: the `handleOps` call, its gas with
- * `bundleGasLimitMarkup` (within `maxGas`), `fees`, the access list when the bundle has one
- * (`eip2930`), and the operations' EIP-7702 authorizations (then type 4). The one shape both the
+ * `gasLimitMarkupPercent` (within `maxGas`), `fees`, the access list when the bundle has one
+ * (`bundling.accessList`), and the operations' EIP-7702 authorizations (then type 4). The one shape both the
  * push path (sent) and the pull path (proposed) sign.
  */
 export function bundleTransaction(bundle: Bundle, options: BundleTransactionOptions) {
-  const withMarkup = (bundle.gas * (100n + options.gasLimitMarkup)) / 100n;
+  const withMarkup = (bundle.gas * (100n + BigInt(options.gasLimitMarkupPercent))) / 100n;
   return {
     chainId: options.chainId,
     to: bundle.entryPoint.address,

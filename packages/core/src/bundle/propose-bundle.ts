@@ -5,12 +5,13 @@ import type { BlockHead } from "../ports/block-source.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
-import { type Bundle, type BuildBundleOptions, buildBundle, type RejectedEntry } from "./build-bundle.ts";
+import { type Bundle, buildBundle, type RejectedEntry } from "./build-bundle.ts";
+import type { BundlingSettings } from "./bundling-settings.ts";
 import { type BundleFees, bundleFees } from "./bundle-fees.ts";
 import { entitiesOf } from "../userop/entities.ts";
 import { type Reputation, throttledEntityBundleCount } from "../reputation/reputation.ts";
 import { bundleGasOf } from "./bundle-gas.ts";
-import { type BundleSizeLimits, bundledOperationSize, erc7562Limits, handleOpsCalldataOverhead } from "../validation/size-limits.ts";
+import { bundledOperationSize, handleOpsCalldataOverhead } from "../validation/size-limits.ts";
 import { revalidateBundle } from "./revalidate-bundle.ts";
 
 /** Rough least gas of one operation in a bundle: how many candidates a gas budget may need. */
@@ -27,13 +28,14 @@ export interface ProposeBundleContext {
   claimLeaseMs: number;
   now: () => number;
   getGasPrice: () => Promise<GasPrice>;
-  buildOptions: BuildBundleOptions;
   /** Throttled entities get at most `throttledEntityBundleCount` operations per bundle (GREP-020). */
   reputation?: Pick<Reputation, "throttled"> | undefined;
-  /** Most calldata and paymaster context per bundle (LIM-040, LIM-050); the ERC-7562 values when absent. */
-  sizeLimits?: BundleSizeLimits | undefined;
-  /** No bundle bids more per gas (`maxBundleFeePerGas`); while the base fee is above it, nothing is bundled. */
-  maxBundleFeePerGas?: bigint | undefined;
+  /**
+   * The bundle's limits besides gas (LIM-040 calldata, LIM-050 context), whether `handleOps` is
+   * simulated first and carries an access list, and the most it bids per gas: while the base fee
+   * is above `maxFeePerGas`, nothing is bundled.
+   */
+  settings: Pick<BundlingSettings, "maxCalldataBytes" | "maxContextBytes" | "skipValidation" | "accessList" | "maxFeePerGas">;
 }
 
 export interface ProposeBundleParameters {
@@ -72,11 +74,11 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
   });
   if (candidates.length === 0) return { bundle: undefined, rejected: [] };
   // An operation that cannot pay this block's base fee, or whose bundle could not bid it, waits in the pool until it can.
-  const bidCap = context.maxBundleFeePerGas;
+  const { settings } = context;
+  const bidCap = settings.maxFeePerGas;
   const payable = candidates.filter((c) => c.userOperation.maxFeePerGas >= head.baseFeePerGas && (bidCap === undefined || bidCap >= head.baseFeePerGas));
   const limits = { gasBudget, maxOperations, gasOf: (e: MempoolEntry) => bundleGasOf(e.userOperation), block: head };
-  const sizeLimits = context.sizeLimits ?? erc7562Limits;
-  const selected = withinLimits(payable, policy.select(payable, limits), { ...limits, ...sizeLimits });
+  const selected = withinLimits(payable, policy.select(payable, limits), { ...limits, maxCalldataBytes: settings.maxCalldataBytes, maxContextBytes: settings.maxContextBytes });
   // The second validation's cheap checks: code unchanged (COD-010), no storage of another bundled sender (STO-041).
   const inFlight = selected.some((e) => e.validation)
     ? (await Promise.all((["bundling", "submitted"] as const).map((status) => store.list(status, { entryPoint: entryPoint.address })))).flat()
@@ -98,7 +100,7 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
       chosen,
       parameters.relayer,
       parameters.beneficiary,
-      context.buildOptions,
+      settings,
     );
     if (!bundle) return { bundle: undefined, rejected: [...invalid, ...rejected] };
     const fees = bundleFees(await context.getGasPrice(), bundle.entries.map((e) => e.userOperation), bidCap);
@@ -119,7 +121,7 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
 function withinLimits(
   candidates: readonly MempoolEntry[],
   chosen: readonly MempoolEntry[],
-  limits: BundleSizeLimits & { gasBudget: bigint; maxOperations: number; gasOf: (e: MempoolEntry) => bigint },
+  limits: Pick<BundlingSettings, "maxCalldataBytes" | "maxContextBytes"> & { gasBudget: bigint; maxOperations: number; gasOf: (e: MempoolEntry) => bigint },
 ): MempoolEntry[] {
   const byHash = new Map(candidates.map((c) => [c.userOpHash, c]));
   const picked: MempoolEntry[] = [];
@@ -132,9 +134,9 @@ function withinLimits(
     const needed = limits.gasOf(candidate);
     if (gas + needed > limits.gasBudget) continue;
     const bytes = bundledOperationSize(candidate.userOperation);
-    if (calldataSize + bytes > limits.maxBundleCalldataSize) continue;
+    if (calldataSize + bytes > limits.maxCalldataBytes) continue;
     const context = candidate.paymasterContextSize ?? 0;
-    if (contextSize + context > limits.maxBundleContextSize) continue;
+    if (contextSize + context > limits.maxContextBytes) continue;
     gas += needed;
     calldataSize += bytes;
     contextSize += context;

@@ -25,7 +25,7 @@ import { refuseMultipleRoles, refuseUnstakedContext } from "../validation/rules/
 import { refuseRedundantFactory, withQueuedNonce } from "../validation/queued-nonce.ts";
 import { validationFacts } from "../validation/trace/validation-facts.ts";
 import { validateUserOperation } from "../validation/validate-user-operation.ts";
-import type { BundlerConfig } from "./config.ts";
+import type { BundlerSettings } from "./settings.ts";
 
 export interface AdmissionContext {
   client: ChainClient;
@@ -40,8 +40,8 @@ export interface AdmissionContext {
   clock: Clock;
   logger: Logger;
   emit: StatusListener;
-  config: BundlerConfig;
-  /** The most operation gas one bundle holds (`maxBundleGas`, resolved). */
+  settings: BundlerSettings;
+  /** The most operation gas one bundle holds (`bundling.maxGas`, or what the block holds). */
   maxBundleGas: bigint;
   preVerificationGas?: PreVerificationGasConfig | undefined;
   /** preVerificationGas an L2 requires on top, for an operation's L1 data fee; none on L1. */
@@ -54,9 +54,10 @@ export interface AdmissionContext {
  * bundle is refused here (-32602), not left to stall the pool.
  */
 export async function admitUserOperation(context: AdmissionContext, op: UserOperation, entryPointAddress: Address): Promise<Hash> {
-  const { store, config, clock } = context;
+  const { store, settings, clock } = context;
+  const { reputation: stakeRequirement } = settings;
   const entryPoint = context.entryPoints.get(entryPointAddress);
-  precheckUserOperation(op, config);
+  precheckUserOperation(op, { validationGasLimit: settings.gas.validationGasLimit, maxUserOperationBytes: settings.validation.maxUserOperationBytes });
   const bundleGas = bundleGasOf(op);
   if (bundleGas > context.maxBundleGas) {
     throw new InvalidParamsError(
@@ -81,7 +82,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   ]);
   const simulation = {
     simulator: context.simulator,
-    rules: config,
+    rules: { ...stakeRequirement, p256Precompile: settings.validation.p256Precompile, maxPaymasterContextBytes: settings.validation.maxPaymasterContextBytes },
     nowSeconds: BigInt(Math.floor(clock.now() / 1000)),
     preVerificationGas: context.preVerificationGas,
     l1DataGas: context.l1DataGas && ((o: UserOperation) => context.l1DataGas!(entryPoint, o)),
@@ -90,18 +91,18 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     context.feeOracle.getGasPrice(),
     withQueuedNonce(context, entryPoint, op, (stateOverride) => validateUserOperation({ ...simulation, stateOverride }, entryPoint, op)),
   ]);
-  if (config.enforceGasPrice) enforceGasPrice(op, gasPrice, config.enforceGasPriceThreshold);
+  if (settings.gas.enforceGasPrice) enforceGasPrice(op, gasPrice, settings.gas.enforceGasPriceThresholdPercent);
   if (op.maxFeePerGas < gasPrice.baseFeePerGas) {
     throw new InvalidParamsError("maxFeePerGas", `${op.maxFeePerGas} is below the current base fee ${gasPrice.baseFeePerGas}`);
   }
   if (validation.trace) await refuseMultipleRoles(store, entryPoint.address, op);
   const staked = {
-    account: isStaked(validation.sender, config),
-    factory: isStaked(validation.factory, config),
-    paymaster: isStaked(validation.paymasterStake, config),
+    account: isStaked(validation.sender, stakeRequirement),
+    factory: isStaked(validation.factory, stakeRequirement),
+    paymaster: isStaked(validation.paymasterStake, stakeRequirement),
   };
   await context.reputation.checkUnstakedAllowance(entryPoint.address, op, staked);
-  if (validation.trace) refuseUnstakedContext(op, validation, config);
+  if (validation.trace) refuseUnstakedContext(op, validation, stakeRequirement);
   const stakedRoles = (["account", "factory", "paymaster"] as const).filter((role) => staked[role]);
   await refuseUnfundedPaymaster(context, entryPoint.address, op);
   const entry = {

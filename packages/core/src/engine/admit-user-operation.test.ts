@@ -36,7 +36,7 @@ import type { UserOperation, UserOperationV07 } from "../userop/types.ts";
 import type { ValidationResult } from "../ports/validation-result.ts";
 import type { ValidationTrace } from "../ports/validation-trace.ts";
 import { type AdmissionContext, admitUserOperation } from "./admission.ts";
-import { type BundlerConfig, defaultBundlerConfig } from "./config.ts";
+import { type BundlerSettingsInput, resolveBundlerSettings } from "./settings.ts";
 
 /**
  * Admission (`admitUserOperation`) with every port faked at its boundary: the node answers code,
@@ -77,7 +77,7 @@ const trace: ValidationTrace = {
 
 interface Setup {
   mode?: "safe" | "unsafe";
-  config?: Partial<BundlerConfig>;
+  settings?: BundlerSettingsInput;
   /** The validation result's fields, over a valid unstaked one. */
   result?: Partial<ValidationResult>;
   gasPrice?: Partial<GasPrice>;
@@ -94,7 +94,7 @@ interface Setup {
 function setup(options: Setup = {}) {
   const store = options.store ?? createMemoryMempoolStore();
   const reputationStore = createMemoryReputationStore();
-  const config = { ...defaultBundlerConfig, ...options.config };
+  const settings = resolveBundlerSettings(options.settings);
   const mode = options.mode ?? "safe";
   const events: StatusChange[] = [];
   const simulated: UserOperation[] = [];
@@ -152,13 +152,13 @@ function setup(options: Setup = {}) {
     chainId: fixtureChainId,
     store,
     policy: createDefaultMempoolPolicy(),
-    reputation: createReputation(reputationStore, store, config),
+    reputation: createReputation(reputationStore, store, settings.reputation),
     entryPoints: createEntryPointRegistry(),
     feeOracle: { getGasPrice: async () => gasPrice },
     clock: { now: () => now, setTimeout: () => ({ cancel() {} }) },
     logger: silentLogger,
     emit: (change) => events.push(change),
-    config,
+    settings,
     maxBundleGas: options.maxBundleGas ?? 30_000_000n,
     l1DataGas: options.l1DataGas,
   };
@@ -339,7 +339,7 @@ describe("admitting an operation", () => {
     const gasPrice = { maxPriorityFeePerGas: op.maxPriorityFeePerGas * 2n };
     await expect(setup({ gasPrice }).admit(op)).resolves.toBe(hashOf(op));
     await expect(
-      setup({ gasPrice, config: { enforceGasPrice: true } }).admit(op),
+      setup({ gasPrice, settings: { gas: { enforceGasPrice: true } } }).admit(op),
     ).rejects.toMatchObject({ code: -32602, data: { field: "maxPriorityFeePerGas" } });
   });
 

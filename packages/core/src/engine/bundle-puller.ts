@@ -16,6 +16,7 @@ import type { StatusListener } from "../status/status-change.ts";
 import type { TransactionTracker } from "../submit/transaction-tracker.ts";
 import { minOf } from "../utils/bigint-math.ts";
 import type { BundleSender } from "./bundle-sender.ts";
+import type { BundlingSettings } from "../bundle/bundling-settings.ts";
 
 /** What a sequencer's block builder asks for: the best bundle for this block. */
 export interface ProposeBundleRequest {
@@ -46,11 +47,11 @@ export interface BundleProposal {
   /** The `handleOps` call: `to` is the EntryPoint. */
   to: Address;
   data: Hex;
-  /** Gas limit for the transaction: the estimate with `bundleGasLimitMarkup`, within `gasBudget`. */
+  /** Gas limit for the transaction: the estimate with `bundling.gasLimitMarkupPercent`, within `gasBudget`. */
   gas: bigint;
   /** Most per gas the operations repay. */
   fees: BundleFees;
-  /** EIP-2930 access list of the call, with `eip2930` on. */
+  /** EIP-2930 access list of the call, with `bundling.accessList` on. */
   accessList?: AccessList | undefined;
   authorizationList: Bundle["authorizationList"];
   /** Milliseconds since the epoch (engine clock) when the claim lapses back to the pool. */
@@ -71,11 +72,9 @@ export interface BundlePullerContext {
   logger: Logger;
   emit: StatusListener;
   propose: ProposeBundleContext;
-  bundleGasLimitMarkup: bigint;
-  maxOperations: number;
-  /** `maxBundleGas`, resolved: a pulled bundle never holds more. */
+  /** `bundling.maxGas`, or what the chain's block holds: a pulled bundle never holds more. */
   maxBundleGas: bigint;
-  proposalLeaseMs: number;
+  settings: Pick<BundlingSettings, "gasLimitMarkupPercent" | "maxOperations" | "proposalLeaseMs">;
   /** Report committed operations `preconfirmed` (pull mode); otherwise `submitted`, as on the push path. */
   preconfirmations: () => boolean;
 }
@@ -107,17 +106,17 @@ export function createBundlePuller(context: BundlePullerContext) {
       for (const [id, proposal] of proposals) if (proposal.expiresAt <= clock.now()) proposals.delete(id);
       const candidates = request.entryPoint ? [context.entryPoints.get(request.entryPoint)] : context.entryPoints.all;
       const head = { number: request.blockNumber, hash: `0x${"0".repeat(64)}` as Hash, timestamp: request.timestamp, baseFeePerGas: request.baseFee, gasLimit: request.gasBudget };
-      const budget = defaultMaxBundleGas(request.gasBudget, context.bundleGasLimitMarkup);
+      const budget = defaultMaxBundleGas(request.gasBudget, context.settings.gasLimitMarkupPercent);
       for (const entryPoint of candidates) {
         const { bundle, rejected } = await proposeBundle(
-          { ...context.propose, claimLeaseMs: context.proposalLeaseMs },
+          { ...context.propose, claimLeaseMs: context.settings.proposalLeaseMs },
           {
             entryPoint,
             relayer: request.from,
             beneficiary: request.beneficiary ?? request.from,
             head,
             gasBudget: minOf(budget, context.maxBundleGas),
-            maxOperations: context.maxOperations,
+            maxOperations: context.settings.maxOperations,
           },
         );
         await context.bundleSender.settleRejected(entryPoint, rejected);
@@ -125,7 +124,7 @@ export function createBundlePuller(context: BundlePullerContext) {
         const transaction = bundleTransaction(bundle, {
           chainId: context.chainId,
           fees: bundle.fees,
-          gasLimitMarkup: context.bundleGasLimitMarkup,
+          gasLimitMarkupPercent: context.settings.gasLimitMarkupPercent,
           maxGas: request.gasBudget,
         });
         const proposal: BundleProposal & { entries: MempoolEntry[] } = {
@@ -139,7 +138,7 @@ export function createBundlePuller(context: BundlePullerContext) {
           fees: bundle.fees,
           ...(bundle.accessList ? { accessList: bundle.accessList } : {}),
           authorizationList: bundle.authorizationList,
-          expiresAt: clock.now() + context.proposalLeaseMs,
+          expiresAt: clock.now() + context.settings.proposalLeaseMs,
           entries: bundle.entries,
         };
         if (request.signer) {

@@ -17,6 +17,7 @@ import { type SendBundleContext, sendBundle } from "../submit/send-bundle.ts";
 import { SendBundleError } from "../submit/send-error.ts";
 import type { TransactionTracker } from "../submit/transaction-tracker.ts";
 import type { RelayerPool } from "./relayer-pool.ts";
+import type { BundlingSettings } from "../bundle/bundling-settings.ts";
 
 /** Failed attempts one bundling run tolerates before it waits for the next. */
 const failuresPerRun = 3;
@@ -34,13 +35,11 @@ export interface BundleSenderContext {
   send: SendBundleContext;
   receiptLookupRange: bigint;
   clock: Clock;
-  /** Milliseconds between looks for a free relayer (`blockPollingInterval`). */
-  pollInterval: number;
-  /** `bundleSize`. */
-  maxOperations: number;
-  /** `maxBundleGas`, resolved. */
+  /** Milliseconds between looks for a free relayer (`tracking.blockPollingIntervalMs`). */
+  pollIntervalMs: number;
+  /** `bundling.maxGas`, or what the chain's block holds. */
   maxBundleGas: bigint;
-  beneficiary: `0x${string}` | undefined;
+  settings: Pick<BundlingSettings, "maxOperations" | "beneficiary">;
   /** True once the engine stops: runs end instead of starting another bundle. */
   stopped: () => boolean;
 }
@@ -88,7 +87,7 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
 
   async function bundleEntryPoint(entryPoint: EntryPoint): Promise<Hash[]> {
     const sent: Hash[] = [];
-    let maxOperations = context.maxOperations;
+    let maxOperations = context.settings.maxOperations;
     let failures = 0;
     /** Relayers the node found short of funds for a bundle in this run: the next one is tried. */
     const unfunded = new Set<`0x${string}`>();
@@ -106,7 +105,7 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
           break;
         }
         // Released meanwhile, or soon: look again at the next release or after a poll interval.
-        await Promise.race([relayers.released(), sleep(context.clock, context.pollInterval)]);
+        await Promise.race([relayers.released(), sleep(context.clock, context.pollIntervalMs)]);
         continue;
       }
       let proposal: ProposedBundle | undefined;
@@ -115,7 +114,7 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
         proposal = await proposeBundle(context.propose, {
           entryPoint,
           relayer: relayer.address,
-          beneficiary: context.beneficiary ?? relayer.address,
+          beneficiary: context.settings.beneficiary ?? relayer.address,
           head,
           gasBudget: context.maxBundleGas,
           maxOperations,
@@ -130,7 +129,7 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
         const bundleSent = await sendBundle(context.send, { bundle, relayer, fees: bundle.fees, head });
         context.tracker.track(bundleSent);
         sent.push(bundleSent.transactionHashes[0]!);
-        maxOperations = context.maxOperations;
+        maxOperations = context.settings.maxOperations;
       } catch (error) {
         relayer.release();
         failures++;

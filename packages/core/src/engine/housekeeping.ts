@@ -9,7 +9,7 @@ import { evictBanned } from "../reputation/evict-banned.ts";
 import { createThrottledResidency } from "../reputation/evict-throttled.ts";
 import type { Reputation } from "../reputation/reputation.ts";
 import type { StatusListener } from "../status/status-change.ts";
-import type { BundlerConfig } from "./config.ts";
+import type { MempoolSettings } from "../mempool/mempool-settings.ts";
 
 export interface HousekeepingContext {
   store: MempoolStore;
@@ -18,7 +18,7 @@ export interface HousekeepingContext {
   reputation: Reputation;
   reputationStore: ReputationStore;
   entryPoints: EntryPointRegistry;
-  config: Pick<BundlerConfig, "useropsTTL" | "maxMempoolSize">;
+  settings: Pick<MempoolSettings, "ttlSeconds" | "maxSize">;
   logger: Logger;
   emit: StatusListener;
 }
@@ -27,18 +27,18 @@ export interface HousekeepingContext {
 const decayCheckMs = 60_000;
 
 /**
- * The pool's upkeep before each bundling tick: operations pending longer than `useropsTTL` are
- * dropped ("expired"; 0 keeps them), the policy chooses who leaves above `maxMempoolSize`
+ * The pool's upkeep before each bundling tick: operations pending longer than `ttlSeconds` are
+ * dropped ("expired"; 0 keeps them), the policy chooses who leaves above `maxSize`
  * ("evicted: the mempool is full"), a banned entity's operations leave (GREP-010), so do a
  * throttled entity's after 10 blocks in the pool (GREP-020), and reputation decays when due.
  */
 export function createHousekeeping(context: HousekeepingContext): (now: number) => Promise<void> {
-  const { store, policy, config, logger, emit } = context;
+  const { store, policy, settings, logger, emit } = context;
   let nextDecayAt = 0;
   const evictThrottledResidents = createThrottledResidency({ store, client: context.client, emit });
 
   async function evictOverCapacity(now: number) {
-    const excess = (await store.countByStatus()).pending - config.maxMempoolSize;
+    const excess = (await store.countByStatus()).pending - settings.maxSize;
     if (excess <= 0) return;
     const pending = await store.list("pending");
     const offered = new Set(pending);
@@ -46,12 +46,12 @@ export function createHousekeeping(context: HousekeepingContext): (now: number) 
     const reason = "evicted: the mempool is full";
     await store.drop(chosen.map((e) => e.userOpHash), reason, now);
     for (const { userOpHash } of chosen) emit({ userOpHash, status: "dropped", reason });
-    logger.warn("mempool full: operations evicted", { evicted: chosen.length, maxMempoolSize: config.maxMempoolSize });
+    logger.warn("mempool full: operations evicted", { evicted: chosen.length, maxSize: settings.maxSize });
   }
 
   return async (now) => {
-    if (config.useropsTTL > 0) {
-      for (const userOpHash of await store.expire(now - config.useropsTTL * 1000, now)) {
+    if (settings.ttlSeconds > 0) {
+      for (const userOpHash of await store.expire(now - settings.ttlSeconds * 1000, now)) {
         emit({ userOpHash, status: "dropped", reason: "expired" });
         logger.info("operation expired", { userOpHash });
       }

@@ -312,8 +312,3 @@ export class TraceIncompleteError extends BundlerError {
     );
   }
 }
-
-/** A configuration value the engine cannot run with. The message names the field; it never holds a secret. */
-export class BundlerConfigError extends Error {
-  override name = "BundlerConfigError";
-}

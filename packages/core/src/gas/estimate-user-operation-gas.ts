@@ -8,6 +8,7 @@ import { mergeStateOverrides } from "../validation/state-override.ts";
 import type { StateOverride } from "../ports/eth-call.ts";
 import { toQuantity } from "../userop/wire.ts";
 import type { FeeOracle } from "./fee-oracle.ts";
+import type { GasSettings } from "./gas-settings.ts";
 import { calculatePreVerificationGas, type PreVerificationGasConfig } from "../userop/pre-verification-gas.ts";
 import { searchGasLimits } from "./search-gas-limits.ts";
 
@@ -26,16 +27,11 @@ export interface GasEstimate {
 export interface EstimateContext {
   client: ChainClient;
   feeOracle: FeeOracle;
-  /** Most verification gas (and paymaster verification gas) a search tries (`validationGasLimit`). */
-  validationGasLimit: bigint;
-  /** Most call (and postOp) gas a search tries (`executionGasLimit`). */
-  executionGasLimit: bigint;
-  /** Percent added to each limit found (`estimationGasMarkupPercent`). */
-  gasLimitMarkupPercent: bigint;
-  /** Gas added to each limit found (`estimationStaticBuffer`). */
-  staticBuffer: bigint;
-  /** Percent added to preVerificationGas (`pvgMarkup`). */
-  pvgMarkupPercent: bigint;
+  /**
+   * The search's ceilings (`validationGasLimit` for verification, `executionGasLimit` for call and
+   * postOp) and the margins added to what it finds.
+   */
+  settings: Pick<GasSettings, "validationGasLimit" | "executionGasLimit" | "estimationStaticBuffer" | "estimationMarkupPercent" | "preVerificationGasMarkupPercent">;
   preVerificationGas?: PreVerificationGasConfig | undefined;
   /** preVerificationGas an L2 requires on top, for the operation's L1 data fee (`L1DataCost`); none on L1. */
   l1DataGas?: ((op: UserOperation) => Promise<bigint>) | undefined;
@@ -63,8 +59,8 @@ export async function estimateUserOperationGas(
   const [balance, fees] = await Promise.all([senderBalance(context, op), context.feeOracle.getGasPrice()]);
   const probe = {
     ...op,
-    verificationGasLimit: context.validationGasLimit,
-    callGasLimit: context.executionGasLimit,
+    verificationGasLimit: context.settings.validationGasLimit,
+    callGasLimit: context.settings.executionGasLimit,
     preVerificationGas: 0n,
     // Paying the prefund is part of validation (unless the account's deposit covers it): search
     // at the fees the operation will carry.
@@ -73,8 +69,8 @@ export async function estimateUserOperationGas(
     signature: op.signature === "0x" ? dummySignature : op.signature,
   } as UserOperation;
   if (!isUserOperationV06(probe) && probe.paymaster) {
-    probe.paymasterVerificationGasLimit = context.validationGasLimit;
-    probe.paymasterPostOpGasLimit = context.executionGasLimit;
+    probe.paymasterVerificationGasLimit = context.settings.validationGasLimit;
+    probe.paymasterPostOpGasLimit = context.settings.executionGasLimit;
   }
   // The sender gets exactly the prefund it pays at the search's limits, so its call sees its own
   // balance: a call that spends more than the account holds still reverts.
@@ -84,7 +80,8 @@ export async function estimateUserOperationGas(
   const search = { client: context.client, entryPoint, stateOverride };
   const found = await searchGasLimits({ ...search, userOperation: probe });
 
-  const withMargin = (gas: bigint) => gas + (gas * context.gasLimitMarkupPercent) / 100n + context.staticBuffer;
+  const { estimationMarkupPercent, estimationStaticBuffer, preVerificationGasMarkupPercent } = context.settings;
+  const withMargin = (gas: bigint) => gas + (gas * BigInt(estimationMarkupPercent)) / 100n + estimationStaticBuffer;
   const limits = {
     // v0.6 runs postOp within verificationGasLimit.
     verificationGasLimit: withMargin(isUserOperationV06(op) ? maxOf(found.verificationGasLimit, found.paymasterPostOpGas ?? 0n) : found.verificationGasLimit),
@@ -117,7 +114,7 @@ export async function estimateUserOperationGas(
   // shrinks as it grows. The search's own runs can use more (the account pays a larger prefund
   // there, where its EntryPoint deposit might cover the real one), which would leave it short.
   const pvg = calculatePreVerificationGas(filled, confirmed.verificationGasUsed, entryPoint.version, context.preVerificationGas) + ((await context.l1DataGas?.(filled)) ?? 0n);
-  estimate.preVerificationGas = (pvg * (100n + context.pvgMarkupPercent)) / 100n;
+  estimate.preVerificationGas = (pvg * (100n + BigInt(preVerificationGasMarkupPercent))) / 100n;
   return estimate;
 }
 

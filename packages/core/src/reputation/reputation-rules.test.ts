@@ -1,4 +1,4 @@
-import { type Address, getAddress } from "viem";
+import { type Address, getAddress, parseEther } from "viem";
 import { describe, expect, it } from "vitest";
 import { parseFailureReason } from "../errors/failure-reason.ts";
 import { canonicalEntryPoints } from "../entrypoint/version.ts";
@@ -34,6 +34,8 @@ function setup(whitelistedEntities: WhitelistedEntities = none) {
     throttlingSlack: 10,
     banSlack: 50,
     whitelistedEntities,
+    minStake: parseEther("1"),
+    minUnstakeDelaySeconds: 86_400,
   });
   /** Put `count` sponsored operations of other senders (1, 2, …) in the pool. */
   const pool = async (count: number, first = 1) => {

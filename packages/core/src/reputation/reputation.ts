@@ -7,6 +7,7 @@ import type { ReputationEntry, ReputationStore } from "../ports/reputation-store
 import type { UserOperation } from "../userop/types.ts";
 import { type Entity, type EntityRole, entitiesOf } from "../userop/entities.ts";
 import { type ReputationStatus, reputationStatus } from "./reputation-status.ts";
+import type { StakeRequirement } from "./stake.ts";
 
 /** ERC-7562 THROTTLED_ENTITY_MEMPOOL_COUNT: a throttled entity may have this many operations in the mempool. */
 export const throttledEntityMempoolCount = 4;
@@ -25,16 +26,16 @@ export interface WhitelistedEntities {
   account: readonly Address[];
   factory: readonly Address[];
 }
-/** The configuration reputation reads (see docs/configuration.md). */
-export interface ReputationConfig {
-  /** ERC-7562 reputation: expected inclusions are `opsSeen / minInclusionDenominator`. Default 10. */
-  minInclusionDenominator: number;
-  /** ERC-7562 reputation: throttling slack. Default 10. */
-  throttlingSlack: number;
-  /** ERC-7562 reputation: ban slack. Default 50. */
-  banSlack: number;
+/** ERC-7562 reputation and the stake that exempts an entity from the unstaked limits (see docs/configuration.md). */
+export interface ReputationSettings extends StakeRequirement {
+  /** Expected inclusions are `opsSeen / minInclusionDenominator`. Default 10. */
+  readonly minInclusionDenominator: number;
+  /** Throttling slack. Default 10. */
+  readonly throttlingSlack: number;
+  /** Ban slack. Default 50. */
+  readonly banSlack: number;
   /** Entities exempt from reputation and stake rules. Default none. */
-  whitelistedEntities: WhitelistedEntities;
+  readonly whitelistedEntities: WhitelistedEntities;
 }
 
 /** A reputation entry with the status it gives. */
@@ -94,15 +95,15 @@ export interface Reputation {
 export function createReputation(
   store: ReputationStore,
   mempool: MempoolStore,
-  config: ReputationConfig,
+  settings: ReputationSettings,
 ): Reputation {
   const whitelisted = (role: EntityRole, address: Address) =>
     role !== "aggregator" &&
-    config.whitelistedEntities[role].some((a) => a.toLowerCase() === address.toLowerCase());
+    settings.whitelistedEntities[role].some((a) => a.toLowerCase() === address.toLowerCase());
   const anyWhitelisted = (address: Address) =>
     (["account", "factory", "paymaster"] as const).some((role) => whitelisted(role, address));
   const statusOf = (entry: ReputationEntry) =>
-    anyWhitelisted(entry.address) ? "ok" : reputationStatus(entry, config);
+    anyWhitelisted(entry.address) ? "ok" : reputationStatus(entry, settings);
   const addresses = (entities: readonly Entity[]) => entities.map((e) => e.address);
   const counted = (op: UserOperation, senderStaked: boolean) =>
     entitiesOf(op).filter((e) => e.role !== "account" || senderStaked);
@@ -116,7 +117,7 @@ export function createReputation(
       const entries = await store.get(entryPoint, addresses(entities));
       for (const entity of entities) {
         const entry = entries.find((e) => e.address === entity.address);
-        const status = entry ? reputationStatus(entry, config) : "ok";
+        const status = entry ? reputationStatus(entry, settings) : "ok";
         if (status === "banned") throw new ReputationError(entity.role, entity.address, "banned");
         if (
           status === "throttled" &&

@@ -6,9 +6,9 @@ import type { ChainClient } from "../ports/chain-client.ts";
 /** What ERC-7562 calls staked (SREP-010): enough stake, locked long enough. */
 export interface StakeRequirement {
   /** Least stake, in wei. */
-  minStake: bigint;
+  readonly minStake: bigint;
   /** Least unstake delay, in seconds. */
-  minUnstakeDelay: number;
+  readonly minUnstakeDelaySeconds: number;
 }
 
 /** An entity's stake on one EntryPoint, as `getDepositInfo` reports it. */
@@ -29,7 +29,7 @@ export function isStaked(
 ): boolean {
   return (
     info.stake >= requirement.minStake &&
-    info.unstakeDelaySec >= BigInt(requirement.minUnstakeDelay)
+    info.unstakeDelaySec >= BigInt(requirement.minUnstakeDelaySeconds)
   );
 }
 

@@ -1,6 +1,7 @@
 import { type Address, formatEther } from "viem";
 import type { Bundler } from "../engine/create-bundler.ts";
 import { toQuantity } from "../userop/wire.ts";
+import { expectParams, type RpcMethod } from "./methods.ts";
 
 /** The result of `bundler_config` (spec §2.8), field for field. */
 export interface BundlerConfigResult {
@@ -41,53 +42,72 @@ export interface BundlerConfigResult {
 }
 
 /**
- * Encode the engine's configuration as `bundler_config` answers it: integers as JSON numbers,
- * `minStake` as a `{type:"BigNumber",hex}` object, `minSignerBalance` as `"<amount> eth"`,
- * EntryPoints in lower case. Secrets never leave: relayers appear as addresses, and
- * `explorerApiKey` and `rpcEndpointSubmit` only say whether one is configured. Without a
+ * What the serving process knows beyond the engine: the service's flags and whether it holds an
+ * explorer API key (never the key itself). Default: all off.
+ */
+export interface ServiceFacts {
+  testingMode: boolean;
+  redirectRpc: boolean;
+  explorerApiKey: boolean;
+}
+
+/**
+ * Encode the engine's settings as `bundler_config` answers them, in the flat shape of the spec:
+ * integers as JSON numbers, `minStake` as a `{type:"BigNumber",hex}` object, `minSignerBalance` as
+ * `"<amount> eth"`, EntryPoints in lower case. Secrets never leave: relayers appear as addresses,
+ * and `explorerApiKey` and `rpcEndpointSubmit` only say whether one is configured. Without a
  * configured beneficiary each bundle pays its own relayer; the first relayer is shown then.
  */
 export function encodeBundlerConfig(
-  bundler: Pick<Bundler, "chainId" | "entryPoints" | "relayers" | "config">,
+  bundler: Pick<Bundler, "chainId" | "entryPoints" | "relayers" | "settings" | "bundling">,
+  service: ServiceFacts = { testingMode: false, redirectRpc: false, explorerApiKey: false },
 ): BundlerConfigResult {
-  const { config } = bundler;
-  const whitelist = config.whitelistedEntities;
+  const { reputation, validation, gas, bundling, relaying, tracking } = bundler.settings;
+  const whitelist = reputation.whitelistedEntities;
   return {
     chainId: bundler.chainId,
-    flags: { testingMode: config.testingMode, redirectRpc: config.redirectRpc },
+    flags: { testingMode: service.testingMode, redirectRpc: service.redirectRpc },
     entryPoints: bundler.entryPoints.all.map((ep) => ep.address.toLowerCase()),
-    beneficiary: config.beneficiary ?? bundler.relayers[0]!,
+    beneficiary: bundling.beneficiary ?? bundler.relayers[0]!,
     relayers: [...bundler.relayers],
-    minInclusionDenominator: config.minInclusionDenominator,
-    throttlingSlack: config.throttlingSlack,
-    banSlack: config.banSlack,
-    minStake: { type: "BigNumber", hex: toQuantity(config.minStake) },
-    minUnstakeDelay: config.minUnstakeDelay,
-    minSignerBalance: `${formatEther(config.minSignerBalance)} eth`,
-    multicall: config.multicall,
-    estimationStaticBuffer: Number(config.estimationStaticBuffer),
-    validationGasLimit: Number(config.validationGasLimit),
-    receiptLookupRange: Number(config.receiptLookupRange),
-    explorerApiKey: Boolean(config.explorerApiKey),
-    conditionalTransactions: config.conditionalTransactions,
-    rpcEndpointSubmit: Boolean(config.rpcEndpointSubmit),
-    gasPriceMarkup: config.gasPriceMarkup,
-    enforceGasPrice: config.enforceGasPrice,
-    enforceGasPriceThreshold: config.enforceGasPriceThreshold,
-    eip2930: config.eip2930,
-    useropsTTL: config.useropsTTL,
+    minInclusionDenominator: reputation.minInclusionDenominator,
+    throttlingSlack: reputation.throttlingSlack,
+    banSlack: reputation.banSlack,
+    minStake: { type: "BigNumber", hex: toQuantity(reputation.minStake) },
+    minUnstakeDelay: reputation.minUnstakeDelaySeconds,
+    minSignerBalance: `${formatEther(relaying.minSignerBalance)} eth`,
+    multicall: relaying.multicall,
+    estimationStaticBuffer: Number(gas.estimationStaticBuffer),
+    validationGasLimit: Number(gas.validationGasLimit),
+    receiptLookupRange: tracking.receiptLookupBlocks,
+    explorerApiKey: service.explorerApiKey,
+    conditionalTransactions: relaying.mode === "conditional",
+    rpcEndpointSubmit: Boolean(relaying.submitUrl),
+    gasPriceMarkup: gas.gasPriceMarkupPercent,
+    enforceGasPrice: gas.enforceGasPrice,
+    enforceGasPriceThreshold: gas.enforceGasPriceThresholdPercent,
+    eip2930: bundling.accessList,
+    useropsTTL: bundler.settings.mempool.ttlSeconds,
     whitelistedEntities: {
       paymaster: [...whitelist.paymaster],
       account: [...whitelist.account],
       factory: [...whitelist.factory],
     },
-    bundleGasLimitMarkup: Number(config.bundleGasLimitMarkup),
-    relayingMode: config.relayingMode,
-    bundleInterval: config.bundleInterval,
-    bundleSize: config.bundleSize,
-    pvgMarkup: Number(config.pvgMarkup),
-    skipBundleValidation: config.skipBundleValidation,
-    validationMode: config.validationMode,
-    validationTracer: config.validationMode === "safe" ? config.validationTracer : null,
+    bundleGasLimitMarkup: bundling.gasLimitMarkupPercent,
+    relayingMode: relaying.mode,
+    bundleInterval: bundler.bundling.intervalMs,
+    bundleSize: bundling.maxOperations,
+    pvgMarkup: gas.preVerificationGasMarkupPercent,
+    skipBundleValidation: bundling.skipValidation,
+    validationMode: validation.mode,
+    validationTracer: validation.mode === "safe" ? validation.tracer : null,
+  };
+}
+
+/** The `bundler_config` method, answering with `service`'s facts beside the engine's settings. */
+export function bundlerConfigMethod(service?: ServiceFacts): RpcMethod {
+  return async (params, bundler) => {
+    expectParams(params, 0, 0);
+    return encodeBundlerConfig(bundler, service);
   };
 }

@@ -3,7 +3,7 @@ import { InvalidParamsError } from "../errors/errors.ts";
 import { type DecodeMode, decodeUserOperation } from "../userop/codec.ts";
 import { parseAddress, parseBlock, parseHash, parseInteger, toQuantity } from "../userop/wire.ts";
 import { parseStateOverride } from "../validation/state-override.ts";
-import { encodeBundlerConfig } from "./bundler-config.ts";
+import { bundlerConfigMethod } from "./bundler-config.ts";
 import { encodeFeeHistory, encodeGasEstimate, encodeGasPrice, encodeUserOperationLookup, encodeUserOperationReceipt } from "./encode.ts";
 
 /**
@@ -86,17 +86,14 @@ export const rpcMethods: Record<string, RpcMethod> = {
     expectParams(params, 2, 3);
     const entryPoint = parseAddress(params[0], "params[0] (entryPoint)");
     const blockCount = parseInteger(params[1], "params[1] (blockCount)");
-    const limit = bundler.config.receiptLookupRange;
+    const limit = BigInt(bundler.settings.tracking.receiptLookupBlocks);
     if (blockCount < 1n || blockCount > limit) {
       throw new InvalidParamsError("params[1] (blockCount)", `must be from 1 to ${limit}, got ${blockCount}`);
     }
     const newestBlock = params[2] == null ? "latest" : parseBlock(params[2], "params[2] (newestBlock)");
     return encodeFeeHistory(await bundler.getFeeHistory({ entryPoint, blockCount, newestBlock }));
   },
-  async bundler_config(params, bundler) {
-    expectParams(params, 0, 0);
-    return encodeBundlerConfig(bundler);
-  },
+  bundler_config: bundlerConfigMethod(),
   async bundler_getGasPrice(params, bundler) {
     expectParams(params, 0, 0);
     return encodeGasPrice(await bundler.getGasPrice());

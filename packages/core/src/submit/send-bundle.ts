@@ -19,8 +19,8 @@ export interface SendBundleContext {
   clock: Clock;
   logger: Logger;
   emit: StatusListener;
-  /** Percent added to the bundle's gas for the transaction's gas limit (`bundleGasLimitMarkup`). */
-  bundleGasLimitMarkup: bigint;
+  /** Percent added to the bundle's gas for the transaction's gas limit (`bundling.gasLimitMarkupPercent`). */
+  gasLimitMarkupPercent: number;
 }
 
 /** A bundle transaction on its way: what the transaction tracker follows until its nonce is settled. */
@@ -58,7 +58,7 @@ export async function sendBundle(context: SendBundleContext, parameters: SendBun
   const hashes = bundle.entries.map((e) => e.userOpHash);
   const nonce = await client.getTransactionCount({ address: relayer.address, blockTag: "pending" });
   const transaction = {
-    ...bundleTransaction(bundle, { chainId: context.chainId, fees, gasLimitMarkup: context.bundleGasLimitMarkup, maxGas: head.gasLimit }),
+    ...bundleTransaction(bundle, { chainId: context.chainId, fees, gasLimitMarkupPercent: context.gasLimitMarkupPercent, maxGas: head.gasLimit }),
     nonce,
   };
   const sent: SentBundle = { bundle, relayer, transaction, transactionHashes: [], sentAtBlock: head.number, cancelled: false };

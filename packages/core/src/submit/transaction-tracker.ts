@@ -10,23 +10,27 @@ import { decodeUserOperationEvent, userOperationEventTopic } from "../receipt/us
 import { type SendBundleContext, type SentBundle, sendTransaction } from "./send-bundle.ts";
 import { SendBundleError } from "./send-error.ts";
 
-/** How the tracker replaces, cancels and gives up (see docs/configuration.md). */
-export interface TransactionTrackerConfig {
-  /** Blocks a bundle transaction may stay unmined before it is replaced with higher fees. */
-  bundleReplaceAfterBlocks: number;
-  /** Percent each replacement raises both fees by; nodes require at least 10. */
-  bundleFeeBumpPercent: bigint;
-  /** No bundle bids more than this per gas, however long it waits (besides what its operations repay). */
-  maxBundleFeePerGas: bigint | undefined;
-  /** Mined bundles an operation may be left out of (a reverted bundle, say) before it fails for good. */
-  maxBundleAttempts: number;
-  /** Blocks a mined bundle is watched for reorgs before its inclusion counts as final. */
-  reorgDepth: number;
+/** How the tracker follows, replaces and gives up on bundles, and how far back lookups search (see docs/configuration.md). */
+export interface TrackingSettings {
+  /** Milliseconds between polls of the node for a new block. Default 500. */
+  readonly blockPollingIntervalMs: number;
+  /** Blocks a bundle transaction may stay unmined before it is replaced with higher fees. Default 3. */
+  readonly replaceAfterBlocks: number;
+  /** Percent each replacement raises both fees by; nodes require at least 10. Default 15. */
+  readonly feeBumpPercent: number;
+  /** Mined bundles an operation may be left out of (a reverted bundle, say) before it fails for good. Default 3. */
+  readonly maxAttempts: number;
+  /** Blocks a mined bundle is watched for reorgs before its inclusion counts as final. Default 12. */
+  readonly reorgDepth: number;
+  /** Blocks back that receipts, lookups and restarts search the chain for an operation's event. Default 1024. */
+  readonly receiptLookupBlocks: number;
 }
 
 export interface TransactionTrackerParameters extends SendBundleContext {
   feeOracle: FeeOracle;
-  config: TransactionTrackerConfig;
+  settings: Pick<TrackingSettings, "replaceAfterBlocks" | "feeBumpPercent" | "maxAttempts" | "reorgDepth">;
+  /** No replacement bids more than this per gas (`bundling.maxFeePerGas`). */
+  maxFeePerGas: bigint | undefined;
   /** Names this engine in claims: the tracker renews the claims of what it follows. */
   claimant: string;
   claimLeaseMs: number;
@@ -82,14 +86,14 @@ interface Confirming {
  * The transaction tracker: the one module that owns sent bundles. At each new block it looks for
  * the receipt of any transaction sent at each bundle's nonce; marks operations with a
  * `UserOperationEvent` included and puts the others back in the pool (a bundle that reverted
- * loses no operation; `maxBundleAttempts` bounds the retries); replaces a bundle left unmined
- * for `bundleReplaceAfterBlocks` with higher fees; cancels it with a zero-value transfer to the
+ * loses no operation; `maxAttempts` bounds the retries); replaces a bundle left unmined
+ * for `replaceAfterBlocks` with higher fees; cancels it with a zero-value transfer to the
  * relayer itself when its operations no longer repay the fees it would need; releases the
  * relayer only once its nonce is taken on chain; and watches mined bundles for `reorgDepth`
  * blocks, taking their operations back when their block leaves the canonical chain.
  */
 export function createTransactionTracker(parameters: TransactionTrackerParameters): TransactionTracker {
-  const { client, store, clock, logger, emit, feeOracle, config } = parameters;
+  const { client, store, clock, logger, emit, feeOracle, settings, maxFeePerGas } = parameters;
   const tracked = new Map<Hash, Tracked>();
   const confirming = new Map<Hash, Confirming>();
   /** Transactions followed without their relayer: adopted after a restart, or back in the node's pool after a reorg. */
@@ -205,14 +209,14 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
     for (const userOpHash of userOpHashes) {
       const count = (attempts.get(userOpHash) ?? 0) + 1;
       attempts.set(userOpHash, count);
-      (count >= config.maxBundleAttempts ? failed : requeued).push(userOpHash);
+      (count >= settings.maxAttempts ? failed : requeued).push(userOpHash);
     }
     if (requeued.length > 0) {
       await store.requeue(requeued, clock.now());
       for (const userOpHash of requeued) emit({ userOpHash, status: "pending", reason: `${why}; back in the pool`, transactionHash });
     }
     if (failed.length > 0) {
-      const reason = `${why} (${config.maxBundleAttempts} bundles mined without it)`;
+      const reason = `${why} (${settings.maxAttempts} bundles mined without it)`;
       await store.markFailed(failed, reason, clock.now());
       for (const userOpHash of failed) {
         attempts.delete(userOpHash);
@@ -224,9 +228,9 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
   /** Replace the bundle with higher fees, or cancel it when its operations would not repay them. */
   async function replace(entry: Tracked, head: BlockHead) {
     const { sent } = entry;
-    const next = bumpedFees(sent.transaction, await feeOracle.getGasPrice(), config.bundleFeeBumpPercent);
+    const next = bumpedFees(sent.transaction, await feeOracle.getGasPrice(), BigInt(settings.feeBumpPercent));
     const repaid = repaidFees(sent.bundle.entries.map((e) => e.userOperation));
-    const feeCap = config.maxBundleFeePerGas !== undefined && config.maxBundleFeePerGas < repaid.maxFeePerGas ? config.maxBundleFeePerGas : repaid.maxFeePerGas;
+    const feeCap = maxFeePerGas !== undefined && maxFeePerGas < repaid.maxFeePerGas ? maxFeePerGas : repaid.maxFeePerGas;
     const cancel = sent.cancelled || next.maxFeePerGas > feeCap || next.maxPriorityFeePerGas > repaid.maxPriorityFeePerGas;
     const transaction = cancel
       ? { chainId: sent.transaction.chainId, type: "eip1559" as const, to: sent.relayer.address, value: 0n, data: "0x" as Hex, gas: 21_000n, nonce: sent.transaction.nonce, ...next }
@@ -254,7 +258,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
    * pending again (reconciliation follows it), else to the pool to be bundled again.
    */
   async function confirm(watched: Confirming, head: BlockHead) {
-    if (head.number - watched.blockNumber >= BigInt(config.reorgDepth)) {
+    if (head.number - watched.blockNumber >= BigInt(settings.reorgDepth)) {
       confirming.delete(watched.transactionHash);
       return;
     }
@@ -300,7 +304,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
       logger.warn("bundle nonce taken by another transaction", { relayer: sent.relayer.address, nonce: sent.transaction.nonce });
       return settle(key, entry);
     }
-    if (head.number - sent.sentAtBlock >= BigInt(config.bundleReplaceAfterBlocks)) await replace(entry, head);
+    if (head.number - sent.sentAtBlock >= BigInt(settings.replaceAfterBlocks)) await replace(entry, head);
   }
 
   return {

@@ -6,7 +6,7 @@ import { checkUserOperationSize } from "./size-limits.ts";
 export interface PrecheckLimits {
   validationGasLimit: bigint;
   /** LIM-010: most bytes of the ABI-encoded operation. */
-  maxUserOperationSize: number;
+  maxUserOperationBytes: number;
 }
 
 /**
@@ -14,7 +14,7 @@ export interface PrecheckLimits {
  * hopeless operation costs nothing. Throws `InvalidParamsError` naming the field.
  */
 export function precheckUserOperation(op: UserOperation, limits: PrecheckLimits): void {
-  checkUserOperationSize(op, limits.maxUserOperationSize);
+  checkUserOperationSize(op, limits.maxUserOperationBytes);
   if (op.maxPriorityFeePerGas > op.maxFeePerGas) {
     throw new InvalidParamsError("maxPriorityFeePerGas", "is higher than maxFeePerGas");
   }

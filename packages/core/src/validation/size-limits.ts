@@ -3,7 +3,7 @@ import { InvalidParamsError, RuleViolationError } from "../errors/errors.ts";
 import { toEntryPointStruct } from "../userop/pack.ts";
 import { isUserOperationV06, paymasterOf, type UserOperation } from "../userop/types.ts";
 
-/** ERC-7562's size limits, in bytes: the defaults of the matching `BundlerConfig` fields. */
+/** ERC-7562's size limits, in bytes: the defaults of the matching settings. */
 export const erc7562Limits = {
   /** MAX_USEROP_SIZE (LIM-010). */
   maxUserOperationSize: 8192,
@@ -67,10 +67,3 @@ export function bundledOperationSize(op: UserOperation): number {
   return userOperationSize(op) + 32;
 }
 
-/** The bundle size limits (LIM-040, LIM-050) a bundle is built within. */
-export interface BundleSizeLimits {
-  /** Most bytes of `handleOps` calldata (LIM-040). */
-  maxBundleCalldataSize: number;
-  /** Most bytes of paymaster context summed over the operations (LIM-050). */
-  maxBundleContextSize: number;
-}

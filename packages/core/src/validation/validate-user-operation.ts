@@ -16,13 +16,13 @@ import type { ValidationData, ValidationResult } from "../ports/validation-resul
 import type { ValidationTrace } from "../ports/validation-trace.ts";
 
 /** What the ERC-7562 rules are checked with. */
-export interface ValidationRulesConfig extends StakeRequirement {
+export interface ValidationRules extends StakeRequirement {
   /** Entities exempt from reputation and stake rules: treated as staked. */
   whitelistedEntities: WhitelistedEntities;
   /** The chain has the P256VERIFY precompile at 0x100 and entities may call it (OP-062). */
   p256Precompile: boolean;
   /** Most bytes of `context` a paymaster's validation may return (LIM-020). */
-  maxPaymasterContextSize: number;
+  maxPaymasterContextBytes: number;
 }
 
 /** A validated operation: the EntryPoint's result, and its trace when validated in safe mode. */
@@ -32,7 +32,7 @@ export interface ValidatedOperation extends ValidationResult {
 
 export interface ValidateContext {
   simulator: Simulator;
-  rules: ValidationRulesConfig;
+  rules: ValidationRules;
   /** Seconds since the epoch. */
   nowSeconds: bigint;
   /** An operation must stay valid at least this long to be worth bundling. Default 30 s. */
@@ -63,7 +63,7 @@ export async function validateUserOperation(
     const violations = ruleViolations(context.rules, entryPoint, op, result, trace);
     if (violations.length > 0) throw ruleRefusal(violations, result, context.rules);
   }
-  checkPaymasterContextSize(op, result.paymasterContext, context.rules.maxPaymasterContextSize);
+  checkPaymasterContextSize(op, result.paymasterContext, context.rules.maxPaymasterContextBytes);
   const minValidity = context.minValiditySeconds ?? 30n;
   for (const [entity, data] of [["account", result.account], ["paymaster", result.paymaster]] as const) {
     if (!data) continue;
@@ -119,7 +119,7 @@ function namingPaymaster(error: unknown, op: UserOperation): unknown {
 
 /** The ERC-7562 rules broken in `trace`, with each entity's stake (whitelisted ones count as staked). */
 export function ruleViolations(
-  rules: ValidationRulesConfig,
+  rules: ValidationRules,
   entryPoint: EntryPoint,
   op: UserOperation,
   result: ValidationResult,

@@ -17,7 +17,7 @@ import { refuseMultipleRoles, refuseUnstakedContext } from "./entity-rules.ts";
 const entryPoint = canonicalEntryPoints["0.7"];
 
 describe("EREP-050: only a staked paymaster may return a context (refuseUnstakedContext)", () => {
-  const requirement = { minStake: parseEther("1"), minUnstakeDelay: 86_400 };
+  const requirement = { minStake: parseEther("1"), minUnstakeDelaySeconds: 86_400 };
   const noStake = { stake: 0n, unstakeDelaySec: 0n };
   /** What validation returned: the paymaster's context and its stake. */
   const validation = (

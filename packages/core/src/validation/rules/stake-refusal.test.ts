@@ -32,7 +32,7 @@ const op: UserOperationV07 = {
   signature: "0x01",
 };
 
-const requirement = { minStake: parseEther("1"), minUnstakeDelay: 86_400 };
+const requirement = { minStake: parseEther("1"), minUnstakeDelaySeconds: 86_400 };
 const none: StakeInfo = { stake: 0n, unstakeDelaySec: 0n };
 const short: StakeInfo = { stake: parseEther("1"), unstakeDelaySec: 60n };
 

@@ -11,7 +11,7 @@ export type SimulatedStakes = Pick<ValidationResult, "sender" | "factory" | "pay
  * The error that refuses an operation whose validation broke `violations`. -32505
  * (`StakeTooLowError`) when stake is all that is missing and it is short rather than absent: a
  * staked entity would have been allowed every violation (`allowedIfStaked`), and each entity that
- * would have to be staked has some stake, below `minStake` or `minUnstakeDelay`. It names the
+ * would have to be staked has some stake, below `minStake` or `minUnstakeDelaySeconds`. It names the
  * first such entity. Otherwise -32502 (`RuleViolationError`): an entity with no stake at all is
  * unstaked, as ERC-7562's test suite and the reference bundler answer.
  */
@@ -39,7 +39,7 @@ export function ruleRefusal(
       stake,
       unstakeDelaySec,
       minStake: requirement.minStake,
-      minUnstakeDelay: requirement.minUnstakeDelay,
+      minUnstakeDelay: requirement.minUnstakeDelaySeconds,
     },
     violations,
   );

@@ -179,6 +179,27 @@ describe("bundler engine", () => {
     expect(error.data).toEqual({ sender: account.address, limit: 4 });
   });
 
+  it.each([
+    [true, "one per bundle"],
+    [false, "together in one bundle"],
+  ])("bundling.uniqueSenders %s: a sender's operations on two nonce keys go %s", async (uniqueSenders) => {
+    const { bundler } = await fx.makeBundler({ settings: { bundling: { uniqueSenders } } });
+    const account = await fx.makeAccount("0.7");
+    await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: account.address }), account.entryPoint.address);
+    await bundler.sendBundleNow(); // deploys the account
+    const hashes = [];
+    for (const key of [1n, 2n]) {
+      const op = await fx.makeOperation(bundler, account, { to: account.address }, { nonce: key << 64n });
+      hashes.push(await bundler.sendUserOperation(op, account.entryPoint.address));
+    }
+    await bundler.sendBundleNow();
+    await bundler.sendBundleNow();
+    const receipts = await Promise.all(hashes.map((hash) => bundler.getUserOperationReceipt(hash)));
+    expect(receipts.map((receipt) => receipt?.success)).toEqual([true, true]);
+    const transactions = new Set(receipts.map((receipt) => receipt?.receipt.transactionHash));
+    expect(transactions.size).toBe(uniqueSenders ? 2 : 1);
+  });
+
   it("holds an unstaked sender to mempool.sameSenderCount", async () => {
     const { bundler } = await fx.makeBundler({ settings: { mempool: { sameSenderCount: 2 } } });
     const account = await fx.makeAccount("0.7");

@@ -200,6 +200,7 @@ export const engineSettingNames = {
   maxBundleGas: ["bundling", "maxGas"],
   bundlingMode: ["bundling", "mode"],
   beneficiary: ["bundling", "beneficiary"],
+  uniqueSendersPerBundle: ["bundling", "uniqueSenders"],
   bundleGasLimitMarkup: ["bundling", "gasLimitMarkupPercent"],
   maxBundleFeePerGas: ["bundling", "maxFeePerGas"],
   maxBundleCalldataSize: ["bundling", "maxCalldataBytes"],

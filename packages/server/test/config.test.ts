@@ -258,8 +258,9 @@ describe("loadConfig: engine settings", () => {
     }
   });
 
-  it("reads the per-sender pool limit for unstaked senders", () => {
+  it("reads the per-sender pool limit for unstaked senders, and whether a sender may have several operations in a bundle", () => {
     expect(loadConfig({ BUNDLEKIT_SAME_SENDER_MEMPOOL_COUNT: "2" }).bundler).toEqual({ mempool: { sameSenderCount: 2 } });
+    expect(loadConfig({ BUNDLEKIT_UNIQUE_SENDERS_PER_BUNDLE: "false" }).bundler).toEqual({ bundling: { uniqueSenders: false } });
     expect(() => loadConfig({ BUNDLEKIT_SAME_SENDER_MEMPOOL_COUNT: "0" })).toThrow('sameSenderMempoolCount must be an integer from 1 to 10000, got "0"');
   });
 

@@ -192,7 +192,7 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
       return counts;
     },
 
-    async claimForBundle({ entryPoint, limit, claimant, leaseMs, now }) {
+    async claimForBundle({ entryPoint, limit, perSender = 1, claimant, leaseMs, now }) {
       if (limit <= 0) return [];
       const onEntryPoint = addressKey(entryPoint);
       const underClaim: Where = (eb) =>
@@ -208,7 +208,7 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
           .select("sender")
           .where("entry_point", "=", onEntryPoint)
           .where((eb) => eb.or([eb("status", "=", "submitted"), underClaim(eb)]));
-        // Per free sender, its lowest nonce: a sender's nonces must land in order.
+        // Per free sender, its lowest nonces: a sender's nonces must land in order.
         const nextOfSender = trx
           .selectFrom("user_operations")
           .select((eb) => [
@@ -227,7 +227,7 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
         const picked = trx
           .selectFrom(nextOfSender.as("next"))
           .select("next.hash")
-          .where("next.sender_rank", "=", 1)
+          .where("next.sender_rank", "<=", perSender)
           .orderBy("next.received_at")
           .orderBy("next.hash")
           .limit(limit);

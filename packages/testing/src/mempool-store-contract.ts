@@ -472,6 +472,18 @@ export function mempoolStoreContract(
         expect(hashes(await claim())).toEqual(hashes([lowest!, other!]));
       });
 
+      it("claims up to `perSender` operations of one sender, its lowest nonces", async () => {
+        const [keyOne, keyZero, other, last] = await added(
+          { sender: 1, nonce: 2n ** 64n, receivedAt: t0 + 1 },
+          { sender: 1, nonce: 5n, receivedAt: t0 + 2 },
+          { sender: 2, nonce: 0n, receivedAt: t0 + 3 },
+          { sender: 1, nonce: 2n ** 65n, receivedAt: t0 + 4 },
+        );
+        expect(hashes(await claim({ perSender: 2 }))).toEqual(hashes([keyOne!, keyZero!, other!]));
+        await store.requeue(hashes([keyOne!, keyZero!, other!]), t0 + 2_000);
+        expect(hashes(await claim({ perSender: 3, now: t0 + 3_000 }))).toEqual(hashes([keyOne!, keyZero!, other!, last!]));
+      });
+
       it("skips senders with an operation bundling or submitted", async () => {
         const [first, second, other] = await added(
           { sender: 1, nonce: 0n, receivedAt: t0 + 1 },

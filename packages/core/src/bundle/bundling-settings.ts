@@ -26,6 +26,12 @@ export interface BundlingSettings {
   readonly maxFeePerGas: bigint | undefined;
   /** Receives the bundle's fee refunds. Default: the relayer that sends the bundle. */
   readonly beneficiary: Address | undefined;
+  /**
+   * At most one operation per sender in a bundle (as ERC-7562 expects of unstaked senders). With
+   * `false`, one sender's operations on parallel nonce keys, or consecutive nonces, share a bundle.
+   * Default true.
+   */
+  readonly uniqueSenders: boolean;
   /** Most bytes of `handleOps` calldata in one bundle (ERC-7562 LIM-040). Default 262,144. */
   readonly maxCalldataBytes: number;
   /** Most bytes of paymaster `context`, summed over a bundle's operations (LIM-050). Default 65,536. */

@@ -35,7 +35,7 @@ export interface ProposeBundleContext {
    * simulated first and carries an access list, and the most it bids per gas: while the base fee
    * is above `maxFeePerGas`, nothing is bundled.
    */
-  settings: Pick<BundlingSettings, "maxCalldataBytes" | "maxContextBytes" | "skipValidation" | "accessList" | "maxFeePerGas">;
+  settings: Pick<BundlingSettings, "maxCalldataBytes" | "maxContextBytes" | "skipValidation" | "accessList" | "maxFeePerGas" | "uniqueSenders">;
 }
 
 export interface ProposeBundleParameters {
@@ -68,6 +68,7 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
   const candidates = await store.claimForBundle({
     entryPoint: entryPoint.address,
     limit: slots * candidatesPerSlot,
+    perSender: context.settings.uniqueSenders ? 1 : slots,
     claimant: context.claimant,
     leaseMs: context.claimLeaseMs,
     now: context.now(),
@@ -78,7 +79,7 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
   const bidCap = settings.maxFeePerGas;
   const payable = candidates.filter((c) => c.userOperation.maxFeePerGas >= head.baseFeePerGas && (bidCap === undefined || bidCap >= head.baseFeePerGas));
   const limits = { gasBudget, maxOperations, gasOf: (e: MempoolEntry) => bundleGasOf(e.userOperation), block: head };
-  const selected = withinLimits(payable, policy.select(payable, limits), { ...limits, maxCalldataBytes: settings.maxCalldataBytes, maxContextBytes: settings.maxContextBytes });
+  const selected = withinLimits(payable, inNonceOrder(policy.select(payable, limits)), { ...limits, maxCalldataBytes: settings.maxCalldataBytes, maxContextBytes: settings.maxContextBytes });
   // The second validation's cheap checks: code unchanged (COD-010), no storage of another bundled sender (STO-041).
   const inFlight = selected.some((e) => e.validation)
     ? (await Promise.all((["bundling", "submitted"] as const).map((status) => store.list(status, { entryPoint: entryPoint.address })))).flat()
@@ -115,8 +116,10 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
 /**
  * What the policy chose, in its order, kept to real candidates, each once, within the limits:
  * a policy cannot make the engine send a bundle the block cannot hold, nor one above ERC-7562's
- * calldata (LIM-040) and paymaster context (LIM-050) sizes. An operation that does not fit is
- * passed over for the ones after it, and waits in the pool for another bundle.
+ * calldata (LIM-040) and paymaster context (LIM-050) sizes, nor one where a sender's operation
+ * comes without the operation of the nonce before it (same key) that is also a candidate. An
+ * operation that does not fit is passed over for the ones after it, and waits in the pool for
+ * another bundle.
  */
 function withinLimits(
   candidates: readonly MempoolEntry[],
@@ -131,6 +134,8 @@ function withinLimits(
   for (const { userOpHash } of chosen) {
     const candidate = byHash.get(userOpHash);
     if (!candidate || picked.includes(candidate) || picked.length >= limits.maxOperations) continue;
+    const previous = candidates.find((c) => c.userOperation.sender === candidate.userOperation.sender && c.userOperation.nonce === candidate.userOperation.nonce - 1n);
+    if (previous && !picked.includes(previous)) continue;
     const needed = limits.gasOf(candidate);
     if (gas + needed > limits.gasBudget) continue;
     const bytes = bundledOperationSize(candidate.userOperation);
@@ -143,6 +148,17 @@ function withinLimits(
     picked.push(candidate);
   }
   return picked;
+}
+
+/**
+ * The policy's order, except that each sender's operations take the places its operations hold
+ * in nonce order: within one bundle a sender's nonces must run in order.
+ */
+function inNonceOrder(chosen: readonly MempoolEntry[]): MempoolEntry[] {
+  const bySender = new Map<string, MempoolEntry[]>();
+  for (const entry of chosen) bySender.set(entry.userOperation.sender, [...(bySender.get(entry.userOperation.sender) ?? []), entry]);
+  for (const entries of bySender.values()) entries.sort((a, b) => (a.userOperation.nonce < b.userOperation.nonce ? -1 : 1));
+  return chosen.map((entry) => bySender.get(entry.userOperation.sender)!.shift()!);
 }
 
 /** GREP-020: at most `throttledEntityBundleCount` operations of each throttled entity, in order. */

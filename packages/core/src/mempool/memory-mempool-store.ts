@@ -185,7 +185,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
       return counts;
     },
 
-    async claimForBundle({ entryPoint, limit, claimant, leaseMs, now }) {
+    async claimForBundle({ entryPoint, limit, perSender = 1, claimant, leaseMs, now }) {
       const on = getAddress(entryPoint);
       const onEntryPoint = inStatuses("pending", "bundling", "submitted").filter((entry) => entry.entryPoint === on);
       const claimed = (entry: Stored) => entry.status === "bundling" && entry.claimedUntil! > now;
@@ -194,16 +194,16 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
           .filter((entry) => claimed(entry) || entry.status === "submitted")
           .map((entry) => entry.sender),
       );
-      // Per free sender, its lowest nonce: a sender's nonces must land in order.
-      const nextOfSender = new Map<Address, Stored>();
+      // Per free sender, its lowest nonces: a sender's nonces must land in order.
+      const ofSender = new Map<Address, Stored[]>();
       for (const entry of onEntryPoint) {
         const claimable =
           entry.status === "pending" || (entry.status === "bundling" && !claimed(entry));
         if (!claimable || busySenders.has(entry.sender)) continue;
-        const next = nextOfSender.get(entry.sender);
-        if (!next || bySenderOrder(entry, next) < 0) nextOfSender.set(entry.sender, entry);
+        ofSender.set(entry.sender, [...(ofSender.get(entry.sender) ?? []), entry]);
       }
-      const picked = [...nextOfSender.values()].sort(byAge).slice(0, Math.max(0, limit));
+      const next = [...ofSender.values()].flatMap((entries) => entries.sort(bySenderOrder).slice(0, perSender));
+      const picked = next.sort(byAge).slice(0, Math.max(0, limit));
       for (const entry of picked) {
         const was = entry.status;
         Object.assign(entry, {

@@ -81,6 +81,11 @@ export interface ClaimForBundleParameters {
   entryPoint: Address;
   /** At most this many operations. */
   limit: number;
+  /**
+   * At most this many operations of one sender, its lowest nonces (a sender's parallel nonce keys,
+   * or consecutive nonces, in one bundle). Default 1.
+   */
+  perSender?: number | undefined;
   /** Who claims (an engine instance id); claims by others are never returned. */
   claimant: string;
   /** The claim lapses back to `pending` this long after `now` unless the op moves on. */
@@ -156,9 +161,9 @@ export interface MempoolStore {
   /** How many operations are in each status. */
   countByStatus(): Promise<Record<UserOperationStatus, number>>;
   /**
-   * Atomically claim up to `limit` operations for one bundle, oldest first, at most one per
-   * sender, skipping senders that already have an operation claimed or submitted (so a sender's
-   * nonces land in order). Claimed operations move to `bundling`. Expired claims count as
+   * Atomically claim up to `limit` operations for one bundle, oldest first, at most `perSender`
+   * per sender (its lowest nonces), skipping senders that already have an operation claimed or
+   * submitted (so a sender's nonces land in order). Claimed operations move to `bundling`. Expired claims count as
    * pending. Safe when several engines share one database: no operation is claimed twice.
    */
   claimForBundle(parameters: ClaimForBundleParameters): Promise<MempoolEntry[]>;

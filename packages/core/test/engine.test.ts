@@ -187,7 +187,7 @@ describe("bundler engine", () => {
     const account = await fx.makeAccount("0.7");
     await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: account.address }), account.entryPoint.address);
     await bundler.sendBundleNow(); // deploys the account
-    const hashes = [];
+    const hashes: Hash[] = [];
     for (const key of [1n, 2n]) {
       const op = await fx.makeOperation(bundler, account, { to: account.address }, { nonce: key << 64n });
       hashes.push(await bundler.sendUserOperation(op, account.entryPoint.address));

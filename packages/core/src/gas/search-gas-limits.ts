@@ -106,7 +106,13 @@ export async function searchGasLimits(parameters: SearchGasLimitsParameters): Pr
     return postOpGas;
   };
 
-  const [results, paymasterPostOpGas] = await Promise.all([runBatch(client, entryPoint, gas, calls, stateOverride), postOpRun()]);
+  // Both calls run at once, but their failures count in the EntryPoint's order: validation (with
+  // the real paymaster, so a paymaster without code is AA30), the call, then postOp. The postOp
+  // run stands a probe in for the paymaster, so its validation can fail where the real one fails
+  // first (AA31 for a paymaster with no code and no deposit).
+  const [batch, postOp] = await Promise.allSettled([runBatch(client, entryPoint, gas, calls, stateOverride), postOpRun()]);
+  if (batch.status === "rejected") throw batch.reason;
+  const results = batch.value;
   const limits = results.slice(0, searches.length).map((data) => {
     const found = decodeFunctionResult({ abi: searchAbi, functionName: "searchSimulation_gls", data }) as Found;
     if (!found.ok) throw simulationRejection(simulationAbi(entryPoint), found.failure);
@@ -115,6 +121,8 @@ export async function searchGasLimits(parameters: SearchGasLimitsParameters): Pr
   const execution = decodeExecution(entryPoint, results[searches.length]!);
   const call = decodeTargetResult(execution.targetSuccess, execution.targetResult, "callResult_gls") as Found;
   if (!call.ok) throw new ExecutionRevertedError(call.failure, revertReason(call.failure));
+  if (postOp.status === "rejected") throw postOp.reason;
+  const paymasterPostOpGas = postOp.value;
   return {
     verificationGasLimit: limits[0]!,
     callGasLimit: call.gas,

@@ -2,7 +2,6 @@ import {
   type Abi,
   type AbiFunction,
   type Address,
-  concat,
   decodeErrorResult,
   decodeFunctionResult,
   encodeFunctionData,
@@ -16,7 +15,7 @@ import { toEntryPointStruct } from "../userop/pack.ts";
 import { isUserOperationV06, paymasterOf, type UserOperation } from "../userop/types.ts";
 import { ethCall } from "../validation/eth-call.ts";
 import { simulationRejection } from "../validation/simulate.ts";
-import { mergeStateOverrides } from "../validation/state-override.ts";
+import { delegationOverride, mergeStateOverrides } from "../validation/state-override.ts";
 import type { StateOverride } from "../ports/eth-call.ts";
 import gasLimitSearch from "./artifacts/GasLimitSearch.json" with { type: "json" };
 import postOpProbe from "./artifacts/PostOpProbe.json" with { type: "json" };
@@ -137,12 +136,6 @@ function maxGasOf(op: UserOperation): bigint {
   const limits = [op.verificationGasLimit, op.callGasLimit];
   if (!isUserOperationV06(op)) limits.push(op.paymasterVerificationGasLimit ?? 0n, op.paymasterPostOpGasLimit ?? 0n);
   return limits.reduce((a, b) => a + b, 0n);
-}
-
-/** The EIP-7702 delegation the bundle transaction will carry, as code of the sender. */
-function delegationOverride(op: UserOperation): StateOverride {
-  if (isUserOperationV06(op) || !op.authorization) return {};
-  return { [op.sender]: { code: concat(["0xef0100", op.authorization.address]) } };
 }
 
 function simulationAbi(entryPoint: EntryPoint): Abi {

@@ -73,7 +73,7 @@ export function calculatePreVerificationGas(
   const words = size(encoded) / 32;
 
   let perOp = config.perUserOpGasOverhead;
-  if (!isUserOperationV06(op) && op.authorization) perOp += config.eip7702AuthGas;
+  if (op.authorization) perOp += config.eip7702AuthGas;
   let callDataOverhead = 0;
   if (op.callData.startsWith(executeUserOpSelector)) {
     perOp += config.executeUserOpGasOverhead + config.executeUserOpPerWordGasOverhead * words;

@@ -7,14 +7,11 @@ import {
   gasWorkloadsAbi,
   SIMPLE_7702_ACCOUNT,
   SIMPLE_7702_ACCOUNTS_BEFORE_V08,
-  startDevnet,
 } from "@bundlekit/devnet";
 import { createSmartAccountClient } from "permissionless";
 import { toSimpleSmartAccount } from "permissionless/accounts";
 import {
   type Address,
-  createPublicClient,
-  createWalletClient,
   encodeFunctionData,
   getContractAddress,
   type Hex,
@@ -22,7 +19,6 @@ import {
   isAddressEqual,
   numberToHex,
   type PublicClient,
-  parseEther,
   type SignedAuthorization,
 } from "viem";
 import {
@@ -35,8 +31,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { recoverAuthorizationAddress } from "viem/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config.ts";
-import { type BundlerService, startBundlerService } from "../src/server.ts";
+import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
 
 /** A frame of a `callTracer` trace. */
 interface Frame {
@@ -51,50 +46,23 @@ interface Frame {
  * the authorization rides in the bundle transaction's authorization list.
  */
 describe("EIP-7702 operations through the stand-alone service", () => {
+  let fx: ServiceFixture;
   let devnet: Devnet;
-  let service: BundlerService;
   let client: PublicClient;
-  let funding: Promise<unknown> = Promise.resolve();
 
   beforeAll(async () => {
-    devnet = await startDevnet();
-    const config = loadConfig({
-      BUNDLEKIT_RPC_URL: devnet.rpcUrl,
-      BUNDLEKIT_RELAYER_KEYS: devnet.relayerKeys.join(","),
-      BUNDLEKIT_PORT: "0",
-      BUNDLEKIT_DATABASE: ":memory:",
-      BUNDLEKIT_BUNDLE_INTERVAL: "100",
-    });
-    service = await startBundlerService({ ...config, rpcUrl: devnet.rpcUrl });
-    client = createPublicClient({
-      chain: devnet.chain,
-      transport: http(devnet.rpcUrl),
-      pollingInterval: 100,
-    }) as PublicClient;
+    // Bundling on its own: the clients wait for their receipts.
+    fx = await serviceFixture({ bundler: { bundlingMode: "auto", bundleInterval: 100 } });
+    ({ devnet, client } = fx);
     await deploySimple7702Accounts(devnet);
     await deployGasWorkloads(devnet);
   });
+  afterAll(() => fx?.close());
 
-  afterAll(async () => {
-    await service?.close();
-    await devnet?.stop();
-  });
-
-  /** A fresh EOA, funded from the devnet's funder (one transfer at a time). */
+  /** A fresh, funded EOA. */
   async function fundedOwner() {
     const owner = privateKeyToAccount(generatePrivateKey());
-    const funder = createWalletClient({
-      chain: devnet.chain,
-      transport: http(devnet.rpcUrl),
-      account: privateKeyToAccount(devnet.accountKeys.at(-1)!),
-    });
-    const sent = funding.then(async () =>
-      client.waitForTransactionReceipt({
-        hash: await funder.sendTransaction({ to: owner.address, value: parseEther("1") }),
-      }),
-    );
-    funding = sent.catch(() => {});
-    await sent;
+    await fx.fund(owner.address);
     return owner;
   }
 
@@ -102,7 +70,7 @@ describe("EIP-7702 operations through the stand-alone service", () => {
     return createBundlerClient({
       account,
       client,
-      transport: http(service.url),
+      transport: http(fx.service.url),
       pollingInterval: 100,
     });
   }
@@ -155,19 +123,6 @@ describe("EIP-7702 operations through the stand-alone service", () => {
       nonce: await client.getTransactionCount({ address: owner.address }),
     });
     return { owner, account, authorization };
-  }
-
-  /** POST one JSON-RPC call to the service and return its body. */
-  async function call(method: string, params: unknown[]) {
-    const response = await fetch(service.url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-    });
-    return (await response.json()) as {
-      result?: unknown;
-      error?: { code: number; message: string; data?: { field?: string } };
-    };
   }
 
   /** The same signature with s' = n - s and yParity flipped: it recovers the same signer, but EIP-7702 requires s <= n/2. */
@@ -233,7 +188,7 @@ describe("EIP-7702 operations through the stand-alone service", () => {
           account,
           chain: devnet.chain,
           client,
-          bundlerTransport: http(service.url),
+          bundlerTransport: http(fx.service.url),
           pollingInterval: 100,
         });
         const a = recipient();
@@ -300,7 +255,7 @@ describe("EIP-7702 operations through the stand-alone service", () => {
       factory: "0x7702",
       factoryData: "0x",
     };
-    const { error } = await call("eth_estimateUserOperationGas", [
+    const { error } = await fx.call("eth_estimateUserOperationGas", [
       wire,
       account.entryPoint.address,
     ]);
@@ -323,11 +278,11 @@ describe("EIP-7702 operations through the stand-alone service", () => {
       } as UserOperation;
       const twin = formatUserOperationRequest({ ...signed, authorization: highS(authorization) });
       for (const method of ["eth_estimateUserOperationGas", "eth_sendUserOperation"]) {
-        const { error } = await call(method, [twin, account.entryPoint.address]);
+        const { error } = await fx.call(method, [twin, account.entryPoint.address]);
         expect(error, method).toMatchObject({ code: -32602, data: { field: "eip7702Auth.s" } });
         expect(error?.message, method).toMatch(/^invalid eip7702Auth\.s: is above secp256k1n\/2/);
       }
-      const { result: hash } = await call("eth_sendUserOperation", [
+      const { result: hash } = await fx.call("eth_sendUserOperation", [
         formatUserOperationRequest(signed),
         account.entryPoint.address,
       ]);

@@ -1,14 +1,6 @@
-import { type Devnet, type EntryPointVersion, startDevnet } from "@bundlekit/devnet";
+import type { EntryPointVersion } from "@bundlekit/devnet";
 import { toSimpleSmartAccount } from "permissionless/accounts";
-import {
-  type Address,
-  createPublicClient,
-  createWalletClient,
-  type Hex,
-  http,
-  type PublicClient,
-  parseEther,
-} from "viem";
+import { type Hex, http, parseEther } from "viem";
 import {
   createBundlerClient,
   formatUserOperationRequest,
@@ -17,8 +9,7 @@ import {
 } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config.ts";
-import { type BundlerService, startBundlerService } from "../src/server.ts";
+import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
 
 const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8"];
 
@@ -28,55 +19,21 @@ const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8"];
  * the EntryPoint's order of checks, and never an estimate for an operation that cannot land.
  */
 describe("estimation refuses what the EntryPoint refuses", () => {
-  let devnet: Devnet;
-  let service: BundlerService;
-  let client: PublicClient;
-  let funding: Promise<unknown> = Promise.resolve();
+  let fx: ServiceFixture;
 
   beforeAll(async () => {
-    devnet = await startDevnet();
-    const config = loadConfig({
-      BUNDLEKIT_RPC_URL: devnet.rpcUrl,
-      BUNDLEKIT_RELAYER_KEYS: devnet.relayerKeys.join(","),
-      BUNDLEKIT_PORT: "0",
-      BUNDLEKIT_DATABASE: ":memory:",
-      BUNDLEKIT_BUNDLE_INTERVAL: "100",
-    });
-    service = await startBundlerService({ ...config, rpcUrl: devnet.rpcUrl });
-    client = createPublicClient({
-      chain: devnet.chain,
-      transport: http(devnet.rpcUrl),
-      pollingInterval: 100,
-    }) as PublicClient;
+    fx = await serviceFixture();
   });
-
-  afterAll(async () => {
-    await service?.close();
-    await devnet?.stop();
-  });
-
-  /** Send `value` to `to` from the devnet's funder, one transfer at a time. */
-  async function fund(to: Address, value: bigint) {
-    const funder = createWalletClient({
-      chain: devnet.chain,
-      transport: http(devnet.rpcUrl),
-      account: privateKeyToAccount(devnet.accountKeys.at(-1)!),
-    });
-    const sent = funding.then(async () =>
-      client.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to, value }) }),
-    );
-    funding = sent.catch(() => {});
-    await sent;
-  }
+  afterAll(() => fx?.close());
 
   /** permissionless's SimpleAccount of a fresh owner on `version` (counterfactual), funded with `value`. */
   async function simpleAccount(version: EntryPointVersion, value: bigint): Promise<SmartAccount> {
     const account = await toSimpleSmartAccount({
-      client,
+      client: fx.client,
       owner: privateKeyToAccount(generatePrivateKey()),
-      entryPoint: { address: devnet.deployments[version].entryPoint, version },
+      entryPoint: { address: fx.entryPoint(version), version },
     });
-    if (value > 0n) await fund(account.address, value);
+    if (value > 0n) await fx.fund(account.address, value);
     return account;
   }
 
@@ -85,9 +42,8 @@ describe("estimation refuses what the EntryPoint refuses", () => {
   function bundlerClient(account: SmartAccount, paymaster?: Paymaster) {
     return createBundlerClient({
       account,
-      client,
-      transport: http(service.url),
-      pollingInterval: 100,
+      client: fx.client,
+      transport: http(fx.service.url),
       paymaster,
     });
   }
@@ -154,20 +110,10 @@ describe("estimation refuses what the EntryPoint refuses", () => {
         calls: [{ to: recipient(), value: 0n }],
         parameters: ["factory", "fees", "nonce", "signature"],
       });
-      const response = await fetch(service.url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "eth_estimateUserOperationGas",
-          params: [
-            formatUserOperationRequest(operation as UserOperation),
-            account.entryPoint.address,
-          ],
-        }),
-      });
-      const { result } = (await response.json()) as { result: Record<string, string> };
+      const { result } = await fx.call("eth_estimateUserOperationGas", [
+        formatUserOperationRequest(operation as UserOperation),
+        account.entryPoint.address,
+      ]);
       const paymasterFields = {
         paymasterVerificationGasLimit: result.paymasterVerificationGasLimit,
         paymasterPostOpGasLimit: result.paymasterPostOpGasLimit,

@@ -1,33 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
-/// EntryPoint v0.6's `UserOperation`, as it passes the operation to the account.
-struct UserOperation {
-    address sender;
-    uint256 nonce;
-    bytes initCode;
-    bytes callData;
-    uint256 callGasLimit;
-    uint256 verificationGasLimit;
-    uint256 preVerificationGas;
-    uint256 maxFeePerGas;
-    uint256 maxPriorityFeePerGas;
-    bytes paymasterAndData;
-    bytes signature;
-}
-
-/// EntryPoint v0.7's `PackedUserOperation`.
-struct PackedUserOperation {
-    address sender;
-    uint256 nonce;
-    bytes initCode;
-    bytes callData;
-    bytes32 accountGasLimits;
-    uint256 preVerificationGas;
-    bytes32 gasFees;
-    bytes paymasterAndData;
-    bytes signature;
-}
+// The operation structs of EntryPoint v0.6 (`UserOperationV06`) and v0.7 (`PackedUserOperation`).
+import {PackedUserOperation, UserOperationV06} from "../rules/RuleProbes.sol";
 
 /**
  * An EIP-7702 account for an EntryPoint before v0.8, which knows no `0x7702` marker: an EOA
@@ -92,7 +67,7 @@ contract Simple7702AccountV06 is Simple7702AccountBase {
         return 0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789;
     }
 
-    function validateUserOp(UserOperation calldata userOp, bytes32 userOpHash, uint256 missingAccountFunds) external returns (uint256) {
+    function validateUserOp(UserOperationV06 calldata userOp, bytes32 userOpHash, uint256 missingAccountFunds) external returns (uint256) {
         return _validate(userOp.signature, userOpHash, missingAccountFunds);
     }
 

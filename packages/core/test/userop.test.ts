@@ -87,9 +87,11 @@ describe("packing and hashing agree with the EntryPoint on chain", () => {
     expect(getUserOperationHash(op, entryPoint, devnet.chainId)).toBe(onChain);
   });
 
-  it("v0.7: a factory at the padded EIP-7702 marker address is hashed as it is, authorization or not (only v0.8+ read the marker)", async () => {
-    const op = { ...(await operation({ version: "0.7", eip7702: true })), factory: "0x7702000000000000000000000000000000000000" as const, factoryData: "0x12" as const };
-    const entryPoint = defineEntryPoint("0.7");
+  it.each(["0.6", "0.7"] as const)("v%s: a factory at the padded EIP-7702 marker address is hashed as it is, with an authorization (only v0.8+ read the marker)", async (version) => {
+    const marker = "0x7702000000000000000000000000000000000000";
+    const delegated = await operation({ version, eip7702: true });
+    const op: UserOperation = isUserOperationV06(delegated) ? { ...delegated, initCode: `${marker}12` as const } : { ...delegated, factory: marker, factoryData: "0x12" as const };
+    const entryPoint = defineEntryPoint(version);
     const onChain = await client.readContract({ address: entryPoint.address, abi: entryPoint.abi, functionName: "getUserOpHash", args: [toEntryPointStruct(op)] });
     expect(getUserOperationHash(op, entryPoint, devnet.chainId)).toBe(onChain);
   });

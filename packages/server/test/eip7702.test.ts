@@ -51,8 +51,10 @@ describe("EIP-7702 operations through the stand-alone service", () => {
   let client: PublicClient;
 
   beforeAll(async () => {
+    fx = await serviceFixture();
     // Bundling on its own: the clients wait for their receipts.
-    fx = await serviceFixture({ bundler: { bundlingMode: "auto", bundleInterval: 100 } });
+    fx.service.bundler.setBundleInterval(100);
+    fx.service.bundler.setBundlingMode("auto");
     ({ devnet, client } = fx);
     await deploySimple7702Accounts(devnet);
     await deployGasWorkloads(devnet);

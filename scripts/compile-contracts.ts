@@ -80,6 +80,20 @@ const targets: Target[] = [
     evmVersion: "cancun",
   },
   {
+    source: "packages/devnet/contracts/testing/Simple7702Accounts.sol",
+    contract: "Simple7702AccountV06",
+    remappings: {},
+    artifact: "packages/devnet/src/artifacts/Simple7702AccountV06.json",
+    evmVersion: "cancun",
+  },
+  {
+    source: "packages/devnet/contracts/testing/Simple7702Accounts.sol",
+    contract: "Simple7702AccountV07",
+    remappings: {},
+    artifact: "packages/devnet/src/artifacts/Simple7702AccountV07.json",
+    evmVersion: "cancun",
+  },
+  {
     source: "packages/devnet/contracts/testing/L1FeeStandIns.sol",
     contract: "GasPriceOracleStandIn",
     remappings: {},

@@ -1,5 +1,5 @@
 import type { EntryPointVersion } from "@bundlekit/devnet";
-import { type Hash, pad, parseEther, toEventSelector } from "viem";
+import { type Hash, pad, parseEther, toEventSelector, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RpcErrorCode } from "../src/errors/errors.ts";
@@ -103,7 +103,9 @@ describe("bundler engine", () => {
   it("rejects an operation whose account cannot pay with the EntryPoint's AA21 reason", async () => {
     const { bundler } = await fx.makeBundler();
     const account = await fx.makeAccount("0.7", 0n);
-    const op = await fx.makeOperation(bundler, account, { to: account.address, value: 0n });
+    // Estimated as if funded (estimation itself answers AA21 for the account as it is).
+    const funded = { [account.address]: { balance: toHex(parseEther("1")) } };
+    const op = await fx.makeOperation(bundler, account, { to: account.address, value: 0n }, {}, funded);
     const error = await rejection(bundler.sendUserOperation(op, account.entryPoint.address));
     expect(error.code).toBe(RpcErrorCode.entryPointRejected);
     expect(error.message).toMatch(/AA21/);

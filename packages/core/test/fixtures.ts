@@ -7,6 +7,7 @@ import { type Bundler, type CreateBundlerParameters, createBundler } from "../sr
 import { BundlerError } from "../src/errors/errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { MempoolStore } from "../src/ports/mempool-store.ts";
+import type { StateOverride } from "../src/ports/eth-call.ts";
 import type { RelayerLease, RelayerSigner } from "../src/ports/relayer-signer.ts";
 import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
 import type { UserOperation } from "../src/userop/types.ts";
@@ -101,12 +102,14 @@ export async function engineFixture() {
   /**
    * An operation of `account` moving `value` to `to`, gas from the engine's estimate, signed.
    * `overrides` replace estimated fields; the factory fields among them are estimated with.
+   * `estimateWith` is a state override for the estimate only (e.g. a balance the account lacks).
    */
   async function makeOperation(
     bundler: Bundler,
     account: SmartAccount,
     call: { to: Address; value?: bigint; data?: Hex },
     overrides: Partial<UserOperation> & { nonce?: bigint } = {},
+    estimateWith?: StateOverride,
   ): Promise<UserOperation> {
     const version = account.entryPoint.version as EntryPointVersion;
     const deployed = (await client.getCode({ address: account.address })) !== undefined;
@@ -126,7 +129,7 @@ export async function engineFixture() {
     ) as UserOperation;
     const deployment = Object.fromEntries(Object.entries(overrides).filter(([key]) => ["factory", "factoryData", "initCode"].includes(key)));
     const stub = { ...draft, ...deployment, ...unestimatedGas, signature: await account.getStubSignature() } as UserOperation;
-    const estimate = await bundler.estimateUserOperationGas(stub, account.entryPoint.address);
+    const estimate = await bundler.estimateUserOperationGas(stub, account.entryPoint.address, estimateWith);
     const op = {
       ...draft,
       callGasLimit: estimate.callGasLimit,

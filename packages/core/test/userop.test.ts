@@ -11,9 +11,11 @@ import { fromPackedUserOperation, toEntryPointStruct, type PackedUserOperation }
 import { isUserOperationV06, type UserOperation } from "../src/userop/types.ts";
 
 /** Operations of every shape the codec, packing and hashing must agree on. */
-const shapes: [string, { version: EntryPointVersion; sponsored?: boolean }][] = [
+const shapes: [string, { version: EntryPointVersion; sponsored?: boolean; eip7702?: boolean }][] = [
   ["v0.6", { version: "0.6" }],
+  ["v0.6 with an EIP-7702 authorization", { version: "0.6", eip7702: true }],
   ["v0.7", { version: "0.7" }],
+  ["v0.7 with an EIP-7702 authorization", { version: "0.7", eip7702: true }],
   ["v0.7 with factory and paymaster", { version: "0.7", sponsored: true }],
   ["v0.8", { version: "0.8" }],
   ["v0.8 with factory and paymaster", { version: "0.8", sponsored: true }],
@@ -46,7 +48,8 @@ describe("wire codec", () => {
     ["a v0.7 gas limit over 128 bits", "0.7", { callGasLimit: `0x1${"0".repeat(32)}` }, "params[0].callGasLimit"],
     ["a v0.6 fee of 2^256 - 1 (its EntryPoint's AA94 allows 120 bits)", "0.6", { maxFeePerGas: `0x${"f".repeat(64)}` }, "params[0].maxFeePerGas"],
     ["a v0.6 gas limit over 120 bits", "0.6", { preVerificationGas: `0x1${"0".repeat(30)}` }, "params[0].preVerificationGas"],
-    ["eip7702Auth on v0.7", "0.7", { eip7702Auth: {} }, "params[0].eip7702Auth"],
+    ["the EIP-7702 factory marker on v0.7 (its EntryPoint knows none)", "0.7", { factory: "0x7702", factoryData: "0x" }, "params[0].factory"],
+    ["an eip7702Auth without its signature", "0.6", { eip7702Auth: { address: `0x${"11".repeat(20)}`, chainId: "0x1", nonce: "0x0", yParity: "0x0" } }, "params[0].eip7702Auth.r"],
     ["eip7702Auth with yParity 2", "0.8", { eip7702Auth: { address: `0x${"11".repeat(20)}`, chainId: "0x1", nonce: "0x0", r: "0x1", s: "0x1", yParity: "0x2" } }, "params[0].eip7702Auth.yParity"],
     ["paymasterData without paymaster", "0.7", { paymasterData: "0x12" }, "params[0].paymasterData"],
   ])("refuses %s, naming the field", async (_what, version, fields, field) => {
@@ -84,8 +87,17 @@ describe("packing and hashing agree with the EntryPoint on chain", () => {
     expect(getUserOperationHash(op, entryPoint, devnet.chainId)).toBe(onChain);
   });
 
-  it.each(shapes.filter(([, s]) => s.version !== "0.6"))("%s: unpacking the packed struct gives the operation back", async (_name, shape) => {
-    const op = await operation(shape);
+  it.each(["0.6", "0.7"] as const)("v%s: a factory at the padded EIP-7702 marker address is hashed as it is, with an authorization (only v0.8+ read the marker)", async (version) => {
+    const marker = "0x7702000000000000000000000000000000000000";
+    const delegated = await operation({ version, eip7702: true });
+    const op: UserOperation = isUserOperationV06(delegated) ? { ...delegated, initCode: `${marker}12` as const } : { ...delegated, factory: marker, factoryData: "0x12" as const };
+    const entryPoint = defineEntryPoint(version);
+    const onChain = await client.readContract({ address: entryPoint.address, abi: entryPoint.abi, functionName: "getUserOpHash", args: [toEntryPointStruct(op)] });
+    expect(getUserOperationHash(op, entryPoint, devnet.chainId)).toBe(onChain);
+  });
+
+  it.each(shapes.filter(([, s]) => s.version !== "0.6"))("%s: unpacking the packed struct gives the operation back (an authorization is no part of it)", async (_name, shape) => {
+    const { authorization, ...op } = await operation(shape);
     expect(isUserOperationV06(op)).toBe(false);
     const unpacked = fromPackedUserOperation(toEntryPointStruct(op) as unknown as PackedUserOperation);
     expect(unpacked).toEqual(op);

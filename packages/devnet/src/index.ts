@@ -29,4 +29,5 @@ export {
   verifyingPaymasterData,
 } from "./paymasters.ts";
 export { type ToSimpleAccountParameters, toSimpleAccount } from "./simple-account.ts";
+export { deploySimple7702Accounts, SIMPLE_7702_ACCOUNTS_BEFORE_V08 } from "./simple-7702-accounts.ts";
 export { deployRuleProbes, type RuleProbes, ruleProbeAbis } from "./rule-probes.ts";

@@ -2,7 +2,7 @@ import { createDefaultMempoolPolicy, createPollingBlockSource, type BundlerSetti
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { Effect, Fiber, Layer, Stream } from "effect";
 import { TestClock } from "effect/testing";
-import type { Hash } from "viem";
+import { type Hash, parseEther, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { engineFixture } from "../../core/test/fixtures.ts";
 import { recordStatusChanges } from "../../core/test/status-changes.ts";
@@ -59,7 +59,9 @@ describe("@bundlekit/effect", () => {
     const unfunded = await fx.makeAccount("0.7", 0n);
     const program = Effect.gen(function* () {
       const bundler = yield* BundlerService;
-      const op = yield* Effect.promise(() => fx.makeOperation(bundler.engine, unfunded, { to: unfunded.address, value: 0n }));
+      // Estimated as if funded: estimation itself answers AA21 for the account as it is.
+      const funded = { [unfunded.address]: { balance: toHex(parseEther("1")) } };
+      const op = yield* Effect.promise(() => fx.makeOperation(bundler.engine, unfunded, { to: unfunded.address, value: 0n }, {}, funded));
       return yield* Effect.flip(bundler.sendUserOperation(op, unfunded.entryPoint.address));
     });
     const error = await Effect.runPromise(program.pipe(Effect.provide(bundlerLayer())));

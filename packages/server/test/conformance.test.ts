@@ -101,7 +101,7 @@ describe.each(versions)("EntryPoint v%s", (version) => {
     });
 
     if (version === "0.6") {
-      it.each(["factory", "paymaster", "eip7702Auth"])("the v0.7+ field %s is refused", async (field) => {
+      it.each(["factory", "paymaster"])("the v0.7+ field %s is refused", async (field) => {
         const { error } = await fx.call("eth_sendUserOperation", [withField(op, field, `0x${"11".repeat(20)}`), entryPoint]);
         expect(error).toMatchObject({ code: -32602, data: { field: `params[0].${field}` } });
         expect(error.message).toMatch(/not a v0.6 field/);

@@ -68,11 +68,16 @@ export async function serviceFixture(
     return (await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method, ...(params ? { params } : {}) }))).body;
   }
 
+  /** Send `value` (default 1 ETH) to `to` from the devnet's funder, and wait until it is mined. */
+  async function fund(to: Address, value = parseEther("1")) {
+    await client.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to, value, chain }) });
+  }
+
   /** A funded counterfactual SimpleAccount with a fresh owner. */
   async function makeAccount(version: EntryPointVersion): Promise<SmartAccount> {
     const owner = privateKeyToAccount(devnet.accountKeys[nextKey++]!);
     const account = await toSimpleAccount({ client, owner, version });
-    await client.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: account.address, value: parseEther("1"), chain }) });
+    await fund(account.address);
     return account;
   }
 
@@ -99,6 +104,7 @@ export async function serviceFixture(
     client,
     post,
     call,
+    fund,
     makeAccount,
     signedOperation,
     entryPoint: (version: EntryPointVersion) => devnet.deployments[version].entryPoint,

@@ -64,7 +64,10 @@ export interface FixtureEntryOptions {
   variant?: number;
   /** v0.7+: deploy the sender with a factory and pay with a paymaster. Default false. */
   sponsored?: boolean;
-  /** v0.8: an EIP-7702 account (`factory` 0x7702) with a signed authorization. Default false. */
+  /**
+   * An EIP-7702 account with a signed authorization: on v0.8 with `factory` 0x7702, on v0.6 and
+   * v0.7 (whose EntryPoints know no marker) with no factory and no paymaster. Default false.
+   */
   eip7702?: boolean;
 }
 
@@ -113,6 +116,10 @@ async function fixtureUserOperation(
     functionName: "createAccount",
     args: [account.address, 7n],
   });
+  if (version !== "0.8" && options.eip7702) {
+    const delegated = { ...common, authorization: await authorize(account) };
+    return version === "0.6" ? { ...delegated, initCode: "0x", paymasterAndData: "0x" } : delegated;
+  }
   if (version === "0.6") {
     return {
       ...common,

@@ -98,8 +98,8 @@ export function mempoolStoreContract(
         await expectRoundTrip({ version: "0.7", sponsored: true, nonce: 2n ** 200n + 1n });
       });
 
-      it("round-trips a v0.8 operation with an EIP-7702 authorization exactly", async () => {
-        await expectRoundTrip({ version: "0.8", eip7702: true, nonce: 7n });
+      it.each(["0.6", "0.7", "0.8"] as const)("round-trips a v%s operation with an EIP-7702 authorization exactly", async (version) => {
+        await expectRoundTrip({ version, eip7702: true, nonce: 7n });
       });
 
       it("keeps what safe validation learned about an operation (code hashes, storage touched) exactly", async () => {

@@ -6,7 +6,6 @@ import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
 import { toEntryPointStruct } from "../userop/pack.ts";
-import { isUserOperationV06 } from "../userop/types.ts";
 import { decodeEntryPointRevert } from "../validation/entry-point-revert.ts";
 import { estimateGas } from "../validation/eth-call.ts";
 import { maxOf } from "../utils/bigint-math.ts";
@@ -21,7 +20,7 @@ export interface Bundle {
   gas: bigint;
   /** EIP-2930 access list from `eth_createAccessList`, when asked for. */
   accessList?: AccessList | undefined;
-  /** EIP-7702 authorizations of the operations (v0.8+); non-empty makes the transaction type 4. */
+  /** EIP-7702 authorizations of the operations (any EntryPoint version); non-empty makes the transaction type 4. */
   authorizationList: NonNullable<Extract<MempoolEntry["userOperation"], { authorization?: unknown }>["authorization"]>[];
 }
 
@@ -64,7 +63,7 @@ export async function buildBundle(
     const ops = candidates.map((entry) => toEntryPointStruct(entry.userOperation));
     const data = encodeFunctionData({ abi: entryPoint.abi, functionName: "handleOps", args: [ops, beneficiary] });
     const authorizationList = candidates.flatMap(({ userOperation: op }) =>
-      !isUserOperationV06(op) && op.authorization ? [op.authorization] : [],
+      op.authorization ? [op.authorization] : [],
     );
     const call = {
       from: relayer,

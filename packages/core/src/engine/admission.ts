@@ -16,7 +16,7 @@ import { isStaked } from "../reputation/stake.ts";
 import type { StatusListener } from "../status/status-change.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
 import { maxCostOf } from "../userop/max-cost.ts";
-import { isUserOperationV06, paymasterOf, type UserOperation } from "../userop/types.ts";
+import { paymasterOf, type UserOperation } from "../userop/types.ts";
 import { checkAuthorization } from "../validation/check-authorization.ts";
 import { deploysSender } from "../validation/deployment-override.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
@@ -78,7 +78,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     context.reputation.check(entryPoint.address, op),
     checkAuthorization(context.client, context.chainId, op),
     safe && refuseDelegatedEntities(context.client, op),
-    ((!isUserOperationV06(op) && op.authorization) || deploysSender(op)) && store.listBySender(entryPoint.address, op.sender).then(refuseOnPool),
+    (op.authorization || deploysSender(op)) && store.listBySender(entryPoint.address, op.sender).then(refuseOnPool),
   ]);
   const simulation = {
     simulator: context.simulator,

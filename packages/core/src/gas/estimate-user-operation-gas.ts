@@ -4,6 +4,8 @@ import type { ChainClient } from "../ports/chain-client.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { isUserOperationV06 } from "../userop/types.ts";
 import { maxOf } from "../utils/bigint-math.ts";
+import { ethCall } from "../validation/eth-call.ts";
+import { decodeValidationResult, validationCall } from "../validation/simulate.ts";
 import { mergeStateOverrides } from "../validation/state-override.ts";
 import type { StateOverride } from "../ports/eth-call.ts";
 import { toQuantity } from "../userop/wire.ts";
@@ -17,8 +19,9 @@ export interface GasEstimate {
   preVerificationGas: bigint;
   verificationGasLimit: bigint;
   callGasLimit: bigint;
-  /** v0.7+ with a paymaster only. */
+  /** v0.7+ only (v0.6 has no such field): 0 without a paymaster. */
   paymasterVerificationGasLimit?: bigint | undefined;
+  /** v0.7+ only: 0 without a paymaster, or when its validation returns no context. */
   paymasterPostOpGasLimit?: bigint | undefined;
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
@@ -48,8 +51,9 @@ export const dummySignature: Hex = `0x${"f".repeat(31)}0${"0".repeat(32)}7${"a".
  * node (`searchGasLimits`), plus the configured markup; then a final simulation at the returned
  * limits confirms them. The sender's balance is topped up by exactly the prefund it pays, so its
  * call sees its own balance and no revert is hidden: a call that reverts answers -32521 with its
- * reason. preVerificationGas comes from the
- * calldata the filled-in operation will occupy.
+ * reason. preVerificationGas comes from the calldata the filled-in operation will occupy. Last,
+ * the operation as estimated is validated on the sender's own balance: an account that cannot
+ * pay its prefund gets the EntryPoint's AA21 (a caller's state override may give it the balance).
  */
 export async function estimateUserOperationGas(
   context: EstimateContext,
@@ -87,13 +91,15 @@ export async function estimateUserOperationGas(
     verificationGasLimit: withMargin(isUserOperationV06(op) ? maxOf(found.verificationGasLimit, found.paymasterPostOpGas ?? 0n) : found.verificationGasLimit),
     callGasLimit: withMargin(found.callGasLimit),
   };
-  const paymasterLimits =
-    !isUserOperationV06(op) && op.paymaster
+  const paymasterLimits = isUserOperationV06(op)
+    ? {}
+    : op.paymaster
       ? {
           paymasterVerificationGasLimit: withMargin(found.paymasterVerificationGasLimit ?? 0n),
           paymasterPostOpGasLimit: found.paymasterPostOpGas === undefined ? 0n : withMargin(found.paymasterPostOpGas),
         }
-      : {};
+      : // Clients read both fields on v0.7+; without a paymaster they are 0, as peers answer.
+        { paymasterVerificationGasLimit: 0n, paymasterPostOpGasLimit: 0n };
   const confirmed = await searchGasLimits({ ...search, userOperation: { ...probe, ...limits, ...paymasterLimits } as UserOperation, exact: true });
 
   const estimate: GasEstimate = {
@@ -115,6 +121,11 @@ export async function estimateUserOperationGas(
   // there, where its EntryPoint deposit might cover the real one), which would leave it short.
   const pvg = calculatePreVerificationGas(filled, confirmed.verificationGasUsed, entryPoint.version, context.preVerificationGas) + ((await context.l1DataGas?.(filled)) ?? 0n);
   estimate.preVerificationGas = (pvg * (100n + BigInt(preVerificationGasMarkupPercent))) / 100n;
+  // The searches ran on a topped-up balance; the operation as estimated must validate on the
+  // sender's own (a caller's override counts): one that cannot pay its prefund is the
+  // EntryPoint's AA21, as peers answer, not an estimate that fails at send.
+  const estimated = { ...filled, preVerificationGas: estimate.preVerificationGas } as UserOperation;
+  decodeValidationResult(entryPoint, estimated, await ethCall(context.client, validationCall(entryPoint, estimated, context.stateOverride)));
   return estimate;
 }
 

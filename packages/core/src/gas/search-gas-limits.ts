@@ -2,7 +2,6 @@ import {
   type Abi,
   type AbiFunction,
   type Address,
-  concat,
   decodeErrorResult,
   decodeFunctionResult,
   encodeFunctionData,
@@ -16,7 +15,7 @@ import { toEntryPointStruct } from "../userop/pack.ts";
 import { isUserOperationV06, paymasterOf, type UserOperation } from "../userop/types.ts";
 import { ethCall } from "../validation/eth-call.ts";
 import { simulationRejection } from "../validation/simulate.ts";
-import { mergeStateOverrides } from "../validation/state-override.ts";
+import { delegationOverride, mergeStateOverrides } from "../validation/state-override.ts";
 import type { StateOverride } from "../ports/eth-call.ts";
 import gasLimitSearch from "./artifacts/GasLimitSearch.json" with { type: "json" };
 import postOpProbe from "./artifacts/PostOpProbe.json" with { type: "json" };
@@ -106,7 +105,13 @@ export async function searchGasLimits(parameters: SearchGasLimitsParameters): Pr
     return postOpGas;
   };
 
-  const [results, paymasterPostOpGas] = await Promise.all([runBatch(client, entryPoint, gas, calls, stateOverride), postOpRun()]);
+  // Both calls run at once, but their failures count in the EntryPoint's order: validation (with
+  // the real paymaster, so a paymaster without code is AA30), the call, then postOp. The postOp
+  // run stands a probe in for the paymaster, so its validation can fail where the real one fails
+  // first (AA31 for a paymaster with no code and no deposit).
+  const [batch, postOp] = await Promise.allSettled([runBatch(client, entryPoint, gas, calls, stateOverride), postOpRun()]);
+  if (batch.status === "rejected") throw batch.reason;
+  const results = batch.value;
   const limits = results.slice(0, searches.length).map((data) => {
     const found = decodeFunctionResult({ abi: searchAbi, functionName: "searchSimulation_gls", data }) as Found;
     if (!found.ok) throw simulationRejection(simulationAbi(entryPoint), found.failure);
@@ -115,6 +120,8 @@ export async function searchGasLimits(parameters: SearchGasLimitsParameters): Pr
   const execution = decodeExecution(entryPoint, results[searches.length]!);
   const call = decodeTargetResult(execution.targetSuccess, execution.targetResult, "callResult_gls") as Found;
   if (!call.ok) throw new ExecutionRevertedError(call.failure, revertReason(call.failure));
+  if (postOp.status === "rejected") throw postOp.reason;
+  const paymasterPostOpGas = postOp.value;
   return {
     verificationGasLimit: limits[0]!,
     callGasLimit: call.gas,
@@ -129,12 +136,6 @@ function maxGasOf(op: UserOperation): bigint {
   const limits = [op.verificationGasLimit, op.callGasLimit];
   if (!isUserOperationV06(op)) limits.push(op.paymasterVerificationGasLimit ?? 0n, op.paymasterPostOpGasLimit ?? 0n);
   return limits.reduce((a, b) => a + b, 0n);
-}
-
-/** The EIP-7702 delegation the bundle transaction will carry, as code of the sender. */
-function delegationOverride(op: UserOperation): StateOverride {
-  if (isUserOperationV06(op) || !op.authorization) return {};
-  return { [op.sender]: { code: concat(["0xef0100", op.authorization.address]) } };
 }
 
 function simulationAbi(entryPoint: EntryPoint): Abi {

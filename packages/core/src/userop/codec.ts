@@ -51,8 +51,12 @@ export function decodeUserOperation(wire: unknown, options: DecodeUserOperationO
   const nonce = parseQuantity(required("nonce"), at("nonce"));
   const callData = parseBytes(required("callData"), at("callData"));
 
+  // Every version takes an EIP-7702 authorization: it rides in the bundle transaction's
+  // authorization list, and the EntryPoint sees only the delegated account.
+  const authorization = isAbsent(o.eip7702Auth) ? undefined : decodeAuthorization(o.eip7702Auth, at("eip7702Auth"));
+
   if (version === "0.6") {
-    for (const name of ["factory", "paymaster", "eip7702Auth"]) {
+    for (const name of ["factory", "paymaster"]) {
       if (!isAbsent(o[name])) {
         throw new InvalidParamsError(at(name), "is not a v0.6 field (v0.6 uses initCode and paymasterAndData)");
       }
@@ -77,6 +81,7 @@ export function decodeUserOperation(wire: unknown, options: DecodeUserOperationO
     if (op.paymasterAndData !== "0x" && op.paymasterAndData.length < 42) {
       throw new InvalidParamsError(at("paymasterAndData"), "must start with a 20-byte paymaster address");
     }
+    if (authorization) op.authorization = authorization;
     return op;
   }
 
@@ -98,10 +103,11 @@ export function decodeUserOperation(wire: unknown, options: DecodeUserOperationO
     signature,
   };
   if (!isAbsent(o.factory)) {
-    op.factory =
-      version !== "0.7" && typeof o.factory === "string" && o.factory.toLowerCase() === eip7702FactoryMarker
-        ? eip7702FactoryMarker
-        : parseAddress(o.factory, at("factory"));
+    const marker = typeof o.factory === "string" && o.factory.toLowerCase() === eip7702FactoryMarker;
+    if (marker && version === "0.7") {
+      throw new InvalidParamsError(at("factory"), "is the EIP-7702 marker 0x7702, which needs EntryPoint v0.8 or later; on v0.7 an EIP-7702 account leaves factory out and sends eip7702Auth");
+    }
+    op.factory = marker ? eip7702FactoryMarker : parseAddress(o.factory, at("factory"));
     op.factoryData = isAbsent(o.factoryData) ? "0x" : parseBytes(o.factoryData, at("factoryData"));
   } else if (!isAbsent(o.factoryData) && o.factoryData !== "0x") {
     throw new InvalidParamsError(at("factoryData"), "is set but factory is absent");
@@ -117,13 +123,12 @@ export function decodeUserOperation(wire: unknown, options: DecodeUserOperationO
         throw new InvalidParamsError(at(name), "is set but paymaster is absent");
       }
     }
+    // The zero paymaster gas limits of an estimate, which clients copy into the operation, are
+    // kept (they pack to nothing), so the operation reads back as it was sent.
+    if (o.paymasterVerificationGasLimit === "0x0") op.paymasterVerificationGasLimit = 0n;
+    if (o.paymasterPostOpGasLimit === "0x0") op.paymasterPostOpGasLimit = 0n;
   }
-  if (!isAbsent(o.eip7702Auth)) {
-    if (version === "0.7") {
-      throw new InvalidParamsError(at("eip7702Auth"), "needs EntryPoint v0.8 or later");
-    }
-    op.authorization = decodeAuthorization(o.eip7702Auth, at("eip7702Auth"));
-  }
+  if (authorization) op.authorization = authorization;
   return op;
 }
 
@@ -169,6 +174,7 @@ export function encodeUserOperation(op: UserOperation): WireUserOperation {
       ...gas,
       paymasterAndData: op.paymasterAndData,
       signature: op.signature,
+      ...(op.authorization ? { eip7702Auth: encodeAuthorization(op.authorization) } : {}),
     };
   }
   const wire: WireUserOperation = { ...common };
@@ -182,20 +188,17 @@ export function encodeUserOperation(op: UserOperation): WireUserOperation {
     wire.paymasterVerificationGasLimit = toQuantity(op.paymasterVerificationGasLimit ?? 0n);
     wire.paymasterPostOpGasLimit = toQuantity(op.paymasterPostOpGasLimit ?? 0n);
     wire.paymasterData = op.paymasterData ?? "0x";
+  } else {
+    if (op.paymasterVerificationGasLimit !== undefined) wire.paymasterVerificationGasLimit = toQuantity(op.paymasterVerificationGasLimit);
+    if (op.paymasterPostOpGasLimit !== undefined) wire.paymasterPostOpGasLimit = toQuantity(op.paymasterPostOpGasLimit);
   }
   wire.signature = op.signature;
-  if (op.authorization) {
-    const a = op.authorization;
-    wire.eip7702Auth = {
-      chainId: toQuantity(a.chainId),
-      address: a.address,
-      nonce: toQuantity(a.nonce),
-      yParity: toQuantity(a.yParity ?? 0),
-      r: a.r,
-      s: a.s,
-    };
-  }
+  if (op.authorization) wire.eip7702Auth = encodeAuthorization(op.authorization);
   return wire;
+}
+
+function encodeAuthorization(a: SignedAuthorization): Record<string, string> {
+  return { chainId: toQuantity(a.chainId), address: a.address, nonce: toQuantity(a.nonce), yParity: toQuantity(a.yParity ?? 0), r: a.r, s: a.s };
 }
 
 /** Serialise a user operation for storage (its wire form as JSON). */

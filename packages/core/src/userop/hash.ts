@@ -10,12 +10,14 @@ import { factoryOf, isUserOperationV06, type UserOperation, type UserOperationV0
  * once on admission and stored with the operation.
  *
  * The words are laid out here and hashed natively (`utils/keccak.ts`): viem's version costs about
- * 0.1 ms an operation in ABI encoding and JavaScript keccak. An EIP-7702 operation (factory
+ * 0.1 ms an operation in ABI encoding and JavaScript keccak. A v0.8+ EIP-7702 operation (factory
  * `0x7702`), whose hash takes the delegate from its authorization, goes to viem's.
  */
 export function getUserOperationHash(op: UserOperation, entryPoint: EntryPoint, chainId: number): Hash {
   const factory = factoryOf(op)?.toLowerCase();
-  if (factory === "0x7702" || factory === "0x7702000000000000000000000000000000000000") {
+  // Only v0.8+ read the marker (v0.6 and v0.7 hash initCode as it is, even with an authorization).
+  const marker = factory === "0x7702" || factory === "0x7702000000000000000000000000000000000000";
+  if (marker && entryPoint.version !== "0.6" && entryPoint.version !== "0.7") {
     return viemGetUserOperationHash({ userOperation: op, entryPointAddress: entryPoint.address, entryPointVersion: entryPoint.version, chainId });
   }
   if (isUserOperationV06(op)) {

@@ -2,16 +2,24 @@ import { type Address, getAddress, type Hex } from "viem";
 import { type PackedUserOperation as ViemPackedUserOperation, toPackedUserOperation } from "viem/account-abstraction";
 import type { UserOperation, UserOperationV06, UserOperationV07 } from "./types.ts";
 import { isUserOperationV06 } from "./types.ts";
+import { eip7702FactoryMarker } from "./codec.ts";
+
+/** The EIP-7702 marker as the EntryPoint reads it from `initCode`: `0x7702` padded to 20 bytes. */
+const paddedEip7702Marker: Address = "0x7702000000000000000000000000000000000000";
 
 /**
  * The user operation as the EntryPoint's ABI takes it: the v0.6 struct as is, or the v0.7+
- * `PackedUserOperation` (gas limits and fees packed into 32-byte words).
+ * `PackedUserOperation` (gas limits and fees packed into 32-byte words). The short EIP-7702
+ * marker `factory: "0x7702"` (v0.8+) goes into `initCode` padded to 20 bytes, before any
+ * `factoryData`: the EntryPoint compares the first 20 bytes, and would take `0x7702‖factoryData`
+ * for an ordinary factory.
  */
 export function toEntryPointStruct(op: UserOperationV06): UserOperationV06;
 export function toEntryPointStruct(op: UserOperationV07): ViemPackedUserOperation;
 export function toEntryPointStruct(op: UserOperation): UserOperationV06 | ViemPackedUserOperation;
 export function toEntryPointStruct(op: UserOperation): UserOperationV06 | ViemPackedUserOperation {
-  return isUserOperationV06(op) ? op : toPackedUserOperation(op);
+  if (isUserOperationV06(op)) return op;
+  return toPackedUserOperation(op.factory === eip7702FactoryMarker ? { ...op, factory: paddedEip7702Marker } : op);
 }
 
 /** A `PackedUserOperation` (v0.7+) as read from `handleOps` calldata. */

@@ -1,8 +1,8 @@
 import { encodeAbiParameters, type Hex, hexToBytes, keccak256, size, stringToHex } from "viem";
-import { toPackedUserOperation } from "viem/account-abstraction";
 import type { EntryPointVersion } from "../entrypoint/version.ts";
 import type { UserOperation } from "./types.ts";
 import { isUserOperationV06 } from "./types.ts";
+import { toEntryPointStruct } from "./pack.ts";
 
 /**
  * Overheads behind `preVerificationGas`: the part of a bundle's cost no gas limit of the
@@ -73,7 +73,7 @@ export function calculatePreVerificationGas(
   const words = size(encoded) / 32;
 
   let perOp = config.perUserOpGasOverhead;
-  if (!isUserOperationV06(op) && op.authorization) perOp += config.eip7702AuthGas;
+  if (op.authorization) perOp += config.eip7702AuthGas;
   let callDataOverhead = 0;
   if (op.callData.startsWith(executeUserOpSelector)) {
     perOp += config.executeUserOpGasOverhead + config.executeUserOpPerWordGasOverhead * words;
@@ -105,7 +105,7 @@ function encodeForCalldata(op: UserOperation): Hex {
       ],
     );
   }
-  const packed = toPackedUserOperation(op);
+  const packed = toEntryPointStruct(op);
   return encodeAbiParameters(
     [
       { type: "bytes32" }, { type: "address" }, { type: "uint256" }, { type: "bytes" }, { type: "bytes" },

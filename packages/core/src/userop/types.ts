@@ -2,7 +2,8 @@ import { type Address, getAddress, type Hex, type SignedAuthorization } from "vi
 
 /**
  * A v0.6 user operation in domain form: numbers are bigints, bytes are hex. Same shape as viem's
- * `UserOperation<"0.6">`, so viem's hashing and packing apply unchanged.
+ * `UserOperation<"0.6">`, so viem's hashing and packing apply unchanged. `authorization` (the
+ * wire's `eip7702Auth`) rides in the bundle transaction; the v0.6 EntryPoint never sees it.
  */
 export interface UserOperationV06 {
   sender: Address;
@@ -16,11 +17,13 @@ export interface UserOperationV06 {
   maxPriorityFeePerGas: bigint;
   paymasterAndData: Hex;
   signature: Hex;
+  authorization?: SignedAuthorization | undefined;
 }
 
 /**
- * A v0.7 or v0.8 user operation in the unpacked form of ERC-7769. `authorization` (the wire's
- * `eip7702Auth`) exists only for v0.8 and later.
+ * A v0.7 or v0.8 user operation in the unpacked form of ERC-7769, with its EIP-7702
+ * `authorization` (the wire's `eip7702Auth`), if any. Only v0.8+ knows the `0x7702` factory
+ * marker, which binds the delegate into the userOpHash.
  */
 export interface UserOperationV07 {
   sender: Address;

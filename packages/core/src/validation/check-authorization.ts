@@ -2,7 +2,7 @@ import { isAddressEqual } from "viem";
 import { recoverAuthorizationAddress } from "viem/utils";
 import { InvalidParamsError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
-import { isUserOperationV06, type UserOperation } from "../userop/types.ts";
+import type { UserOperation } from "../userop/types.ts";
 
 const field = "eip7702Auth";
 
@@ -16,7 +16,7 @@ const secp256k1HalfOrder = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd
  * Needs no chain: estimation checks it too.
  */
 export function refuseMalleableAuthorization(op: UserOperation): void {
-  if (isUserOperationV06(op) || !op.authorization) return;
+  if (!op.authorization) return;
   if (BigInt(op.authorization.s) > secp256k1HalfOrder) {
     throw new InvalidParamsError(`${field}.s`, "is above secp256k1n/2, which EIP-7702 forbids: sign it again, or use n - s with yParity flipped");
   }
@@ -30,7 +30,7 @@ export function refuseMalleableAuthorization(op: UserOperation): void {
  * A stub authorization, as clients send while estimating, is refused here and accepted by estimation.
  */
 export async function checkAuthorization(client: ChainClient, chainId: number, op: UserOperation): Promise<void> {
-  if (isUserOperationV06(op) || !op.authorization) return;
+  if (!op.authorization) return;
   refuseMalleableAuthorization(op);
   const authorization = op.authorization;
   if (authorization.chainId !== 0 && authorization.chainId !== chainId) {

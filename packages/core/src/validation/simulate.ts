@@ -1,4 +1,4 @@
-import { type Address, concat, decodeErrorResult, decodeFunctionResult, encodeFunctionData, getAddress, type Hex, parseAbi, slice, zeroAddress } from "viem";
+import { type Address, decodeErrorResult, decodeFunctionResult, encodeFunctionData, getAddress, type Hex, parseAbi, slice, zeroAddress } from "viem";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { EntryPointRejectionError, InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
@@ -10,6 +10,7 @@ import { decodeEntryPointRevert } from "./entry-point-revert.ts";
 import type { EthCallResult, StateOverride } from "../ports/eth-call.ts";
 import type { StakeInfo, ValidationData, ValidationResult } from "../ports/validation-result.ts";
 import { ethCall } from "./eth-call.ts";
+import { delegationOverride, mergeStateOverrides } from "./state-override.ts";
 import { parseValidationData } from "./validation-data.ts";
 
 /** What `simulateHandleOp` tells: validation plus execution, with the amount paid. */
@@ -116,7 +117,7 @@ export async function attributeSignatureFailureV06(
 ): Promise<ValidationResult> {
   if (!isUserOperationV06(op) || !result.paymaster || !result.account.signatureFailed) return result;
   const data = encodeFunctionData({ abi: entryPoint.abi, functionName: "handleOps", args: [[toEntryPointStruct(op)], zeroAddress] });
-  const outcome = await ethCall(client, { to: entryPoint.address, data, stateOverride });
+  const outcome = await ethCall(client, { to: entryPoint.address, data, stateOverride: mergeStateOverrides(stateOverride, delegationOverride(op)) });
   const failure = outcome.reverted ? decodeEntryPointRevert(entryPoint.abi, outcome.data) : undefined;
   if (!failure?.reason.startsWith("AA34")) return { ...result, paymaster: { ...result.paymaster, signatureFailed: false, aggregator: zeroAddress } };
   return { ...result, account: { ...result.account, signatureFailed: false, aggregator: zeroAddress }, paymaster: { ...result.paymaster, signatureFailed: true } };
@@ -149,7 +150,7 @@ export async function attributeTimeRangeV06(
   const chainId = client.chain?.id ?? (await client.getChainId());
   const args = [toEntryPointStruct(op), getUserOperationHash(op, entryPoint, chainId), result.prefund] as const;
   const data = encodeFunctionData({ abi: validatePaymasterUserOpV06, functionName: "validatePaymasterUserOp", args });
-  const outcome = await ethCall(client, { from: entryPoint.address, to: getAddress(slice(op.paymasterAndData, 0, 20)), data, gas: op.verificationGasLimit, stateOverride });
+  const outcome = await ethCall(client, { from: entryPoint.address, to: getAddress(slice(op.paymasterAndData, 0, 20)), data, gas: op.verificationGasLimit, stateOverride: mergeStateOverrides(stateOverride, delegationOverride(op)) });
   if (outcome.reverted) return result;
   const [, validationData] = decodeFunctionResult({ abi: validatePaymasterUserOpV06, functionName: "validatePaymasterUserOp", data: outcome.data });
   const own = parseValidationData(validationData);
@@ -220,9 +221,9 @@ function simulationCall(
   if (entryPoint.simulations) {
     stateOverride[entryPoint.address] = { ...stateOverride[entryPoint.address], code: entryPoint.simulations.deployedBytecode };
   }
-  if (!isUserOperationV06(op) && op.authorization) {
+  if (op.authorization) {
     // Simulate the EIP-7702 delegation the bundle transaction will carry.
-    stateOverride[op.sender] = { ...stateOverride[op.sender], code: concat(["0xef0100", op.authorization.address]) };
+    stateOverride[op.sender] = { ...stateOverride[op.sender], ...delegationOverride(op)[op.sender] };
   }
   return { to: entryPoint.address, data: encodeFunctionData({ abi, functionName, args }), stateOverride };
 }

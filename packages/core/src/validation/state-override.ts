@@ -1,6 +1,7 @@
-import type { Address, Hex } from "viem";
+import { type Address, concat, type Hex } from "viem";
 import { InvalidParamsError } from "../errors/errors.ts";
 import type { AccountOverride, StateOverride } from "../ports/eth-call.ts";
+import type { UserOperation } from "../userop/types.ts";
 import { parseAddress, parseBytes, parseHash, parseObject, parseQuantity, toQuantity } from "../userop/wire.ts";
 
 /**
@@ -18,6 +19,16 @@ export function mergeStateOverrides(a: StateOverride | undefined, b: StateOverri
       : override;
   }
   return merged;
+}
+
+/**
+ * The EIP-7702 delegation an operation's authorization sets, as code of its sender: how every
+ * simulation sees the account the bundle transaction's authorization list will delegate. Empty
+ * without an authorization.
+ */
+export function delegationOverride(op: UserOperation): StateOverride {
+  if (!op.authorization) return {};
+  return { [op.sender]: { code: concat(["0xef0100", op.authorization.address]) } };
 }
 
 /** Decode a state-override set from a request, naming the field at fault. Addresses come back checksummed. */

@@ -3,7 +3,7 @@ import { RuleViolationError } from "../../errors/errors.ts";
 import type { ChainClient } from "../../ports/chain-client.ts";
 import type { MempoolEntry } from "../../ports/mempool-store.ts";
 import { entitiesOf } from "../../userop/entities.ts";
-import { isUserOperationV06, type UserOperation } from "../../userop/types.ts";
+import type { UserOperation } from "../../userop/types.ts";
 
 /** The EIP-7702 delegation designator that starts a delegated account's code. */
 const delegationPrefix = "0xef0100";
@@ -33,10 +33,10 @@ export async function refuseDelegatedEntities(client: Pick<ChainClient, "getCode
  * the one `op` replaces (same nonce) does not count.
  */
 export function refuseSecondDelegate(pooled: readonly MempoolEntry[], op: UserOperation): void {
-  if (isUserOperationV06(op) || !op.authorization) return;
+  if (!op.authorization) return;
   const delegate = op.authorization.address;
   for (const { userOperation: other } of pooled) {
-    if (isUserOperationV06(other) || !other.authorization || other.nonce === op.nonce) continue;
+    if (!other.authorization || other.nonce === op.nonce) continue;
     if (!isAddressEqual(other.authorization.address, delegate)) {
       throw new RuleViolationError([
         {

@@ -5,7 +5,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import { debugMethods } from "../src/rpc/debug-methods.ts";
 import {
   createRpcHandler,

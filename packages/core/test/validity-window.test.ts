@@ -4,7 +4,7 @@ import type { SmartAccount } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultBundlerSettings } from "../src/engine/settings.ts";
 import { type Bundler, createBundler } from "../src/engine/create-bundler.ts";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import { type Clock, systemClock } from "../src/ports/clock.ts";
 import type { Simulator } from "../src/ports/simulator.ts";

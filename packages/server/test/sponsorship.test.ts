@@ -109,12 +109,13 @@ describe("sponsored operations: every paymaster path", () => {
       return { ...signedByPaymaster, signature: await account.signUserOperation(signedByPaymaster as never) } as UserOperation;
     }
 
-    it("a paymaster signature by another key is refused with -32501, the AA34 reason and the paymaster named", async () => {
+    it("a paymaster signature by another key is refused with -32507 (ERC-7769's signature code), the AA34 reason and the paymaster named", async () => {
       const account = await deployedAccount();
       const op = await sponsored(account, [{ to: account.address, value: 0n }], { signerKey: generatePrivateKey() });
       const { error } = await rpc("eth_sendUserOperation", [formatUserOperationRequest(op), entryPoint()]);
-      expect(error?.code).toBe(-32501);
-      expect(error?.message).toMatch(/^AA34 /);
+      expect(error?.code).toBe(-32507);
+      expect(error?.message).toBe("AA34 signature error");
+      expect(error?.data?.reason).toBe("AA34 signature error");
       expect(String(error?.data?.paymaster).toLowerCase()).toBe(paymaster().toLowerCase());
     });
 

@@ -18,7 +18,7 @@ const hash: Hash = `0x${"ab".repeat(32)}`;
 describe("toRpcError: EntryPoint failures by their AAxx code (ERC-7769)", () => {
   it.each([
     ["AA24 signature error", "signatureInvalid", RpcErrorCode.signatureInvalid],
-    ["AA34 signature error", "signatureInvalid", RpcErrorCode.paymasterRejected],
+    ["AA34 signature error", "signatureInvalid", RpcErrorCode.signatureInvalid],
     ["AA22 expired or not due", "outOfTimeRange", RpcErrorCode.outOfTimeRange],
     ["AA32 paymaster expired or not due", "outOfTimeRange", RpcErrorCode.outOfTimeRange],
     [
@@ -35,6 +35,15 @@ describe("toRpcError: EntryPoint failures by their AAxx code (ERC-7769)", () => 
     const error = entryPointRefusal(reason);
     expect(error.kind).toBe(kind);
     expect(toRpcError(error)).toMatchObject({ code, message: reason, data: { reason } });
+  });
+
+  it("AA34, the paymaster's signature, is -32507 naming the paymaster", () => {
+    const wire = toRpcError(entryPointRefusal("AA34 signature error", { paymaster }));
+    expect({ code: wire.code, message: wire.message, data: wire.data }).toEqual({
+      code: -32507,
+      message: "AA34 signature error",
+      data: { reason: "AA34 signature error", paymaster },
+    });
   });
 
   it("a paymaster's other refusal (-32501) names it; the EntryPoint's own (-32500) carries the revert data", () => {

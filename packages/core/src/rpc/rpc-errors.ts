@@ -115,10 +115,9 @@ const wire: { [K in DomainErrorKind]: (error: Extract<DomainError, { kind: K }>)
   entryPointRejected: (e) => refusal(RpcErrorCode.entryPointRejected, e),
   // ERC-7769: a rejection by the paymaster (-32501) names it in `data`.
   paymasterRejected: (e) => refusal(RpcErrorCode.paymasterRejected, e, { namingPaymaster: true }),
-  signatureInvalid: (e) =>
-    e.entity === "paymaster"
-      ? refusal(RpcErrorCode.paymasterRejected, e, { namingPaymaster: true })
-      : refusal(RpcErrorCode.signatureInvalid, e),
+  // ERC-7769 -32507: "wallet signature check failed (or paymaster signature, if the paymaster
+  // uses its data as signature)": AA34 too, naming the paymaster as -32501 did.
+  signatureInvalid: (e) => refusal(RpcErrorCode.signatureInvalid, e, { namingPaymaster: true }),
   outOfTimeRange: (e) =>
     e.window
       ? {

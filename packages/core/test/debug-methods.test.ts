@@ -205,7 +205,7 @@ describe("debug_bundler_* methods", () => {
   });
 
   it("answers -32602 naming the field for bad params", async () => {
-    const { handler } = await debugHandler();
+    const { handler, bundler } = await debugHandler();
     const entryPoint = fx.entryPoints["0.7"];
     const cases: [string, unknown[], string][] = [
       [
@@ -247,7 +247,7 @@ describe("debug_bundler_* methods", () => {
     }
     const unsupported = await error(handler, "debug_bundler_dumpMempool", [recipient]);
     expect(unsupported.code).toBe(RpcErrorCode.invalidParams);
-    expect(unsupported.message).toMatch(/unsupported EntryPoint/);
+    expect(unsupported.message).toBe(`EntryPoint ${recipient} not supported; supported: ${bundler.entryPoints.all.map((e) => e.address).join(", ")}`);
   });
 
   it("getStakeStatus reads a real stake from the EntryPoint and judges it against minStake and minUnstakeDelay", async () => {

@@ -448,7 +448,7 @@ describe("rules only safe validation checks", () => {
   );
 });
 
-describe("a paymaster's deposit covers its operations in the pool and this one (-32508)", () => {
+describe("a paymaster's deposit covers its operations in the pool and this one (AA31, -32508)", () => {
   it("admits an operation whose paymaster's deposit covers its max cost exactly; refuses it one wei short", async () => {
     const op = await operation({ sponsored: true });
     // (100,000 + 85,000 + 1,250,000 + 70,000 + 50,000) × 31,000,000,017 wei.
@@ -456,7 +456,7 @@ describe("a paymaster's deposit covers its operations in the pool and this one (
     await expect(setup({ deposit: cost }).admit(op)).resolves.toBe(hashOf(op));
     await expect(answered(setup({ deposit: cost - 1n }).admit(op))).rejects.toMatchObject({
       code: -32508,
-      message: `paymaster ${fixturePaymaster} deposit of ${cost - 1n} wei cannot cover its 0 operations in the mempool and this one: they may cost up to ${cost} wei`,
+      message: `AA31 paymaster deposit too low: paymaster ${fixturePaymaster} deposit of ${cost - 1n} wei cannot cover its 0 operations in the mempool and this one: they may cost up to ${cost} wei`,
     });
   });
 

@@ -1,5 +1,10 @@
 import type { Address, Hash, Hex } from "viem";
-import { type FailureEntity, type FailureReason, parseFailureReason } from "./failure-reason.ts";
+import {
+  entryPointReasons,
+  type FailureEntity,
+  type FailureReason,
+  parseFailureReason,
+} from "./failure-reason.ts";
 
 /**
  * Base of every domain error the engine raises. Each carries a readonly `kind` that tells it
@@ -41,7 +46,7 @@ export class UnsupportedEntryPointError extends BundlerError {
   readonly entryPoint: string;
   readonly supported: readonly Address[];
   constructor(entryPoint: string, supported: readonly Address[]) {
-    super(`unsupported EntryPoint ${entryPoint}; supported: ${supported.join(", ")}`);
+    super(`EntryPoint ${entryPoint} not supported; supported: ${supported.join(", ")}`);
     this.entryPoint = entryPoint;
     this.supported = supported;
   }
@@ -286,7 +291,8 @@ export class OutOfTimeRangeError extends EntryPointRefusalError {
 
   /**
    * The refusal of `window`, whose entity it is, or undefined when it holds the operation for at
-   * least `minValiditySeconds`. The message names the entity and which bound fails.
+   * least `minValiditySeconds`. The message is the EntryPoint's own text (AA22 for the account,
+   * AA32 for the paymaster), then which bound fails.
    */
   static check(
     entity: "account" | "paymaster",
@@ -296,14 +302,15 @@ export class OutOfTimeRangeError extends EntryPointRefusalError {
     const { validAfter, validUntil, now, minValiditySeconds } = window;
     const detail =
       validUntil < now
-        ? `validity expired at ${validUntil}, ${now - validUntil} s ago`
+        ? `validUntil ${validUntil} passed ${now - validUntil} s ago`
         : validAfter > now
-          ? `validity starts at ${validAfter}, ${validAfter - now} s from now`
+          ? `validAfter ${validAfter} is ${validAfter - now} s from now`
           : validUntil < now + minValiditySeconds
-            ? `validity ends at ${validUntil}, ${validUntil - now} s from now: too soon to bundle (at least ${minValiditySeconds} s needed)`
+            ? `validUntil ${validUntil} is within ${minValiditySeconds} s (${validUntil - now} s from now): too soon to bundle`
             : undefined;
     if (detail === undefined) return undefined;
-    return new OutOfTimeRangeError(`${entity} ${detail}`, {
+    const text = entity === "account" ? entryPointReasons[22] : entryPointReasons[32];
+    return new OutOfTimeRangeError(`${text}: ${detail}`, {
       window,
       paymaster: entity === "paymaster" ? paymaster : undefined,
     });
@@ -340,7 +347,7 @@ export class PaymasterDepositError extends EntryPointRefusalError {
   static inPool(paymaster: Address, shortfall: PaymasterDepositShortfall): PaymasterDepositError {
     const { deposit, required, pooledOperations: pooled } = shortfall;
     return new PaymasterDepositError(
-      `paymaster ${paymaster} deposit of ${deposit} wei cannot cover its ${pooled} operation${pooled === 1 ? "" : "s"} in the mempool and this one: they may cost up to ${required} wei`,
+      `${entryPointReasons[31]}: paymaster ${paymaster} deposit of ${deposit} wei cannot cover its ${pooled} operation${pooled === 1 ? "" : "s"} in the mempool and this one: they may cost up to ${required} wei`,
       { paymaster, shortfall },
     );
   }
@@ -381,7 +388,10 @@ export class UnsupportedAggregatorError extends BundlerError {
   readonly entity: Extract<FailureEntity, "account" | "paymaster">;
   readonly aggregator: Address;
   constructor(entity: "account" | "paymaster", aggregator: Address) {
-    super(`${entity} requires aggregator ${aggregator}, which this bundler does not support`);
+    const text = entity === "account" ? entryPointReasons[24] : entryPointReasons[34];
+    super(
+      `${text}: ${entity} requires aggregator ${aggregator}, which this bundler does not support`,
+    );
     this.entity = entity;
     this.aggregator = aggregator;
   }

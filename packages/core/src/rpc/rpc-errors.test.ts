@@ -56,17 +56,25 @@ describe("toRpcError: EntryPoint failures by their AAxx code (ERC-7769)", () => 
     });
   });
 
-  it("the validity window the engine checks is -32503 with its bounds and the paymaster in data", () => {
+  it("the validity window the engine checks is AA32 with its bounds and the paymaster in data", () => {
     const window = { validAfter: 0n, validUntil: 1_029n, now: 1_000n, minValiditySeconds: 30n };
     const error = OutOfTimeRangeError.check("paymaster", window, paymaster)!;
-    expect({ code: toRpcError(error).code, data: toRpcError(error).data }).toEqual({
+    expect({ ...toRpcError(error), message: error.message }).toMatchObject({
       code: -32503,
+      message:
+        "AA32 paymaster expired or not due: validUntil 1029 is within 30 s (29 s from now): too soon to bundle",
       data: { validUntil: "0x405", validAfter: "0x0", paymaster },
     });
     expect(OutOfTimeRangeError.check("account", { ...window, validUntil: 1_030n })).toBeUndefined();
+    expect(OutOfTimeRangeError.check("account", { ...window, validUntil: 999n })?.message).toBe(
+      "AA22 expired or not due: validUntil 999 passed 1 s ago",
+    );
+    expect(OutOfTimeRangeError.check("account", { ...window, validAfter: 1_001n })?.message).toBe(
+      "AA22 expired or not due: validAfter 1001 is 1 s from now",
+    );
   });
 
-  it("the mempool's deposit check is -32508, with the deposit and what the operations may cost", () => {
+  it("the mempool's deposit check is AA31, -32508, with the deposit and what the operations may cost", () => {
     const error = PaymasterDepositError.inPool(paymaster, {
       deposit: 10n,
       required: 16n,
@@ -74,12 +82,18 @@ describe("toRpcError: EntryPoint failures by their AAxx code (ERC-7769)", () => 
     });
     const wire = toRpcError(error);
     expect(wire.code).toBe(-32508);
+    expect(wire.message).toBe(
+      `AA31 paymaster deposit too low: paymaster ${paymaster} deposit of 10 wei cannot cover its 1 operation in the mempool and this one: they may cost up to 16 wei`,
+    );
     expect(wire.data).toEqual({ paymaster, deposit: "0xa", required: "0x10" });
   });
 
-  it("an aggregator the bundler does not support is -32500 naming it", () => {
+  it("an aggregator the bundler does not support is -32500 with the EntryPoint's AA24 text", () => {
     const wire = toRpcError(new UnsupportedAggregatorError("account", paymaster));
     expect(wire.code).toBe(-32500);
+    expect(wire.message).toBe(
+      `AA24 signature error: account requires aggregator ${paymaster}, which this bundler does not support`,
+    );
     expect(wire.data).toEqual({ aggregator: paymaster });
   });
 });

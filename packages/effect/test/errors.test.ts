@@ -1,38 +1,4 @@
-import {
-  BundleGasTooLargeError,
-  BusyError,
-  type DomainError,
-  type DomainErrorKind,
-  DuplicateUserOperationError,
-  EntityLimitError,
-  EntryPointRejectionError,
-  ExecutionRevertedError,
-  FeeBelowBaseFeeError,
-  GasLimitTooHighError,
-  GasPriceTooLowError,
-  InfrastructureError,
-  InvalidAuthorizationError,
-  InvalidParamsError,
-  MempoolRejectionError,
-  OutOfTimeRangeError,
-  PaymasterDepositError,
-  PaymasterRejectionError,
-  PreVerificationGasTooLowError,
-  PriorityFeeAboveMaxFeeError,
-  ProposalNotOpenError,
-  ReplacementUnderpricedError,
-  ReputationError,
-  RpcError,
-  RuleViolationError,
-  SenderLimitError,
-  ShuttingDownError,
-  SignatureInvalidError,
-  StakeTooLowError,
-  TraceIncompleteError,
-  UnsupportedAggregatorError,
-  UnsupportedEntryPointError,
-  UserOperationTooLargeError,
-} from "@bundlekit/core";
+import * as core from "@bundlekit/core";
 import type { Address, Hash } from "viem";
 import { describe, expect, it } from "vitest";
 import { toBundlekitError } from "../src/errors.ts";
@@ -47,33 +13,33 @@ const violation = {
 };
 
 /** One domain error of each kind: a kind added without an example here fails type-check. */
-const examples: { [K in DomainErrorKind]: Extract<DomainError, { kind: K }> } = {
-  invalidParams: new InvalidParamsError("params[0].nonce", "is required"),
-  unsupportedEntryPoint: new UnsupportedEntryPointError(address, [address]),
-  priorityFeeAboveMaxFee: new PriorityFeeAboveMaxFeeError(2n, 1n),
-  gasLimitTooHigh: new GasLimitTooHighError("verificationGasLimit", 2n, 1n),
-  userOperationTooLarge: new UserOperationTooLargeError(9000, 8192),
-  bundleGasTooLarge: new BundleGasTooLargeError(2n, 1n),
-  feeBelowBaseFee: new FeeBelowBaseFeeError(1n, 2n),
-  gasPriceTooLow: new GasPriceTooLowError("maxFeePerGas", 1n, 2n, 3n, 10),
-  preVerificationGasTooLow: new PreVerificationGasTooLowError(1n, 2n, 0n),
-  invalidAuthorization: new InvalidAuthorizationError("eip7702Auth", "is for chain 1, not 2"),
-  proposalNotOpen: new ProposalNotOpenError("p1"),
-  entryPointRejected: new EntryPointRejectionError("AA21 didn't pay prefund"),
-  paymasterRejected: new PaymasterRejectionError("AA33 reverted", { paymaster: address }),
-  signatureInvalid: new SignatureInvalidError("AA24 signature error"),
-  outOfTimeRange: new OutOfTimeRangeError("AA22 expired or not due"),
-  paymasterDepositTooLow: new PaymasterDepositError("AA31 paymaster deposit too low"),
-  unsupportedAggregator: new UnsupportedAggregatorError("account", address),
-  executionReverted: new ExecutionRevertedError("0x", "boom"),
-  duplicateUserOperation: new DuplicateUserOperationError(hash),
-  mempoolRejected: new MempoolRejectionError("no"),
-  replacementUnderpriced: new ReplacementUnderpricedError(hash, 2n, 1n),
-  throttledOrBanned: new ReputationError("paymaster", address, "banned"),
-  senderLimit: new SenderLimitError(address, 4),
-  entityLimit: new EntityLimitError("paymaster", address, 10),
-  ruleViolation: new RuleViolationError([violation]),
-  stakeTooLow: new StakeTooLowError(
+const examples: { [K in core.DomainErrorKind]: Extract<core.DomainError, { kind: K }> } = {
+  invalidParams: new core.InvalidParamsError("params[0].nonce", "is required"),
+  unsupportedEntryPoint: new core.UnsupportedEntryPointError(address, [address]),
+  priorityFeeAboveMaxFee: new core.PriorityFeeAboveMaxFeeError(2n, 1n),
+  gasLimitTooHigh: new core.GasLimitTooHighError("verificationGasLimit", 2n, 1n),
+  userOperationTooLarge: new core.UserOperationTooLargeError(9000, 8192),
+  bundleGasTooLarge: new core.BundleGasTooLargeError(2n, 1n),
+  feeBelowBaseFee: new core.FeeBelowBaseFeeError(1n, 2n),
+  gasPriceTooLow: new core.GasPriceTooLowError("maxFeePerGas", 1n, 2n, 3n, 10),
+  preVerificationGasTooLow: new core.PreVerificationGasTooLowError(1n, 2n, 0n),
+  invalidAuthorization: new core.InvalidAuthorizationError("eip7702Auth", "is for chain 1, not 2"),
+  proposalNotOpen: new core.ProposalNotOpenError("p1"),
+  entryPointRejected: new core.EntryPointRejectionError("AA21 didn't pay prefund"),
+  paymasterRejected: new core.PaymasterRejectionError("AA33 reverted", { paymaster: address }),
+  signatureInvalid: new core.SignatureInvalidError("AA24 signature error"),
+  outOfTimeRange: new core.OutOfTimeRangeError("AA22 expired or not due"),
+  paymasterDepositTooLow: new core.PaymasterDepositError("AA31 paymaster deposit too low"),
+  unsupportedAggregator: new core.UnsupportedAggregatorError("account", address),
+  executionReverted: new core.ExecutionRevertedError("0x", "boom"),
+  duplicateUserOperation: new core.DuplicateUserOperationError(hash),
+  mempoolRejected: new core.MempoolRejectionError("no"),
+  replacementUnderpriced: new core.ReplacementUnderpricedError(hash, 2n, 1n),
+  throttledOrBanned: new core.ReputationError("paymaster", address, "banned"),
+  senderLimit: new core.SenderLimitError(address, 4),
+  entityLimit: new core.EntityLimitError("paymaster", address, 10),
+  ruleViolation: new core.RuleViolationError([violation]),
+  stakeTooLow: new core.StakeTooLowError(
     {
       entity: "factory",
       address,
@@ -84,10 +50,10 @@ const examples: { [K in DomainErrorKind]: Extract<DomainError, { kind: K }> } = 
     },
     [violation],
   ),
-  traceIncomplete: new TraceIncompleteError([address]),
-  infrastructure: new InfrastructureError("the node did not answer"),
-  busy: new BusyError(2, 1),
-  shuttingDown: new ShuttingDownError(),
+  traceIncomplete: new core.TraceIncompleteError([address]),
+  infrastructure: new core.InfrastructureError("the node did not answer"),
+  busy: new core.BusyError(2, 1),
+  shuttingDown: new core.ShuttingDownError(),
 };
 
 describe("toBundlekitError: one tag per domain error", () => {
@@ -148,7 +114,7 @@ describe("toBundlekitError: one tag per domain error", () => {
       code: -32603,
       message: "boom",
     });
-    expect(toBundlekitError(new RpcError(-32601, "no such method"))).toMatchObject({
+    expect(toBundlekitError(new core.RpcError(-32601, "no such method"))).toMatchObject({
       _tag: "MethodNotFound",
       code: -32601,
     });

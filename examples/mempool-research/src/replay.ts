@@ -1,8 +1,8 @@
 import {
-  BundlerError,
   createBundler,
   createMemoryMempoolStore,
   type MempoolPolicy,
+  rpcErrorOf,
   type StatusChange,
   type UserOperationV07,
 } from "@bundlekit/core";
@@ -164,7 +164,8 @@ export async function replay(workload: Workload, policy: MempoolPolicy, options:
         admittedAt.set(hash, { time: clock.now(), block: chain.head().number, sender: op.sender });
       },
       (error: unknown) => {
-        const message = error instanceof BundlerError ? `${error.code} ${error.message}` : String(error);
+        const wire = rpcErrorOf(error);
+        const message = wire ? `${wire.code} ${wire.message}` : String(error);
         const reason = message.replace(/0x[0-9a-f]{40}/gi, "<sender>");
         refused[reason] = (refused[reason] ?? 0) + 1;
       },

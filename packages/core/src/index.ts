@@ -214,30 +214,52 @@ export {
   userOperationEventTopic,
 } from "./receipt/user-operation-event.ts";
 
-// Errors: domain errors with their ERC-7769 codes.
+// Errors: domain errors carry facts, not wire codes; `toRpcError` maps them to ERC-7769.
 export {
+  BundleGasTooLargeError,
   BundlerError,
   BusyError,
+  type DomainError,
+  type DomainErrorKind,
   DuplicateUserOperationError,
   EntityLimitError,
+  type EntryPointRefusal,
+  EntryPointRefusalError,
+  type EntryPointRefusalFacts,
   EntryPointRejectionError,
+  entryPointRefusal,
   ExecutionRevertedError,
-  ForwardedRpcError,
+  FeeBelowBaseFeeError,
+  FieldError,
+  GasLimitTooHighError,
+  GasPriceTooLowError,
   InfrastructureError,
+  InvalidAuthorizationError,
   InvalidParamsError,
   MempoolRejectionError,
+  OutOfTimeRangeError,
   PaymasterDepositError,
+  type PaymasterDepositShortfall,
+  PaymasterRejectionError,
+  PreVerificationGasTooLowError,
+  PriorityFeeAboveMaxFeeError,
+  ProposalNotOpenError,
+  ReplacementUnderpricedError,
   ReputationError,
-  RpcErrorCode,
   type RuleViolationDetail,
   RuleViolationError,
   SenderLimitError,
   ShuttingDownError,
+  SignatureInvalidError,
   type StakeShortfall,
   StakeTooLowError,
   TraceIncompleteError,
+  UnsupportedAggregatorError,
   UnsupportedEntryPointError,
+  UserOperationTooLargeError,
+  type ValidityWindow,
 } from "./errors/errors.ts";
+export { entryPointReasons, type FailureEntity, type FailureReason, parseFailureReason } from "./errors/failure-reason.ts";
 
 // JSON-RPC: the transport-agnostic handler, and the parts for methods of your own.
 export {
@@ -249,6 +271,7 @@ export {
   type RpcHandlerOptions,
 } from "./rpc/handle-request.ts";
 export { expectParams, type RpcMethod, type RpcRequestContext } from "./rpc/methods.ts";
+export { ForwardedRpcError, RpcError, RpcErrorCode, rpcErrorOf, toRpcError } from "./rpc/rpc-errors.ts";
 export {
   isAbsent,
   parseAddress,

@@ -3,7 +3,7 @@ import { type Address, type Hash, parseGwei } from "viem";
 import type { SmartAccount } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import { debugMethods } from "../src/rpc/debug-methods.ts";
 import { createRpcHandler, type JsonRpcResponse, type RpcHandler } from "../src/rpc/handle-request.ts";
 import type { StatusChange } from "../src/status/status-change.ts";

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { type BundlerSettingsInput, mergeBundlerSettings } from "../src/engine/settings.ts";
 import { createBundler } from "../src/engine/create-bundler.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { Logger } from "../src/ports/logger.ts";
 import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";

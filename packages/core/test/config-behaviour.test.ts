@@ -21,7 +21,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type BundlerSettings, type BundlerSettingsInput, mergeBundlerSettings } from "../src/engine/settings.ts";
 import { type Bundler, createBundler } from "../src/engine/create-bundler.ts";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { MempoolStore } from "../src/ports/mempool-store.ts";
 import type { Submitter } from "../src/ports/submitter.ts";

@@ -5,7 +5,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import { debugMethods } from "../src/rpc/debug-methods.ts";
 import {
   createRpcHandler,
@@ -205,7 +205,7 @@ describe("debug_bundler_* methods", () => {
   });
 
   it("answers -32602 naming the field for bad params", async () => {
-    const { handler } = await debugHandler();
+    const { handler, bundler } = await debugHandler();
     const entryPoint = fx.entryPoints["0.7"];
     const cases: [string, unknown[], string][] = [
       [
@@ -247,7 +247,7 @@ describe("debug_bundler_* methods", () => {
     }
     const unsupported = await error(handler, "debug_bundler_dumpMempool", [recipient]);
     expect(unsupported.code).toBe(RpcErrorCode.invalidParams);
-    expect(unsupported.message).toMatch(/unsupported EntryPoint/);
+    expect(unsupported.message).toBe(`EntryPoint ${recipient} not supported; supported: ${bundler.entryPoints.all.map((e) => e.address).join(", ")}`);
   });
 
   it("getStakeStatus reads a real stake from the EntryPoint and judges it against minStake and minUnstakeDelay", async () => {

@@ -2,7 +2,7 @@ import type { EntryPointVersion } from "@bundlekit/devnet";
 import { type Hash, pad, parseEther, toEventSelector, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import { createDefaultMempoolPolicy } from "../src/mempool/default-mempool-policy.ts";
 import type { MempoolPolicy } from "../src/ports/mempool-policy.ts";
 import type { StatusChange } from "../src/status/status-change.ts";

@@ -2,7 +2,7 @@ import { type EntryPointVersion, ruleProbeAbis } from "@bundlekit/devnet";
 import { type Address, concat, getAddress, type Hex, parseAbi, parseEther, sliceHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { UserOperation } from "../src/userop/types.ts";
 import type { engineFixture } from "./fixtures.ts";
 import { eip7702Operation, rejection } from "./fixtures.ts";

@@ -4,7 +4,9 @@ import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 
 import { getUserOperationHash, type SmartAccount } from "viem/account-abstraction";
 import { expect } from "vitest";
 import { type Bundler, type CreateBundlerParameters, createBundler } from "../src/engine/create-bundler.ts";
-import { BundlerError } from "../src/errors/errors.ts";
+import { BundlerError, type DomainError } from "../src/errors/errors.ts";
+import type { RpcError } from "../src/rpc/rpc-errors.ts";
+import { onWire } from "./on-wire.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { MempoolStore } from "../src/ports/mempool-store.ts";
 import type { StateOverride } from "../src/ports/eth-call.ts";
@@ -14,14 +16,22 @@ import type { UserOperation } from "../src/userop/types.ts";
 import { canonicalEntryPoints } from "../src/entrypoint/version.ts";
 import { type BundlerSettingsInput, mergeBundlerSettings } from "../src/engine/settings.ts";
 
-/** The `BundlerError` a promise rejects with; fails the test when it resolves or rejects with anything else. */
-export async function rejection(promise: Promise<unknown>): Promise<BundlerError> {
+/** The domain error a promise rejects with; fails the test when it resolves or rejects with anything else. */
+export async function domainRejection(promise: Promise<unknown>): Promise<DomainError> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
   expect(error).toBeInstanceOf(BundlerError);
-  return error as BundlerError;
+  return error as DomainError;
+}
+
+/**
+ * What the domain error a promise rejects with answers on the wire (`toRpcError`: code, message
+ * and data); fails the test when it resolves or rejects with anything else.
+ */
+export async function rejection(promise: Promise<unknown>): Promise<RpcError<Record<string, unknown>>> {
+  return onWire(await domainRejection(promise));
 }
 
 /** The gas fields of an operation not yet estimated: what a client sends to `eth_estimateUserOperationGas`. */

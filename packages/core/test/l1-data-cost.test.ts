@@ -2,7 +2,7 @@ import { type EntryPointVersion, type L1FeeModel, placeL1FeeStandIn } from "@bun
 import { type Address, type Hex, parseGwei, serializeTransaction, size } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import { createArbitrumL1DataCost, createOpStackL1DataCost, type L1DataCost } from "../src/gas/l1-data-cost.ts";
 import { engineFixture, rejection } from "./fixtures.ts";

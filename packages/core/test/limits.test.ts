@@ -4,7 +4,7 @@ import { entryPoint06Abi, entryPoint07Abi, entryPoint08Abi, toPackedUserOperatio
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import type { BundlerSettingsInput } from "../src/engine/settings.ts";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { UserOperation, UserOperationV07 } from "../src/userop/types.ts";
 import { rejection } from "./fixtures.ts";
 import { ruleProbesFixture } from "./rule-probes-fixture.ts";

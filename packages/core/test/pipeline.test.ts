@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
 import { decodeHandleOps } from "../src/userop/decode-handle-ops.ts";
 import { createEntryPointRegistry } from "../src/entrypoint/registry.ts";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { Submitter } from "../src/ports/submitter.ts";
 import { userOperationEventTopic } from "../src/receipt/user-operation-event.ts";
 import type { StatusChange } from "../src/status/status-change.ts";

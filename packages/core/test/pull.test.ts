@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
 import { type BundlerSettingsInput, mergeBundlerSettings } from "../src/engine/settings.ts";
 import type { Bundler } from "../src/engine/create-bundler.ts";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { Clock } from "../src/ports/clock.ts";
 import { engineFixture, rejection } from "./fixtures.ts";
 import { manualClock } from "./manual-clock.ts";

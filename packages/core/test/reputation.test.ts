@@ -1,6 +1,6 @@
 import type { Address } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import { engineFixture, rejection } from "./fixtures.ts";
 import { manualClock } from "./manual-clock.ts";
 import { recordStatusChanges } from "./status-changes.ts";

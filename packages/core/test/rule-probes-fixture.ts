@@ -3,7 +3,7 @@ import { type Address, concat, createWalletClient, encodeFunctionData, getAddres
 import { privateKeyToAccount } from "viem/accounts";
 import { expect } from "vitest";
 import { createBundler } from "../src/engine/create-bundler.ts";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { Simulator } from "../src/ports/simulator.ts";
 import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";

@@ -2,7 +2,7 @@ import { type Address, type Hash, type Hex, keccak256, toHex } from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { createBundler } from "../src/engine/create-bundler.ts";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import { createSimulatedChain, type SimulatedBehaviour, type SimulatedDelivery } from "../src/simulation/simulated-chain.ts";
 import { createSimulatedClock } from "../src/simulation/simulated-clock.ts";
 import type { StatusChange } from "../src/status/status-change.ts";

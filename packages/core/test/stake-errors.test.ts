@@ -1,7 +1,7 @@
 import { type Address, getAddress, parseEther } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { engineFixture } from "./fixtures.ts";
 import { rejection } from "./fixtures.ts";
 import { ruleProbesFixture } from "./rule-probes-fixture.ts";

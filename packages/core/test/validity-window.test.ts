@@ -4,7 +4,7 @@ import type { SmartAccount } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultBundlerSettings } from "../src/engine/settings.ts";
 import { type Bundler, createBundler } from "../src/engine/create-bundler.ts";
-import { RpcErrorCode } from "../src/errors/errors.ts";
+import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import { type Clock, systemClock } from "../src/ports/clock.ts";
 import type { Simulator } from "../src/ports/simulator.ts";
@@ -124,7 +124,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)(
         validUntil: now - 1,
         validAfter: now - 100,
       });
-      await expectOutOfTimeRange(op, `paymaster validity expired at ${now - 1}, 1 s ago`, {
+      await expectOutOfTimeRange(op, `AA32 paymaster expired or not due: validUntil ${now - 1} passed 1 s ago`, {
         validUntil: hex(now - 1),
         validAfter: hex(now - 100),
         paymaster: getAddress(paymaster()),
@@ -133,7 +133,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)(
 
     it("refuses a paymaster window that starts 1 s from now", async () => {
       const op = await sponsored(await deployedAccount(), { validAfter: now + 1 });
-      await expectOutOfTimeRange(op, `paymaster validity starts at ${now + 1}, 1 s from now`, {
+      await expectOutOfTimeRange(op, `AA32 paymaster expired or not due: validAfter ${now + 1} is 1 s from now`, {
         validUntil: noEnd,
         validAfter: hex(now + 1),
         paymaster: getAddress(paymaster()),
@@ -146,7 +146,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)(
         const op = await sponsored(account, { validUntil: now + left });
         await expectOutOfTimeRange(
           op,
-          `paymaster validity ends at ${now + left}, ${left} s from now: too soon to bundle (at least 30 s needed)`,
+          `AA32 paymaster expired or not due: validUntil ${now + left} is within 30 s (${left} s from now): too soon to bundle`,
           {
             validUntil: hex(now + left),
             validAfter: "0x0",
@@ -172,11 +172,11 @@ describe.each(["0.6", "0.7", "0.8"] as const)(
       for (const [window, message] of [
         [
           { validUntil: BigInt(now - 1), validAfter: 0n },
-          `account validity expired at ${now - 1}, 1 s ago`,
+          `AA22 expired or not due: validUntil ${now - 1} passed 1 s ago`,
         ],
         [
           { validUntil: BigInt(now + 3600), validAfter: BigInt(now + 1) },
-          `account validity starts at ${now + 1}, 1 s from now`,
+          `AA22 expired or not due: validAfter ${now + 1} is 1 s from now`,
         ],
       ] as const) {
         const simulator = accountWindow(

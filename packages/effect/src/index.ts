@@ -19,21 +19,39 @@ export { memoryStores, postgresStores, sqliteStores } from "./stores.ts";
 export { effectClock } from "./clock.ts";
 export { effectLogger } from "./logger.ts";
 
-// Errors: one tagged error per ERC-7769 code.
+// Errors: one tagged error per domain error, with its facts and its ERC-7769 code.
 export {
+  BundleGasTooLarge,
   type BundlekitError,
   Busy,
+  DuplicateUserOperation,
+  EntityLimit,
   EntryPointRejected,
   ExecutionReverted,
+  FeeBelowBaseFee,
+  GasLimitTooHigh,
+  GasPriceTooLow,
   InternalError,
+  InvalidAuthorization,
   InvalidParams,
+  MempoolRejected,
   MethodNotFound,
   OpcodeOrStorageRule,
   OutOfTimeRange,
   PaymasterDepositTooLow,
   PaymasterRejected,
+  PreVerificationGasTooLow,
+  PriorityFeeAboveMaxFee,
+  ProposalNotOpen,
+  ReplacementUnderpriced,
+  SenderLimit,
+  ShuttingDown,
   SignatureInvalid,
   StakeTooLow,
   ThrottledOrBanned,
+  TraceIncomplete,
   toBundlekitError,
+  UnsupportedAggregator,
+  UnsupportedEntryPoint,
+  UserOperationTooLarge,
 } from "./errors.ts";

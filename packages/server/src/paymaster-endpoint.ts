@@ -1,6 +1,5 @@
 import {
   type Bundler,
-  BundlerError,
   decodeUserOperation,
   type EntryPointVersion,
   expectParams,
@@ -8,6 +7,7 @@ import {
   isUserOperationV06,
   parseAddress,
   parseQuantity,
+  RpcError,
   RpcErrorCode,
   type RpcMethod,
   type RpcRequestContext,
@@ -122,7 +122,7 @@ export function createPaymasterMethods(
       request,
     });
     if (!decision.sponsor)
-      throw new BundlerError(
+      throw new RpcError(
         RpcErrorCode.sponsorshipRefused,
         `sponsorship refused: ${decision.reason}`,
         decision.data,

@@ -1,6 +1,6 @@
 import { type Devnet, deployGasWorkloads, type EntryPointVersion, gasWorkloadsAbi, verifyingPaymasterData } from "@bundlekit/devnet";
 import { toSimpleSmartAccount } from "permissionless/accounts";
-import { type Address, concat, createWalletClient, encodeAbiParameters, encodeFunctionData, type Hash, type Hex, http, parseAbi, parseEther, parseGwei, type PublicClient } from "viem";
+import { type Address, type BaseError, concat, createWalletClient, encodeAbiParameters, encodeFunctionData, type Hash, type Hex, http, parseAbi, parseEther, parseGwei, type PublicClient, RpcRequestError } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import {
   createBundlerClient,
@@ -9,6 +9,7 @@ import {
   type SmartAccount,
   toPackedUserOperation,
   type UserOperation,
+  UserOperationExecutionError,
 } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
@@ -109,13 +110,22 @@ describe("sponsored operations: every paymaster path", () => {
       return { ...signedByPaymaster, signature: await account.signUserOperation(signedByPaymaster as never) } as UserOperation;
     }
 
-    it("a paymaster signature by another key is refused with -32501, the AA34 reason and the paymaster named", async () => {
+    it("a paymaster signature by another key is refused with -32507 (ERC-7769's signature code), AA34 and the paymaster named: viem's paymaster-signature error", async () => {
       const account = await deployedAccount();
       const op = await sponsored(account, [{ to: account.address, value: 0n }], { signerKey: generatePrivateKey() });
-      const { error } = await rpc("eth_sendUserOperation", [formatUserOperationRequest(op), entryPoint()]);
-      expect(error?.code).toBe(-32501);
-      expect(error?.message).toMatch(/^AA34 /);
-      expect(String(error?.data?.paymaster).toLowerCase()).toBe(paymaster().toLowerCase());
+      const bundler = createBundlerClient({ account, client, transport: http(fx.service.url) });
+      const error = await bundler.sendUserOperation(op as never).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(UserOperationExecutionError);
+      expect((error as BaseError).cause).toMatchObject({ name: "UserOperationPaymasterSignatureError" });
+      const answer = (error as BaseError).walk((e) => e instanceof RpcRequestError) as RpcRequestError;
+      expect(answer.code).toBe(-32507);
+      expect(answer.details).toBe("AA34 signature error");
+      const data = answer.data as { reason: string; paymaster: Address };
+      expect(data.reason).toBe("AA34 signature error");
+      expect(data.paymaster.toLowerCase()).toBe(paymaster().toLowerCase());
     });
 
     it("a sponsored call that reverts is included with success false, and the paymaster pays for it", async () => {
@@ -146,7 +156,7 @@ describe("sponsored operations: every paymaster path", () => {
         expect(accepted.error).toBeUndefined();
         const { error } = await rpc("eth_sendUserOperation", [formatUserOperationRequest(await sponsored(second, [{ to: second.address, value: 0n }], { gas: fees })), entryPoint()]);
         expect(error?.code).toBe(-32508);
-        expect(error?.message).toMatch(new RegExp(`^paymaster ${paymaster()} deposit of ${available} wei cannot cover its 1 operation in the mempool and this one`, "i"));
+        expect(error?.message).toMatch(new RegExp(`^AA31 paymaster deposit too low: paymaster ${paymaster()} deposit of ${available} wei cannot cover its 1 operation in the mempool and this one`, "i"));
         expect(error?.data?.paymaster).toBe(paymaster());
       } finally {
         // The pooled operation would hold most of the deposit for the other tests.

@@ -28,7 +28,8 @@ import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
 /**
  * -32503 as a wallet meets it: viem's bundler client sends an operation sponsored by the devnet's
  * verifying paymaster, signed for a validity window, to the stand-alone service on each
- * EntryPoint version. The service runs on the wall clock, so each window sits an hour or 20 s
+ * EntryPoint version. The message opens with the EntryPoint's own text, `AA32 paymaster expired
+ * or not due`, which viem reads as its paymaster-expired error. The service runs on the wall clock, so each window sits an hour or 20 s
  * from the moment it is signed, and the seconds in the message are read back, not predicted.
  */
 describe("the validity window through the service (-32503)", () => {
@@ -137,15 +138,15 @@ describe("the validity window through the service (-32503)", () => {
     /** Whole seconds since `signedAt`: how far the service's clock may have moved past the signing. */
     const since = (signedAt: number) => Math.floor(Date.now() / 1000) - signedAt;
 
-    it("refuses a paymaster window that ended an hour ago: -32503, viem's out-of-time-range error, both bounds and the paymaster in data", async () => {
+    it("refuses a paymaster window that ended an hour ago: -32503, AA32, viem's paymaster-expired error, both bounds and the paymaster in data", async () => {
       const { now, sent } = await sendSponsored((t) => ({
         validUntil: t - 3600,
         validAfter: t - 7200,
       }));
       const { cause, code, message, data } = await refusal(sent);
-      expect(cause).toMatchObject({ name: "UserOperationOutOfTimeRangeError" });
+      expect(cause).toMatchObject({ name: "UserOperationPaymasterExpiredError" });
       expect(code).toBe(-32503);
-      const pattern = new RegExp(`^paymaster validity expired at ${now - 3600}, (\\d+) s ago$`);
+      const pattern = new RegExp(`^AA32 paymaster expired or not due: validUntil ${now - 3600} passed (\\d+) s ago$`);
       expect(message).toMatch(pattern);
       expectSeconds(message, pattern, [3600, 3600 + since(now)]);
       expect(data).toEqual({
@@ -158,9 +159,9 @@ describe("the validity window through the service (-32503)", () => {
     it("refuses a paymaster window that starts in an hour", async () => {
       const { now, sent } = await sendSponsored((t) => ({ validAfter: t + 3600 }));
       const { cause, code, message, data } = await refusal(sent);
-      expect(cause).toMatchObject({ name: "UserOperationOutOfTimeRangeError" });
+      expect(cause).toMatchObject({ name: "UserOperationPaymasterExpiredError" });
       expect(code).toBe(-32503);
-      const pattern = new RegExp(`^paymaster validity starts at ${now + 3600}, (\\d+) s from now$`);
+      const pattern = new RegExp(`^AA32 paymaster expired or not due: validAfter ${now + 3600} is (\\d+) s from now$`);
       expect(message).toMatch(pattern);
       expectSeconds(message, pattern, [3600 - since(now), 3600]);
       expect(data).toEqual({
@@ -173,10 +174,10 @@ describe("the validity window through the service (-32503)", () => {
     it("refuses a paymaster window that ends 20 s after signing, too soon to bundle", async () => {
       const { now, sent } = await sendSponsored((t) => ({ validUntil: t + 20 }));
       const { cause, code, message, data } = await refusal(sent);
-      expect(cause).toMatchObject({ name: "UserOperationOutOfTimeRangeError" });
+      expect(cause).toMatchObject({ name: "UserOperationPaymasterExpiredError" });
       expect(code).toBe(-32503);
       const pattern = new RegExp(
-        `^paymaster validity ends at ${now + 20}, (\\d+) s from now: too soon to bundle \\(at least 30 s needed\\)$`,
+        `^AA32 paymaster expired or not due: validUntil ${now + 20} is within 30 s \\((\\d+) s from now\\): too soon to bundle$`,
       );
       expect(message).toMatch(pattern);
       expectSeconds(message, pattern, [20 - since(now), 20]);

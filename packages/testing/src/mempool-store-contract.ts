@@ -1,6 +1,6 @@
 import type { Address, Hash } from "viem";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { canonicalEntryPoints, type ClaimForBundleParameters, DuplicateUserOperationError, erc7562Admission, type MempoolEntry, MempoolRejectionError, type MempoolStore, type NewMempoolEntry } from "@bundlekit/core";
+import { BundlerError, canonicalEntryPoints, type ClaimForBundleParameters, type DomainError, DuplicateUserOperationError, erc7562Admission, type MempoolEntry, MempoolRejectionError, type MempoolStore, type NewMempoolEntry, toRpcError } from "@bundlekit/core";
 import { type FixtureEntryOptions, fixtureAccount, fixtureEntry, fixtureFactory, fixturePaymaster, replacingNothing } from "./fixtures.ts";
 
 /** A store for one contract test, with what the contract needs to know about its backend. */
@@ -218,6 +218,13 @@ export function mempoolStoreContract(
         };
       }
 
+      /** A domain error with what it answers on the wire (`toRpcError`): its name, code, message and data. */
+      function answer(error: unknown) {
+        expect(error).toBeInstanceOf(BundlerError);
+        const { code, message, data } = toRpcError(error as DomainError);
+        return { name: (error as Error).name, code, message, data };
+      }
+
       it("hands decide the sender's operations in the pool on the entry's EntryPoint, by nonce, and stores the entry pending", async () => {
         const [n2, n1] = await added({ sender: 1, nonce: 2n }, { sender: 1, nonce: 1n }, { sender: 2 }, { sender: 1, version: "0.8" });
         const entry = await fixtureEntry({ sender: 1, nonce: 3n, receivedAt: t0 + 10 });
@@ -271,7 +278,8 @@ export function mempoolStoreContract(
         const [before] = await store.listBySender(ep07, fixtureAccount(1).address);
         await claim();
         const replacement = await fixtureEntry({ sender: 1, feeBump: 10n ** 9n, receivedAt: t0 + 10 });
-        await expect(store.admit(replacement, () => ({ replaces: before }))).rejects.toMatchObject({
+        const refused = await store.admit(replacement, () => ({ replaces: before })).catch((error: unknown) => error);
+        expect(answer(refused)).toMatchObject({
           name: "MempoolRejectionError",
           code: -32602,
           message: "the operation it would replace is already being bundled",
@@ -334,7 +342,7 @@ export function mempoolStoreContract(
         const { admitted, refusals } = await race(entries.map((entry) => byPolicy(entry)));
         expect(admitted).toBe(1);
         for (const refusal of refusals) {
-          expect(refusal).toMatchObject({ code: -32602, message: expect.stringMatching(/^replacement underpriced/) });
+          expect(answer(refusal)).toMatchObject({ code: -32602, message: expect.stringMatching(/^replacement underpriced/) });
         }
         expect(await store.listBySender(ep07, fixtureAccount(1).address)).toHaveLength(1);
         expect(await store.countByStatus()).toMatchObject({ pending: 1, dropped: 0 });
@@ -344,7 +352,7 @@ export function mempoolStoreContract(
         const entries = await Promise.all([0n, 1n, 2n, 3n, 4n, 5n, 6n, 7n, 8n, 9n].map((nonce) => fixtureEntry({ sender: 1, nonce })));
         const { admitted, refusals } = await race(entries.map((entry) => byPolicy(entry)));
         expect(admitted).toBe(4);
-        for (const refusal of refusals) expect(refusal).toMatchObject({ name: "SenderLimitError", code: -32504 });
+        for (const refusal of refusals) expect(answer(refusal)).toMatchObject({ name: "SenderLimitError", code: -32504 });
         expect(await store.listBySender(ep07, fixtureAccount(1).address)).toHaveLength(4);
       });
 

@@ -1,10 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import {
-  BundlerError,
-  RpcErrorCode,
-  type RpcMethod,
-  type RpcRequestContext,
-} from "@bundlekit/core";
+import { RpcError, RpcErrorCode, type RpcMethod, type RpcRequestContext } from "@bundlekit/core";
 import {
   corsHeaders,
   isJsonContentType,
@@ -85,7 +80,7 @@ export interface HttpEndpoint {
 const webSocketOnly =
   (method: string): RpcMethod =>
   async () => {
-    throw new BundlerError(
+    throw new RpcError(
       RpcErrorCode.methodNotFound,
       `${method} is only available over WebSocket: connect with ws:// to the same URL`,
       { method },

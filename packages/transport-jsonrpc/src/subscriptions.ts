@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import {
-  BundlerError,
   InvalidParamsError,
   isAbsent,
   parseHash,
   parseObject,
+  RpcError,
   RpcErrorCode,
   type StatusChange,
   type StatusListener,
@@ -112,7 +112,7 @@ export function createStatusSubscriptions(
 
   return {
     subscribe(params) {
-      if (closed) throw new BundlerError(RpcErrorCode.invalidRequest, "the connection is closed");
+      if (closed) throw new RpcError(RpcErrorCode.invalidRequest, "the connection is closed");
       if (params[0] !== userOperationStatusKind) {
         const got =
           typeof params[0] === "string" ? `"${params[0].slice(0, 40)}"` : String(params[0]);
@@ -125,7 +125,7 @@ export function createStatusSubscriptions(
         throw new InvalidParamsError("params", `expected 1 or 2 parameters, got ${params.length}`);
       const hashes = parseFilter(params[1]);
       if (active.size >= maxSubscriptions) {
-        throw new BundlerError(
+        throw new RpcError(
           RpcErrorCode.invalidRequest,
           `too many subscriptions on this connection (limit ${maxSubscriptions}); unsubscribe first`,
           {

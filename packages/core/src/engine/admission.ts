@@ -1,7 +1,7 @@
 import { type Address, type Hash, isAddressEqual, parseAbi, size } from "viem";
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
 import type { EntryPoint, EntryPointRegistry } from "../entrypoint/registry.ts";
-import { DuplicateUserOperationError, InvalidParamsError, PaymasterDepositError } from "../errors/errors.ts";
+import { BundleGasTooLargeError, DuplicateUserOperationError, FeeBelowBaseFeeError, PaymasterDepositError } from "../errors/errors.ts";
 import { enforceGasPrice } from "../gas/enforce-gas-price.ts";
 import type { FeeOracle } from "../gas/fee-oracle.ts";
 import type { PreVerificationGasConfig } from "../userop/pre-verification-gas.ts";
@@ -51,7 +51,7 @@ export interface AdmissionContext {
 /**
  * Admission: prechecks, reputation, simulation, fee floor and the policy, then the operation is
  * stored. Resolves with its hash only once it is durable. An operation that could never fit a
- * bundle is refused here (-32602), not left to stall the pool.
+ * bundle is refused here (`BundleGasTooLargeError`), not left to stall the pool.
  */
 export async function admitUserOperation(context: AdmissionContext, op: UserOperation, entryPointAddress: Address): Promise<Hash> {
   const { store, settings, clock } = context;
@@ -59,12 +59,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   const entryPoint = context.entryPoints.get(entryPointAddress);
   precheckUserOperation(op, { validationGasLimit: settings.gas.validationGasLimit, maxUserOperationBytes: settings.validation.maxUserOperationBytes });
   const bundleGas = bundleGasOf(op);
-  if (bundleGas > context.maxBundleGas) {
-    throw new InvalidParamsError(
-      "gas limits",
-      `the operation's gas limits add up to ${bundleGas} gas in a bundle, above maxBundleGas ${context.maxBundleGas}; it could never be bundled`,
-    );
-  }
+  if (bundleGas > context.maxBundleGas) throw new BundleGasTooLargeError(bundleGas, context.maxBundleGas);
   const userOpHash = getUserOperationHash(op, entryPoint, context.chainId);
   const known = await store.get(userOpHash);
   if (known && !readmissibleStatuses.includes(known.status)) throw new DuplicateUserOperationError(userOpHash);
@@ -92,9 +87,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     withQueuedNonce(context, entryPoint, op, (stateOverride) => validateUserOperation({ ...simulation, stateOverride }, entryPoint, op)),
   ]);
   if (settings.gas.enforceGasPrice) enforceGasPrice(op, gasPrice, settings.gas.enforceGasPriceThresholdPercent);
-  if (op.maxFeePerGas < gasPrice.baseFeePerGas) {
-    throw new InvalidParamsError("maxFeePerGas", `${op.maxFeePerGas} is below the current base fee ${gasPrice.baseFeePerGas}`);
-  }
+  if (op.maxFeePerGas < gasPrice.baseFeePerGas) throw new FeeBelowBaseFeeError(op.maxFeePerGas, gasPrice.baseFeePerGas);
   if (validation.trace) await refuseMultipleRoles(store, entryPoint.address, op);
   const staked = {
     account: isStaked(validation.sender, stakeRequirement),
@@ -130,7 +123,8 @@ const depositAbi = parseAbi(["function balanceOf(address account) view returns (
 
 /**
  * A paymaster's deposit must cover the most its operations not yet on chain can cost, this one
- * included (-32508): otherwise the last of them fails in its bundle (AA31) and costs the bundler.
+ * included (`PaymasterDepositError`, AA31): otherwise the last of them fails in its bundle (AA31)
+ * and costs the bundler.
  * An operation this one replaces is not counted twice.
  */
 async function refuseUnfundedPaymaster(context: Pick<AdmissionContext, "client" | "store">, entryPoint: Address, op: UserOperation) {
@@ -144,5 +138,5 @@ async function refuseUnfundedPaymaster(context: Pick<AdmissionContext, "client" 
     .filter(({ userOperation: other }) => paymasterOf(other) !== undefined && isAddressEqual(paymasterOf(other)!, paymaster))
     .filter(({ userOperation: other }) => !(isAddressEqual(other.sender, op.sender) && other.nonce === op.nonce));
   const required = sponsored.reduce((sum, entry) => sum + maxCostOf(entry.userOperation), maxCostOf(op));
-  if (deposit < required) throw new PaymasterDepositError(paymaster, deposit, required, sponsored.length);
+  if (deposit < required) throw PaymasterDepositError.inPool(paymaster, { deposit, required, pooledOperations: sponsored.length });
 }

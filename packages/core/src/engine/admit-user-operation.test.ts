@@ -36,6 +36,7 @@ import type { UserOperation, UserOperationV07 } from "../userop/types.ts";
 import type { ValidationResult } from "../ports/validation-result.ts";
 import type { ValidationTrace } from "../ports/validation-trace.ts";
 import { type AdmissionContext, admitUserOperation } from "./admission.ts";
+import { answered, onWire } from "../../test/on-wire.ts";
 import { type BundlerSettingsInput, resolveBundlerSettings } from "./settings.ts";
 
 /**
@@ -262,7 +263,7 @@ describe("admitting an operation", () => {
     const fits = setup({ maxBundleGas: 1_467_936n });
     await expect(fits.admit(op)).resolves.toBe(hashOf(op));
     const { admit, simulated } = setup({ maxBundleGas: 1_467_935n });
-    await expect(admit(op)).rejects.toMatchObject({
+    await expect(answered(admit(op))).rejects.toMatchObject({
       code: -32602,
       message:
         "invalid gas limits: the operation's gas limits add up to 1467936 gas in a bundle, above maxBundleGas 1467935; it could never be bundled",
@@ -273,9 +274,9 @@ describe("admitting an operation", () => {
   it("refuses an operation that fails the prechecks (-32602), before simulating it", async () => {
     const { admit, simulated } = setup();
     const op = await operation();
-    await expect(
+    await expect(answered(
       admit({ ...op, maxPriorityFeePerGas: op.maxFeePerGas + 1n }),
-    ).rejects.toMatchObject({
+    )).rejects.toMatchObject({
       code: -32602,
       message: "invalid maxPriorityFeePerGas: is higher than maxFeePerGas",
     });
@@ -289,7 +290,7 @@ describe("admitting an operation", () => {
       return 10_000_000n;
     };
     const op = await operation();
-    await expect(setup({ l1DataGas }).admit(op)).rejects.toMatchObject({
+    await expect(answered(setup({ l1DataGas }).admit(op))).rejects.toMatchObject({
       code: -32602,
       message: expect.stringMatching(
         /^invalid preVerificationGas: too low: expected at least \d+ \(10000000 of it for the L1 data fee\), provided only 100000$/,
@@ -303,7 +304,7 @@ describe("admitting an operation", () => {
     const { admit } = setup();
     const op = await operation();
     await admit(op);
-    await expect(admit(op)).rejects.toMatchObject({
+    await expect(answered(admit(op))).rejects.toMatchObject({
       code: -32602,
       message: `user operation ${hashOf(op)} is already known`,
     });
@@ -326,9 +327,9 @@ describe("admitting an operation", () => {
     await expect(setup({ gasPrice: { baseFeePerGas: op.maxFeePerGas } }).admit(op)).resolves.toBe(
       hashOf(op),
     );
-    await expect(
+    await expect(answered(
       setup({ gasPrice: { baseFeePerGas: op.maxFeePerGas + 1n } }).admit(op),
-    ).rejects.toMatchObject({
+    )).rejects.toMatchObject({
       code: -32602,
       message: `invalid maxFeePerGas: ${op.maxFeePerGas} is below the current base fee ${op.maxFeePerGas + 1n}`,
     });
@@ -338,9 +339,9 @@ describe("admitting an operation", () => {
     const op = await operation();
     const gasPrice = { maxPriorityFeePerGas: op.maxPriorityFeePerGas * 2n };
     await expect(setup({ gasPrice }).admit(op)).resolves.toBe(hashOf(op));
-    await expect(
+    await expect(answered(
       setup({ gasPrice, settings: { gas: { enforceGasPrice: true } } }).admit(op),
-    ).rejects.toMatchObject({ code: -32602, data: { field: "maxPriorityFeePerGas" } });
+    )).rejects.toMatchObject({ code: -32602, data: { field: "maxPriorityFeePerGas" } });
   });
 
   it("refuses a banned entity before simulating (-32504)", async () => {
@@ -348,7 +349,7 @@ describe("admitting an operation", () => {
     await reputationStore.set(entryPoint, [
       { address: fixturePaymaster, opsSeen: 510, opsIncluded: 0 },
     ]);
-    await expect(admit(await operation({ sponsored: true }))).rejects.toMatchObject({
+    await expect(answered(admit(await operation({ sponsored: true })))).rejects.toMatchObject({
       code: -32504,
       message: `paymaster ${fixturePaymaster} is banned`,
     });
@@ -362,7 +363,7 @@ describe("admitting an operation", () => {
     };
     const limited = setup({ result: { factory: staked } });
     await fill(limited.store);
-    await expect(limited.admit(await operation({ sponsored: true }))).rejects.toMatchObject({
+    await expect(answered(limited.admit(await operation({ sponsored: true })))).rejects.toMatchObject({
       code: -32504,
       data: { paymaster: fixturePaymaster, limit: 10 },
     });
@@ -381,7 +382,7 @@ describe("rules only safe validation checks", () => {
       const { admit } = setup({ mode, code: { [fixturePaymaster]: delegation(otherDelegate) } });
       const admitted = admit(await operation({ sponsored: true }));
       if (mode === "safe")
-        await expect(admitted).rejects.toMatchObject({ code: -32502, data: { rule: "AUTH-020" } });
+        await expect(answered(admitted)).rejects.toMatchObject({ code: -32502, data: { rule: "AUTH-020" } });
       else await expect(admitted).resolves.toBeDefined();
     },
   );
@@ -401,7 +402,7 @@ describe("rules only safe validation checks", () => {
         canonicalEntryPoints["0.8"],
       );
       if (mode === "safe")
-        await expect(admitted).rejects.toMatchObject({ code: -32502, data: { rule: "AUTH-040" } });
+        await expect(answered(admitted)).rejects.toMatchObject({ code: -32502, data: { rule: "AUTH-040" } });
       else await expect(admitted).resolves.toBeDefined();
     },
   );
@@ -416,7 +417,8 @@ describe("rules only safe validation checks", () => {
       admit({ ...second, authorization: { ...signed, yParity: yParity ?? 0 } }, canonicalEntryPoints["0.8"]),
     ]);
     expect(settled.map((s) => s.status).sort()).toEqual(["fulfilled", "rejected"]);
-    expect(settled.find((s) => s.status === "rejected")).toMatchObject({ reason: { code: -32502, data: { rule: "AUTH-040" } } });
+    const refused = settled.find((s) => s.status === "rejected");
+    expect(onWire(refused?.reason)).toMatchObject({ code: -32502, data: { rule: "AUTH-040" } });
     expect(await store.countByStatus()).toMatchObject({ pending: 1 });
   });
 
@@ -429,7 +431,7 @@ describe("rules only safe validation checks", () => {
       await store.admit(pooled({ ...other, paymaster: op.sender }), replacingNothing);
       const admitted = admit(op);
       if (mode === "safe")
-        await expect(admitted).rejects.toMatchObject({ code: -32502, data: { rule: "STO-040" } });
+        await expect(answered(admitted)).rejects.toMatchObject({ code: -32502, data: { rule: "STO-040" } });
       else await expect(admitted).resolves.toBe(hashOf(op));
     },
   );
@@ -440,21 +442,21 @@ describe("rules only safe validation checks", () => {
       const { admit } = setup({ mode, result: { paymasterContext: "0x1234" } });
       const admitted = admit(await operation({ sponsored: true }));
       if (mode === "safe")
-        await expect(admitted).rejects.toMatchObject({ code: -32502, data: { rule: "EREP-050" } });
+        await expect(answered(admitted)).rejects.toMatchObject({ code: -32502, data: { rule: "EREP-050" } });
       else await expect(admitted).resolves.toBeDefined();
     },
   );
 });
 
-describe("a paymaster's deposit covers its operations in the pool and this one (-32508)", () => {
+describe("a paymaster's deposit covers its operations in the pool and this one (AA31, -32508)", () => {
   it("admits an operation whose paymaster's deposit covers its max cost exactly; refuses it one wei short", async () => {
     const op = await operation({ sponsored: true });
     // (100,000 + 85,000 + 1,250,000 + 70,000 + 50,000) × 31,000,000,017 wei.
     const cost = 1_555_000n * 31_000_000_017n;
     await expect(setup({ deposit: cost }).admit(op)).resolves.toBe(hashOf(op));
-    await expect(setup({ deposit: cost - 1n }).admit(op)).rejects.toMatchObject({
+    await expect(answered(setup({ deposit: cost - 1n }).admit(op))).rejects.toMatchObject({
       code: -32508,
-      message: `paymaster ${fixturePaymaster} deposit of ${cost - 1n} wei cannot cover its 0 operations in the mempool and this one: they may cost up to ${cost} wei`,
+      message: `AA31 paymaster deposit too low: paymaster ${fixturePaymaster} deposit of ${cost - 1n} wei cannot cover its 0 operations in the mempool and this one: they may cost up to ${cost} wei`,
     });
   });
 
@@ -482,7 +484,7 @@ describe("a paymaster's deposit covers its operations in the pool and this one (
     await expect(enough.admit(op)).resolves.toBe(hashOf(op));
     const short = setup({ deposit: 3n * cost - 1n });
     await fill(short.store);
-    await expect(short.admit(op)).rejects.toMatchObject({
+    await expect(answered(short.admit(op))).rejects.toMatchObject({
       code: -32508,
       message: expect.stringContaining("cannot cover its 2 operations in the mempool"),
     });

@@ -6,7 +6,7 @@ import { defaultMaxBundleGas } from "../bundle/bundle-gas.ts";
 import { bundleTransaction } from "../bundle/bundle-transaction.ts";
 import { type ProposeBundleContext, proposeBundle } from "../bundle/propose-bundle.ts";
 import type { EntryPointRegistry } from "../entrypoint/registry.ts";
-import { InvalidParamsError } from "../errors/errors.ts";
+import { InvalidParamsError, ProposalNotOpenError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
@@ -96,7 +96,7 @@ export function createBundlePuller(context: BundlePullerContext) {
     const proposal = proposals.get(id);
     proposals.delete(id);
     if (!proposal || proposal.expiresAt <= clock.now()) {
-      throw new InvalidParamsError("id", `no bundle proposal ${id} is open: unknown, already committed or released, or lapsed`);
+      throw new ProposalNotOpenError(id);
     }
     return proposal;
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { BusyError, RpcErrorCode } from "../errors/errors.ts";
+import { BusyError } from "../errors/errors.ts";
+import { RpcErrorCode, toRpcError } from "../rpc/rpc-errors.ts";
 import { createSimulationGate } from "./simulation-gate.ts";
 
 /** A simulation that runs until the test ends it. */
@@ -24,7 +25,7 @@ describe("simulation gate", () => {
 
     const refused = await gate.run(d.work).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(BusyError);
-    expect(refused).toMatchObject({
+    expect(toRpcError(refused as BusyError)).toMatchObject({
       code: RpcErrorCode.limitExceeded,
       data: { running: 2, queued: 1, retry: true },
     });

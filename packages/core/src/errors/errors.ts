@@ -1,226 +1,509 @@
-import type { Address } from "viem";
-import { type FailureReason, parseFailureReason } from "./failure-reason.ts";
+import type { Address, Hash, Hex } from "viem";
+import {
+  entryPointReasons,
+  type FailureEntity,
+  type FailureReason,
+  parseFailureReason,
+} from "./failure-reason.ts";
 
 /**
- * JSON-RPC error codes of ERC-7769 plus the JSON-RPC 2.0 base codes. Every error the engine
- * raises carries one of these, so transports map errors to the wire in one place. The engine
- * never raises `sponsorshipRefused`: an ERC-7677 paymaster endpoint answers it when its policy
- * refuses a caller or an operation (ERC-7677 names no code; -32001 is what hosted paymasters
- * such as Coinbase's answer for an unauthorized or policy-denied request). `limitExceeded` is
- * EIP-1474's "limit exceeded", answered when the engine is at its cap of concurrent simulations
- * (ERC-7769 has no code for a busy bundler).
+ * Base of every domain error the engine raises. Each carries a readonly `kind` that tells it
+ * apart, and its facts as typed readonly fields; none carries a wire code. `toRpcError`
+ * (`rpc/rpc-errors.ts`) maps every kind to its ERC-7769 code, message and data, in one place.
+ * `DomainError` is the union of the kinds.
  */
-export const RpcErrorCode = {
-  parseError: -32700,
-  invalidRequest: -32600,
-  methodNotFound: -32601,
-  invalidParams: -32602,
-  internalError: -32603,
-  entryPointRejected: -32500,
-  paymasterRejected: -32501,
-  opcodeOrStorageRule: -32502,
-  outOfTimeRange: -32503,
-  throttledOrBanned: -32504,
-  stakeTooLow: -32505,
-  signatureInvalid: -32507,
-  paymasterDepositTooLow: -32508,
-  executionReverted: -32521,
-  sponsorshipRefused: -32001,
-  limitExceeded: -32005,
-} as const;
-
-export type RpcErrorCode = (typeof RpcErrorCode)[keyof typeof RpcErrorCode];
-
-/** Base of every error Bundlekit reports to a caller: a short message, a wire code and a data object. */
-export class BundlerError extends Error {
-  override name = "BundlerError";
-  readonly code: RpcErrorCode;
-  readonly data: Record<string, unknown> | undefined;
-
-  constructor(
-    code: RpcErrorCode,
-    message: string,
-    data?: Record<string, unknown>,
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-    this.code = code;
-    this.data = data;
-  }
+export abstract class BundlerError extends Error {
+  abstract readonly kind: string;
 }
 
-/** A request parameter is missing or malformed (-32602). `field` is its path, e.g. `params[0].nonce`. */
-export class InvalidParamsError extends BundlerError {
-  override name = "InvalidParamsError";
+/**
+ * A field of a request or of the operation the engine refuses: which field and what is wrong
+ * with it. The message reads "<summary>: <problem>", the summary by default "invalid <field>".
+ * On the wire: -32602, `data: { field, reason }`.
+ */
+export abstract class FieldError extends BundlerError {
+  /** The field's path, e.g. `params[0].nonce`, `maxFeePerGas`. */
   readonly field: string;
-  /** `summary` replaces the default "invalid <field>" opening of the message. */
+  /** What is wrong with it, e.g. "is higher than maxFeePerGas". */
+  readonly problem: string;
   constructor(field: string, problem: string, summary = `invalid ${field}`) {
-    super(RpcErrorCode.invalidParams, `${summary}: ${problem}`, { field, reason: problem });
+    super(`${summary}: ${problem}`);
     this.field = field;
+    this.problem = problem;
   }
 }
 
-/** The EntryPoint named by the request is not one this bundler serves (-32602). */
+/** A request parameter is missing or malformed. `field` is its path, e.g. `params[0].nonce`. */
+export class InvalidParamsError extends FieldError {
+  override readonly kind = "invalidParams";
+  override name = "InvalidParamsError";
+}
+
+/** The EntryPoint named by the request is not one this bundler serves. */
 export class UnsupportedEntryPointError extends BundlerError {
+  override readonly kind = "unsupportedEntryPoint";
   override name = "UnsupportedEntryPointError";
+  readonly entryPoint: string;
+  readonly supported: readonly Address[];
   constructor(entryPoint: string, supported: readonly Address[]) {
+    super(`EntryPoint ${entryPoint} not supported; supported: ${supported.join(", ")}`);
+    this.entryPoint = entryPoint;
+    this.supported = supported;
+  }
+}
+
+/** An operation's `maxPriorityFeePerGas` is above its `maxFeePerGas`. */
+export class PriorityFeeAboveMaxFeeError extends FieldError {
+  override readonly kind = "priorityFeeAboveMaxFee";
+  override name = "PriorityFeeAboveMaxFeeError";
+  readonly maxPriorityFeePerGas: bigint;
+  readonly maxFeePerGas: bigint;
+  constructor(maxPriorityFeePerGas: bigint, maxFeePerGas: bigint) {
+    super("maxPriorityFeePerGas", "is higher than maxFeePerGas");
+    this.maxPriorityFeePerGas = maxPriorityFeePerGas;
+    this.maxFeePerGas = maxFeePerGas;
+  }
+}
+
+/** A gas limit of the operation is above the most the bundler takes (`validationGasLimit`). */
+export class GasLimitTooHighError extends FieldError {
+  override readonly kind = "gasLimitTooHigh";
+  override name = "GasLimitTooHighError";
+  readonly gasLimit: bigint;
+  readonly maxGasLimit: bigint;
+  constructor(
+    field: "verificationGasLimit" | "paymasterVerificationGasLimit",
+    gasLimit: bigint,
+    maxGasLimit: bigint,
+  ) {
+    super(field, `${gasLimit} is above the bundler's limit of ${maxGasLimit}`);
+    this.gasLimit = gasLimit;
+    this.maxGasLimit = maxGasLimit;
+  }
+}
+
+/** The operation ABI-encoded is larger than `maxUserOperationSize` bytes (ERC-7562 LIM-010). */
+export class UserOperationTooLargeError extends FieldError {
+  override readonly kind = "userOperationTooLarge";
+  override name = "UserOperationTooLargeError";
+  readonly size: number;
+  readonly maxSize: number;
+  constructor(size: number, maxSize: number) {
     super(
-      RpcErrorCode.invalidParams,
-      `unsupported EntryPoint ${entryPoint}; supported: ${supported.join(", ")}`,
-      { entryPoint, supported },
+      "userOperation",
+      `the operation is ${size} bytes ABI-encoded, above the limit of ${maxSize} bytes (LIM-010)`,
+      "user operation too large",
     );
+    this.size = size;
+    this.maxSize = maxSize;
+  }
+}
+
+/** The operation's gas limits add up to more than one bundle holds (`maxBundleGas`): it could never be bundled. */
+export class BundleGasTooLargeError extends FieldError {
+  override readonly kind = "bundleGasTooLarge";
+  override name = "BundleGasTooLargeError";
+  readonly bundleGas: bigint;
+  readonly maxBundleGas: bigint;
+  constructor(bundleGas: bigint, maxBundleGas: bigint) {
+    super(
+      "gas limits",
+      `the operation's gas limits add up to ${bundleGas} gas in a bundle, above maxBundleGas ${maxBundleGas}; it could never be bundled`,
+    );
+    this.bundleGas = bundleGas;
+    this.maxBundleGas = maxBundleGas;
+  }
+}
+
+/** The operation's `maxFeePerGas` is below the chain's current base fee: it could not be bundled now. */
+export class FeeBelowBaseFeeError extends FieldError {
+  override readonly kind = "feeBelowBaseFee";
+  override name = "FeeBelowBaseFeeError";
+  readonly maxFeePerGas: bigint;
+  readonly baseFeePerGas: bigint;
+  constructor(maxFeePerGas: bigint, baseFeePerGas: bigint) {
+    super("maxFeePerGas", `${maxFeePerGas} is below the current base fee ${baseFeePerGas}`);
+    this.maxFeePerGas = maxFeePerGas;
+    this.baseFeePerGas = baseFeePerGas;
   }
 }
 
 /**
- * The EntryPoint rejected the operation in simulation, with its `AAxx` reason. The code follows
- * ERC-7769: the paymaster's reasons (AA3x, its signature too) are -32501, the account's signature
- * -32507, time range -32503, an unfunded paymaster deposit -32508, everything else -32500.
+ * `enforceGasPrice`: a fee of the operation is below the network's suggestion less
+ * `enforceGasPriceThreshold` percent.
  */
-export class EntryPointRejectionError extends BundlerError {
-  override name = "EntryPointRejectionError";
+export class GasPriceTooLowError extends FieldError {
+  override readonly kind = "gasPriceTooLow";
+  override name = "GasPriceTooLowError";
+  readonly fee: bigint;
+  /** The least the bundler takes: `suggestion` less `thresholdPercent` percent. */
+  readonly required: bigint;
+  readonly suggestion: bigint;
+  readonly thresholdPercent: number;
+  constructor(
+    field: "maxFeePerGas" | "maxPriorityFeePerGas",
+    fee: bigint,
+    required: bigint,
+    suggestion: bigint,
+    thresholdPercent: number,
+  ) {
+    super(
+      field,
+      `${fee} is below the required minimum of ${required} wei (the network's suggestion ${suggestion} less enforceGasPriceThreshold ${thresholdPercent}%)`,
+    );
+    this.fee = fee;
+    this.required = required;
+    this.suggestion = suggestion;
+    this.thresholdPercent = thresholdPercent;
+  }
+}
+
+/**
+ * `preVerificationGas` is below what the operation's calldata costs (with the L1 data fee on an
+ * L2): the bundler would pay the difference.
+ */
+export class PreVerificationGasTooLowError extends FieldError {
+  override readonly kind = "preVerificationGasTooLow";
+  override name = "PreVerificationGasTooLowError";
+  readonly preVerificationGas: bigint;
+  readonly required: bigint;
+  /** The part of `required` for the L1 data fee; 0 on L1. */
+  readonly l1DataGas: bigint;
+  constructor(preVerificationGas: bigint, required: bigint, l1DataGas: bigint) {
+    const l1Part = l1DataGas > 0n ? ` (${l1DataGas} of it for the L1 data fee)` : "";
+    super(
+      "preVerificationGas",
+      `too low: expected at least ${required}${l1Part}, provided only ${preVerificationGas}`,
+    );
+    this.preVerificationGas = preVerificationGas;
+    this.required = required;
+    this.l1DataGas = l1DataGas;
+  }
+}
+
+/**
+ * The operation's EIP-7702 authorization cannot delegate its sender here and now (a high `s`,
+ * another chain, another signer, another nonce): the chain would skip it. `field` names the part.
+ */
+export class InvalidAuthorizationError extends FieldError {
+  override readonly kind = "invalidAuthorization";
+  override name = "InvalidAuthorizationError";
+}
+
+/** No bundle proposal with this id is open: unknown, already committed or released, or lapsed. */
+export class ProposalNotOpenError extends FieldError {
+  override readonly kind = "proposalNotOpen";
+  override name = "ProposalNotOpenError";
+  readonly id: string;
+  constructor(id: string) {
+    super(
+      "id",
+      `no bundle proposal ${id} is open: unknown, already committed or released, or lapsed`,
+    );
+    this.id = id;
+  }
+}
+
+/** What an EntryPoint refusal may name besides its reason. */
+export interface EntryPointRefusalFacts {
+  /** The revert data the EntryPoint wrapped (`FailedOpWithRevert`), or the whole revert when it was no `FailedOp`. */
+  revertData?: Hex | undefined;
+  /** The operation's paymaster, when the refusal is the paymaster's (an `AA3x` reason). */
+  paymaster?: Address | undefined;
+  /** The pooled operation that deploys the sender, when factory data is redundant (AA10). */
+  deployedBy?: Hash | undefined;
+}
+
+/**
+ * Base of the refusals in the EntryPoint's own terms: a `FailedOp` of its simulation, or a check
+ * the engine makes on its result that `handleOps` would fail with the same `AAxx` reason. The
+ * message is the reason: the EntryPoint's text, any detail after it.
+ * `entryPointRefusal(reason)` picks the kind from the `AAxx` code.
+ */
+export abstract class EntryPointRefusalError extends BundlerError {
+  /** The reason as reported: the EntryPoint's `AAxx` text, with any detail after ": ". */
   readonly reason: string;
-  /** The reason parsed once: its `AAxx` code and the entity it blames. */
+  /** The reason parsed: its `AAxx` code and the entity it blames. */
   readonly failure: FailureReason;
-  constructor(reason: string, data: Record<string, unknown> = {}) {
-    const failure = parseFailureReason(reason);
-    super(rejectionCode(failure), reason, { reason, ...data });
+  readonly revertData: Hex | undefined;
+  readonly paymaster: Address | undefined;
+  readonly deployedBy: Hash | undefined;
+  constructor(reason: string, facts: EntryPointRefusalFacts = {}) {
+    super(reason);
     this.reason = reason;
-    this.failure = failure;
+    this.failure = parseFailureReason(reason);
+    this.revertData = facts.revertData;
+    this.paymaster = facts.paymaster;
+    this.deployedBy = facts.deployedBy;
   }
 }
 
-function rejectionCode({ code, entity }: FailureReason): RpcErrorCode {
-  if (code === 24) return RpcErrorCode.signatureInvalid;
-  if (code === 22 || code === 32) return RpcErrorCode.outOfTimeRange;
-  if (code === 31) return RpcErrorCode.paymasterDepositTooLow;
-  if (entity === "paymaster") return RpcErrorCode.paymasterRejected;
-  return RpcErrorCode.entryPointRejected;
+/** The EntryPoint rejected the operation in simulation (an `AA1x`, `AA2x` or `AA9x` reason, or a revert that is no `FailedOp`). */
+export class EntryPointRejectionError extends EntryPointRefusalError {
+  override readonly kind = "entryPointRejected";
+  override name = "EntryPointRejectionError";
 }
 
-/** The operation's own call reverted while estimating its gas (-32521). */
-export class ExecutionRevertedError extends BundlerError {
-  override name = "ExecutionRevertedError";
-  constructor(revertData: string, reason?: string) {
-    super(
-      RpcErrorCode.executionReverted,
-      reason ? `execution reverted: ${reason}` : "execution reverted",
-      { revertData, ...(reason ? { reason } : {}) },
+/** The paymaster's validation failed (an `AA3x` reason other than its deposit, window or signature). */
+export class PaymasterRejectionError extends EntryPointRefusalError {
+  override readonly kind = "paymasterRejected";
+  override name = "PaymasterRejectionError";
+}
+
+/** The account's (`AA24`) or the paymaster's (`AA34`) signature check failed. */
+export class SignatureInvalidError extends EntryPointRefusalError {
+  override readonly kind = "signatureInvalid";
+  override name = "SignatureInvalidError";
+  /** Whose signature failed: the paymaster's for AA34, else the account's. */
+  readonly entity: "account" | "paymaster";
+  constructor(reason: string, facts: EntryPointRefusalFacts = {}) {
+    super(reason, facts);
+    this.entity = this.failure.code === 34 ? "paymaster" : "account";
+  }
+}
+
+/** The validity window the account or the paymaster returned, against the engine's clock. */
+export interface ValidityWindow {
+  validAfter: bigint;
+  validUntil: bigint;
+  /** Seconds since the epoch when it was checked. */
+  now: bigint;
+  /** The least an operation must stay valid to be worth bundling, in seconds. */
+  minValiditySeconds: bigint;
+}
+
+/**
+ * The account's (`AA22`) or the paymaster's (`AA32`) validity window does not hold the operation
+ * long enough to be bundled: expired, not yet due, or ending within `minValiditySeconds`.
+ * `window` holds the bounds when the engine checked them; absent when the EntryPoint refused.
+ */
+export class OutOfTimeRangeError extends EntryPointRefusalError {
+  override readonly kind = "outOfTimeRange";
+  override name = "OutOfTimeRangeError";
+  readonly window: ValidityWindow | undefined;
+  constructor(
+    reason: string,
+    facts: EntryPointRefusalFacts & { window?: ValidityWindow | undefined } = {},
+  ) {
+    super(reason, facts);
+    this.window = facts.window;
+  }
+
+  /**
+   * The refusal of `window`, whose entity it is, or undefined when it holds the operation for at
+   * least `minValiditySeconds`. The message is the EntryPoint's own text (AA22 for the account,
+   * AA32 for the paymaster), then which bound fails.
+   */
+  static check(
+    entity: "account" | "paymaster",
+    window: ValidityWindow,
+    paymaster?: Address,
+  ): OutOfTimeRangeError | undefined {
+    const { validAfter, validUntil, now, minValiditySeconds } = window;
+    const detail =
+      validUntil < now
+        ? `validUntil ${validUntil} passed ${now - validUntil} s ago`
+        : validAfter > now
+          ? `validAfter ${validAfter} is ${validAfter - now} s from now`
+          : validUntil < now + minValiditySeconds
+            ? `validUntil ${validUntil} is within ${minValiditySeconds} s (${validUntil - now} s from now): too soon to bundle`
+            : undefined;
+    if (detail === undefined) return undefined;
+    const text = entity === "account" ? entryPointReasons[22] : entryPointReasons[32];
+    return new OutOfTimeRangeError(`${text}: ${detail}`, {
+      window,
+      paymaster: entity === "paymaster" ? paymaster : undefined,
+    });
+  }
+}
+
+/** A paymaster's deposit against what its operations in the pool and this one may cost. */
+export interface PaymasterDepositShortfall {
+  deposit: bigint;
+  /** The most they may cost together, this operation included. */
+  required: bigint;
+  /** How many of its operations the pool already holds. */
+  pooledOperations: number;
+}
+
+/**
+ * The paymaster's deposit is too low (`AA31`): the EntryPoint's own check of this operation, or
+ * the mempool's (ERC-7562 EREP-010), where `shortfall` says by how much: the deposit cannot
+ * cover its operations in the pool and this one at their most.
+ */
+export class PaymasterDepositError extends EntryPointRefusalError {
+  override readonly kind = "paymasterDepositTooLow";
+  override name = "PaymasterDepositError";
+  readonly shortfall: PaymasterDepositShortfall | undefined;
+  constructor(
+    reason: string,
+    facts: EntryPointRefusalFacts & { shortfall?: PaymasterDepositShortfall | undefined } = {},
+  ) {
+    super(reason, facts);
+    this.shortfall = facts.shortfall;
+  }
+
+  /** The mempool's refusal of `paymaster`, whose deposit cannot cover `shortfall.required`. */
+  static inPool(paymaster: Address, shortfall: PaymasterDepositShortfall): PaymasterDepositError {
+    const { deposit, required, pooledOperations: pooled } = shortfall;
+    return new PaymasterDepositError(
+      `${entryPointReasons[31]}: paymaster ${paymaster} deposit of ${deposit} wei cannot cover its ${pooled} operation${pooled === 1 ? "" : "s"} in the mempool and this one: they may cost up to ${required} wei`,
+      { paymaster, shortfall },
     );
   }
 }
 
-/** A mempool rule refused the operation (duplicate, underpriced replacement, …) (-32602). */
+/** Every refusal in the EntryPoint's terms. */
+export type EntryPointRefusal =
+  | EntryPointRejectionError
+  | PaymasterRejectionError
+  | SignatureInvalidError
+  | OutOfTimeRangeError
+  | PaymasterDepositError;
+
+/**
+ * The refusal for an EntryPoint failure `reason`, of the kind its `AAxx` code says: a signature
+ * (AA24, AA34), a validity window (AA22, AA32), the paymaster's deposit (AA31), another of the
+ * paymaster's (AA3x), or the EntryPoint's (anything else).
+ */
+export function entryPointRefusal(
+  reason: string,
+  facts: EntryPointRefusalFacts = {},
+): EntryPointRefusal {
+  const { code, entity } = parseFailureReason(reason);
+  if (code === 24 || code === 34) return new SignatureInvalidError(reason, facts);
+  if (code === 22 || code === 32) return new OutOfTimeRangeError(reason, facts);
+  if (code === 31) return new PaymasterDepositError(reason, facts);
+  if (entity === "paymaster") return new PaymasterRejectionError(reason, facts);
+  return new EntryPointRejectionError(reason, facts);
+}
+
+/**
+ * The account or the paymaster returned a signature aggregator, which this bundler does not
+ * support: `handleOps` would fail with AA24 (AA34 for the paymaster).
+ */
+export class UnsupportedAggregatorError extends BundlerError {
+  override readonly kind = "unsupportedAggregator";
+  override name = "UnsupportedAggregatorError";
+  readonly entity: Extract<FailureEntity, "account" | "paymaster">;
+  readonly aggregator: Address;
+  constructor(entity: "account" | "paymaster", aggregator: Address) {
+    const text = entity === "account" ? entryPointReasons[24] : entryPointReasons[34];
+    super(
+      `${text}: ${entity} requires aggregator ${aggregator}, which this bundler does not support`,
+    );
+    this.entity = entity;
+    this.aggregator = aggregator;
+  }
+}
+
+/** The operation's own call reverted while estimating its gas. */
+export class ExecutionRevertedError extends BundlerError {
+  override readonly kind = "executionReverted";
+  override name = "ExecutionRevertedError";
+  readonly revertData: string;
+  readonly reason: string | undefined;
+  constructor(revertData: string, reason?: string) {
+    super(reason ? `execution reverted: ${reason}` : "execution reverted");
+    this.revertData = revertData;
+    this.reason = reason;
+  }
+}
+
+/** The store already holds an operation with this hash, in the pool or included. */
+export class DuplicateUserOperationError extends BundlerError {
+  override readonly kind = "duplicateUserOperation";
+  override name = "DuplicateUserOperationError";
+  readonly userOpHash: string;
+  constructor(userOpHash: string) {
+    super(`user operation ${userOpHash} is already known`);
+    this.userOpHash = userOpHash;
+  }
+}
+
+/**
+ * A mempool policy refused the operation, saying why (e.g. the operation it would replace is
+ * already being bundled). A policy of your own throws it, or another domain error.
+ */
 export class MempoolRejectionError extends BundlerError {
+  override readonly kind = "mempoolRejected";
   override name = "MempoolRejectionError";
-  constructor(message: string, data?: Record<string, unknown>) {
-    super(RpcErrorCode.invalidParams, message, data);
+  /** The pooled operation it would have replaced, if any. */
+  readonly replacing: Hash | undefined;
+  constructor(message: string, facts: { replacing?: Hash | undefined } = {}) {
+    super(message);
+    this.replacing = facts.replacing;
   }
 }
 
 /**
- * An entity of the operation is banned, or throttled with its share of the mempool used up, by
- * ERC-7562 reputation (-32504). `data` names the entity by its role, e.g. `{ paymaster: "0x…" }`.
+ * An operation with the sender and nonce of a pending one replaces it only with both fees raised
+ * by the replacement bump: the least each must be is in `required…`.
  */
+export class ReplacementUnderpricedError extends BundlerError {
+  override readonly kind = "replacementUnderpriced";
+  override name = "ReplacementUnderpricedError";
+  readonly replacing: Hash;
+  readonly requiredMaxFeePerGas: bigint;
+  readonly requiredMaxPriorityFeePerGas: bigint;
+  constructor(replacing: Hash, requiredMaxFeePerGas: bigint, requiredMaxPriorityFeePerGas: bigint) {
+    super(
+      `replacement underpriced: an operation with this sender and nonce is pending; raise maxFeePerGas to at least ${requiredMaxFeePerGas} and maxPriorityFeePerGas to at least ${requiredMaxPriorityFeePerGas}`,
+    );
+    this.replacing = replacing;
+    this.requiredMaxFeePerGas = requiredMaxFeePerGas;
+    this.requiredMaxPriorityFeePerGas = requiredMaxPriorityFeePerGas;
+  }
+}
+
+/** An entity of the operation is banned, or throttled with its share of the mempool used up, by ERC-7562 reputation. */
 export class ReputationError extends BundlerError {
+  override readonly kind = "throttledOrBanned";
   override name = "ReputationError";
+  /** The entity's role in the operation, e.g. `paymaster`. */
+  readonly role: string;
+  readonly address: Address;
+  readonly status: "throttled" | "banned";
   constructor(role: string, address: Address, status: "throttled" | "banned") {
-    super(RpcErrorCode.throttledOrBanned, `${role} ${address} is ${status}`, { [role]: address, status });
+    super(`${role} ${address} is ${status}`);
+    this.role = role;
+    this.address = address;
+    this.status = status;
   }
 }
 
-/**
- * The node's own error for a request the service forwarded to it (`redirectRpc`), passed on with
- * the node's code, message and data unchanged.
- */
-export class ForwardedRpcError extends BundlerError {
-  override name = "ForwardedRpcError";
-  constructor(code: number, message: string, data?: unknown) {
-    // The node's code and data are relayed as they are; they need not be ERC-7769 values.
-    super(code as RpcErrorCode, message, data as Record<string, unknown> | undefined);
-  }
-}
-
-/** An unstaked sender already has as many operations in the pool as it may (ERC-7562 UREP-010) (-32504). */
+/** An unstaked sender already has as many operations in the pool as it may (ERC-7562 UREP-010). */
 export class SenderLimitError extends BundlerError {
+  override readonly kind = "senderLimit";
   override name = "SenderLimitError";
+  readonly sender: string;
+  readonly limit: number;
   constructor(sender: string, limit: number) {
     super(
-      RpcErrorCode.throttledOrBanned,
       `sender ${sender} already has ${limit} operations in the mempool, the most an unstaked sender may have; wait for one to be included`,
-      { sender, limit },
     );
+    this.sender = sender;
+    this.limit = limit;
   }
 }
 
 /**
  * An unstaked factory or paymaster already has as many operations in the pool as its inclusion
- * record allows (ERC-7562 UREP-020) (-32504).
+ * record allows (ERC-7562 UREP-020).
  */
 export class EntityLimitError extends BundlerError {
+  override readonly kind = "entityLimit";
   override name = "EntityLimitError";
+  readonly role: string;
+  readonly address: Address;
+  readonly limit: number;
   constructor(role: string, address: Address, limit: number) {
     super(
-      RpcErrorCode.throttledOrBanned,
       `unstaked ${role} ${address} already has ${limit} operations in the mempool, the most its inclusion record allows (UREP-020); wait for some to be included, or stake it`,
-      { [role]: address, limit, rule: "UREP-020" },
     );
-  }
-}
-
-/** A paymaster's deposit cannot cover its operations in the pool and this one at their max cost (-32508). */
-export class PaymasterDepositError extends BundlerError {
-  override name = "PaymasterDepositError";
-  constructor(paymaster: string, deposit: bigint, required: bigint, pooled: number) {
-    super(
-      RpcErrorCode.paymasterDepositTooLow,
-      `paymaster ${paymaster} deposit of ${deposit} wei cannot cover its ${pooled} operation${pooled === 1 ? "" : "s"} in the mempool and this one: they may cost up to ${required} wei`,
-      { paymaster, deposit: `0x${deposit.toString(16)}`, required: `0x${required.toString(16)}` },
-    );
-  }
-}
-
-/** The node or another dependency failed; the caller may retry (-32603). */
-export class InfrastructureError extends BundlerError {
-  override name = "InfrastructureError";
-  constructor(message: string, options?: ErrorOptions) {
-    super(RpcErrorCode.internalError, message, undefined, options);
-  }
-}
-
-/**
- * The engine is at its cap of concurrent simulations, with its wait queue full (-32005, EIP-1474
- * "limit exceeded"). Nothing was done: the same request may be sent again shortly.
- */
-export class BusyError extends BundlerError {
-  override name = "BusyError";
-  constructor(running: number, queued: number) {
-    super(
-      RpcErrorCode.limitExceeded,
-      `the bundler is busy: ${running} simulations are running and ${queued} waiting, the most it takes; retry in a moment`,
-      { running, queued, retry: true },
-    );
-  }
-}
-
-/**
- * The service is shutting down and could not finish the request within its grace period (-32603).
- * An operation being sent may or may not have been stored: look it up by hash, or send it again.
- */
-export class ShuttingDownError extends BundlerError {
-  override name = "ShuttingDownError";
-  constructor() {
-    super(RpcErrorCode.internalError, "the bundler is shutting down and did not finish this request; retry (an operation being sent may already be stored: look it up by hash)", {
-      retry: true,
-    });
-  }
-}
-
-/** The store already holds an operation with this hash (-32602). */
-export class DuplicateUserOperationError extends BundlerError {
-  override name = "DuplicateUserOperationError";
-  constructor(userOpHash: string) {
-    super(RpcErrorCode.invalidParams, `user operation ${userOpHash} is already known`, { userOpHash });
+    this.role = role;
+    this.address = address;
+    this.limit = limit;
   }
 }
 
@@ -233,26 +516,19 @@ export interface RuleViolationDetail {
 }
 
 /**
- * The operation's validation broke ERC-7562 rules (-32502). The message names the first
- * violation ("factory 0x… uses banned opcode TIMESTAMP (OP-011)"); `data.violations` lists all.
+ * The operation's validation broke ERC-7562 rules. The message names the first violation
+ * ("factory 0x… uses banned opcode TIMESTAMP (OP-011)"); `violations` lists all.
  */
 export class RuleViolationError extends BundlerError {
+  override readonly kind = "ruleViolation";
   override name = "RuleViolationError";
   readonly violations: readonly RuleViolationDetail[];
   constructor(violations: readonly RuleViolationDetail[]) {
     const [first] = violations;
     const more = violations.length > 1 ? `; and ${violations.length - 1} more` : "";
-    super(RpcErrorCode.opcodeOrStorageRule, `${first!.entity} ${first!.address} ${first!.subject} (${first!.rule})${more}`, {
-      rule: first!.rule,
-      [first!.entity]: first!.address,
-      violations: violations.map(violationData),
-    });
+    super(`${first!.entity} ${first!.address} ${first!.subject} (${first!.rule})${more}`);
     this.violations = violations;
   }
-}
-
-function violationData({ rule, entity, address, subject }: RuleViolationDetail): RuleViolationDetail {
-  return { rule, entity, address, subject };
 }
 
 /** An entity's stake as the EntryPoint reports it, and the least the bundler counts as staked. */
@@ -267,48 +543,115 @@ export interface StakeShortfall {
 
 /**
  * The operation broke ERC-7562 rules that a staked entity may break, and the entity has a stake
- * below `minStake` or an unstake delay below `minUnstakeDelay` (-32505). The message names the
- * entity, what is below the minimum and the first violation; `data` carries the entity's address
- * under its role, its `stake` and `unstakeDelaySec`, ERC-7769's `minimumStake` and
- * `minimumUnstakeDelay`, and every violation.
+ * below `minStake` or an unstake delay below `minUnstakeDelay`. The message names the entity,
+ * what is below the minimum and the first violation.
  */
 export class StakeTooLowError extends BundlerError {
+  override readonly kind = "stakeTooLow";
   override name = "StakeTooLowError";
+  readonly shortfall: StakeShortfall;
   readonly violations: readonly RuleViolationDetail[];
   constructor(shortfall: StakeShortfall, violations: readonly RuleViolationDetail[]) {
     const { entity, address, stake, unstakeDelaySec, minStake, minUnstakeDelay } = shortfall;
     const short = [
       ...(stake < minStake ? [`stake ${stake} wei is below the minimum ${minStake} wei`] : []),
-      ...(unstakeDelaySec < BigInt(minUnstakeDelay) ? [`unstake delay ${unstakeDelaySec} s is below the minimum ${minUnstakeDelay} s`] : []),
+      ...(unstakeDelaySec < BigInt(minUnstakeDelay)
+        ? [`unstake delay ${unstakeDelaySec} s is below the minimum ${minUnstakeDelay} s`]
+        : []),
     ];
     const [first] = violations;
     const more = violations.length > 1 ? `; and ${violations.length - 1} more` : "";
-    super(RpcErrorCode.stakeTooLow, `${entity} ${address} ${short.join(" and ")}: ${first!.entity} ${first!.address} ${first!.subject} (${first!.rule})${more}`, {
-      [entity]: address,
-      stake: toHexQuantity(stake),
-      unstakeDelaySec: toHexQuantity(unstakeDelaySec),
-      minimumStake: toHexQuantity(minStake),
-      minimumUnstakeDelay: toHexQuantity(BigInt(minUnstakeDelay)),
-      rule: first!.rule,
-      violations: violations.map(violationData),
-    });
+    super(
+      `${entity} ${address} ${short.join(" and ")}: ${first!.entity} ${first!.address} ${first!.subject} (${first!.rule})${more}`,
+    );
+    this.shortfall = { entity, address, stake, unstakeDelaySec, minStake, minUnstakeDelay };
     this.violations = violations;
   }
 }
 
-const toHexQuantity = (value: bigint) => `0x${value.toString(16)}`;
-
 /**
- * The validation read state the node's prestate did not include, so its trace cannot be trusted
- * (-32502): the operation is refused, never validated on a guessed value.
+ * The validation read state the node's prestate did not include, so its trace cannot be trusted:
+ * the operation is refused, never validated on a guessed value.
  */
 export class TraceIncompleteError extends BundlerError {
+  override readonly kind = "traceIncomplete";
   override name = "TraceIncompleteError";
+  /** What the run read and the prestate lacked (accounts, `address:slot`). */
+  readonly missing: readonly string[];
   constructor(missing: readonly string[]) {
     super(
-      RpcErrorCode.opcodeOrStorageRule,
       `validation read state outside the node's prestate (${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", …" : ""}); refused rather than guessed`,
-      { missing: missing.slice(0, 20) },
+    );
+    this.missing = missing;
+  }
+}
+
+/** The node or another dependency failed; the caller may retry. */
+export class InfrastructureError extends BundlerError {
+  override readonly kind = "infrastructure";
+  override name = "InfrastructureError";
+}
+
+/**
+ * The engine is at its cap of concurrent simulations, with its wait queue full. Nothing was done:
+ * the same request may be sent again shortly.
+ */
+export class BusyError extends BundlerError {
+  override readonly kind = "busy";
+  override name = "BusyError";
+  readonly running: number;
+  readonly queued: number;
+  constructor(running: number, queued: number) {
+    super(
+      `the bundler is busy: ${running} simulations are running and ${queued} waiting, the most it takes; retry in a moment`,
+    );
+    this.running = running;
+    this.queued = queued;
+  }
+}
+
+/**
+ * The service is shutting down and could not finish the request within its grace period. An
+ * operation being sent may or may not have been stored: look it up by hash, or send it again.
+ */
+export class ShuttingDownError extends BundlerError {
+  override readonly kind = "shuttingDown";
+  override name = "ShuttingDownError";
+  constructor() {
+    super(
+      "the bundler is shutting down and did not finish this request; retry (an operation being sent may already be stored: look it up by hash)",
     );
   }
 }
+
+/** Every domain error the engine raises; `kind` tells them apart. */
+export type DomainError =
+  | InvalidParamsError
+  | UnsupportedEntryPointError
+  | PriorityFeeAboveMaxFeeError
+  | GasLimitTooHighError
+  | UserOperationTooLargeError
+  | BundleGasTooLargeError
+  | FeeBelowBaseFeeError
+  | GasPriceTooLowError
+  | PreVerificationGasTooLowError
+  | InvalidAuthorizationError
+  | ProposalNotOpenError
+  | EntryPointRefusal
+  | UnsupportedAggregatorError
+  | ExecutionRevertedError
+  | DuplicateUserOperationError
+  | MempoolRejectionError
+  | ReplacementUnderpricedError
+  | ReputationError
+  | SenderLimitError
+  | EntityLimitError
+  | RuleViolationError
+  | StakeTooLowError
+  | TraceIncompleteError
+  | InfrastructureError
+  | BusyError
+  | ShuttingDownError;
+
+/** The `kind` of each domain error. */
+export type DomainErrorKind = DomainError["kind"];

@@ -19,3 +19,17 @@ export function parseFailureReason(text: string): FailureReason {
   if (!match) return { code: undefined, entity: undefined, text };
   return { code: Number(match[1]! + match[2]!), entity: entities[match[1]!], text };
 }
+
+/**
+ * The EntryPoint's own texts (v0.6 to v0.8, identical in each) for the failures the engine
+ * reports in its name: a check it makes on the EntryPoint's result, or ahead of it, that
+ * `handleOps` would refuse with this reason. Messages start with the text, any detail after ": ".
+ */
+export const entryPointReasons = {
+  10: "AA10 sender already constructed",
+  22: "AA22 expired or not due",
+  24: "AA24 signature error",
+  31: "AA31 paymaster deposit too low",
+  32: "AA32 paymaster expired or not due",
+  34: "AA34 signature error",
+} as const;

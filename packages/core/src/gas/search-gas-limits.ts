@@ -58,8 +58,8 @@ type Found = { ok: boolean; gas: bigint; failure: Hex };
  * `simulateHandleOp` validated the operation (where the EntryPoint would execute it). A paymaster's postOp is searched in a second call
  * made at the same time, with `PostOpProbe` standing in for the paymaster.
  *
- * Throws `EntryPointRejectionError` when validation fails with the most gas, and
- * `ExecutionRevertedError` (-32521) with the reason when the call (or postOp) reverts with it.
+ * Throws an `EntryPointRefusal` when validation fails with the most gas, and
+ * `ExecutionRevertedError` with the reason when the call (or postOp) reverts with it.
  */
 export async function searchGasLimits(parameters: SearchGasLimitsParameters): Promise<FoundGasLimits> {
   const { client, entryPoint, userOperation: op } = parameters;

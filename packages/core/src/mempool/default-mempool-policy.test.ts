@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { BundlerError, RpcErrorCode } from "../errors/errors.ts";
+import { BundlerError, type DomainError } from "../errors/errors.ts";
+import { type RpcError, RpcErrorCode, toRpcError } from "../rpc/rpc-errors.ts";
 import type { AdmissionRequest, BundleLimits } from "../ports/mempool-policy.ts";
 import type { MempoolEntry, UserOperationStatus } from "../ports/mempool-store.ts";
 import { fixtureEntry } from "../../../testing/src/index.ts";
@@ -25,12 +26,13 @@ function limits(overrides: Partial<BundleLimits> = {}): BundleLimits {
   return { gasBudget: 1_000_000n, maxOperations: 100, gasOf: () => 1n, block: { number: 1n, baseFeePerGas: 1n, timestamp: 1n }, ...overrides };
 }
 
-function refusal(admit: () => unknown): BundlerError {
+/** What the policy's refusal answers on the wire. */
+function refusal(admit: () => unknown): RpcError<Record<string, unknown>> {
   try {
     admit();
   } catch (error) {
     expect(error).toBeInstanceOf(BundlerError);
-    return error as BundlerError;
+    return toRpcError(error as DomainError);
   }
   throw new Error("admitted");
 }

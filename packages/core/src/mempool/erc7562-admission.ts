@@ -1,4 +1,4 @@
-import { MempoolRejectionError, SenderLimitError } from "../errors/errors.ts";
+import { MempoolRejectionError, ReplacementUnderpricedError, SenderLimitError } from "../errors/errors.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 
 export interface Erc7562AdmissionOptions {
@@ -34,10 +34,7 @@ export function erc7562Admission(options: Erc7562AdmissionOptions = {}): Mempool
       }
       const old = same.userOperation;
       if (op.maxFeePerGas < bumped(old.maxFeePerGas) || op.maxPriorityFeePerGas < bumped(old.maxPriorityFeePerGas)) {
-        throw new MempoolRejectionError(
-          `replacement underpriced: an operation with this sender and nonce is pending; raise maxFeePerGas to at least ${bumped(old.maxFeePerGas)} and maxPriorityFeePerGas to at least ${bumped(old.maxPriorityFeePerGas)}`,
-          { replacing: same.userOpHash },
-        );
+        throw new ReplacementUnderpricedError(same.userOpHash, bumped(old.maxFeePerGas), bumped(old.maxPriorityFeePerGas));
       }
       return { replaces: same };
     }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { UserOperationStatus } from "../ports/mempool-store.ts";
 import { fixtureEntry } from "../../../testing/src/index.ts";
+import { answering } from "../../test/on-wire.ts";
 import { erc7562Admission } from "./erc7562-admission.ts";
 
 /** What a client is told when its replacement is refused: why, and which pooled operation it collided with. */
@@ -19,7 +20,7 @@ describe("refused replacements (erc7562Admission)", () => {
   ])("an operation %s: says so (-32602), naming it", async (status, message) => {
     const pooled = { ...(await fixtureEntry()), status, updatedAt: 0 };
     const entry = await fixtureEntry({ feeBump: 10_000_000_000n });
-    expect(() => admit({ entry, senderOperations: [pooled], senderStaked: false })).toThrow(
+    expect(answering(() => admit({ entry, senderOperations: [pooled], senderStaked: false }))).toThrow(
       expect.objectContaining({ code: -32602, message, data: { replacing: pooled.userOpHash } }),
     );
   });
@@ -28,7 +29,7 @@ describe("refused replacements (erc7562Admission)", () => {
     const pooled = { ...(await fixtureEntry()), status: "pending" as const, updatedAt: 0 };
     const entry = await fixtureEntry({ feeBump: 1n });
     // 31,000,000,017 × 110 / 100 = 34,100,000,018.7 and 1,500,000,000 × 110 / 100, rounded down.
-    expect(() => admit({ entry, senderOperations: [pooled], senderStaked: false })).toThrow(
+    expect(answering(() => admit({ entry, senderOperations: [pooled], senderStaked: false }))).toThrow(
       expect.objectContaining({
         code: -32602,
         message:

@@ -34,8 +34,8 @@ export interface BundleLimits {
 export interface MempoolPolicy {
   readonly name: string;
   /**
-   * Admit `request.entry` (already validated by simulation and reputation), or throw a
-   * `BundlerError` saying why not. Runs inside `MempoolStore.admit`, on the sender's live
+   * Admit `request.entry` (already validated by simulation and reputation), or throw a domain
+   * error saying why not (`MempoolRejectionError`, or another `BundlerError`). Runs inside `MempoolStore.admit`, on the sender's live
    * operations, so it must be pure and synchronous. A pooled operation with the entry's nonce
    * must be replaced or the entry refused: the pool holds one operation per sender and nonce.
    */

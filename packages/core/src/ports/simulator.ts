@@ -14,7 +14,7 @@ export interface SimulatedValidation {
 /**
  * Runs an operation's validation on the chain's current state. `safe` simulators trace it (through
  * a `ValidationTracer`) so the ERC-7562 rules can be checked; the `unsafe` one only calls
- * `simulateValidation`. A `FailedOp` throws `EntryPointRejectionError`.
+ * `simulateValidation`. A `FailedOp` throws an `EntryPointRefusal`.
  */
 export interface Simulator {
   readonly mode: "safe" | "unsafe";

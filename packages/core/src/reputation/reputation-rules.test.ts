@@ -17,6 +17,7 @@ import {
   unstakedAllowance,
   type WhitelistedEntities,
 } from "./reputation.ts";
+import { answered } from "../../test/on-wire.ts";
 
 /**
  * ERC-7562 reputation over the memory stores (the ports' reference implementations). Fixture
@@ -60,7 +61,7 @@ describe("admission by reputation (check: GREP-010, GREP-020)", () => {
   it("refuses an operation whose paymaster is banned (-32504), naming it", async () => {
     const { store, reputation } = setup();
     await store.set(entryPoint, [{ address: fixturePaymaster, ...standing.banned }]);
-    await expect(reputation.check(entryPoint, await sponsored())).rejects.toMatchObject({
+    await expect(answered(reputation.check(entryPoint, await sponsored()))).rejects.toMatchObject({
       code: -32504,
       message: `paymaster ${fixturePaymaster} is banned`,
       data: { paymaster: fixturePaymaster, status: "banned" },
@@ -97,7 +98,7 @@ describe("admission by reputation (check: GREP-010, GREP-020)", () => {
     await pool(3);
     await expect(reputation.check(entryPoint, await sponsored())).resolves.toBeUndefined();
     await pool(1, 4);
-    await expect(reputation.check(entryPoint, await sponsored())).rejects.toMatchObject({
+    await expect(answered(reputation.check(entryPoint, await sponsored()))).rejects.toMatchObject({
       code: -32504,
       message: `factory ${fixtureFactory} is throttled`,
       data: { factory: fixtureFactory, status: "throttled" },
@@ -125,21 +126,21 @@ describe("UREP-020: how many operations an unstaked factory or paymaster may hav
       }),
     ).resolves.toBeUndefined();
     await pool(1, 10);
-    await expect(
+    await expect(answered(
       reputation.checkUnstakedAllowance(entryPoint, await sponsored(), {
         factory: true,
         paymaster: false,
       }),
-    ).rejects.toMatchObject({
+    )).rejects.toMatchObject({
       code: -32504,
       data: { paymaster: fixturePaymaster, limit: 10, rule: "UREP-020" },
     });
-    await expect(
+    await expect(answered(
       reputation.checkUnstakedAllowance(entryPoint, await sponsored(), {
         factory: false,
         paymaster: true,
       }),
-    ).rejects.toMatchObject({
+    )).rejects.toMatchObject({
       data: { factory: fixtureFactory, limit: 10, rule: "UREP-020" },
     });
   });
@@ -177,12 +178,12 @@ describe("UREP-020: how many operations an unstaked factory or paymaster may hav
         paymaster: false,
       }),
     ).resolves.toBeUndefined();
-    await expect(
+    await expect(answered(
       reputation.checkUnstakedAllowance(entryPoint, await sponsored(6n), {
         factory: true,
         paymaster: false,
       }),
-    ).rejects.toMatchObject({ data: { limit: 10 } });
+    )).rejects.toMatchObject({ data: { limit: 10 } });
   });
 
   it("grows with the entity's inclusion record", async () => {
@@ -197,12 +198,12 @@ describe("UREP-020: how many operations an unstaked factory or paymaster may hav
       }),
     ).resolves.toBeUndefined();
     await pool(1, 15);
-    await expect(
+    await expect(answered(
       reputation.checkUnstakedAllowance(entryPoint, await sponsored(), {
         factory: true,
         paymaster: false,
       }),
-    ).rejects.toMatchObject({ data: { limit: 15 } });
+    )).rejects.toMatchObject({ data: { limit: 15 } });
   });
 
   it("reads each entity's own inclusion record", async () => {
@@ -210,12 +211,12 @@ describe("UREP-020: how many operations an unstaked factory or paymaster may hav
     // The factory's record allows it 15; the paymaster, never seen, has 10.
     await store.set(entryPoint, [{ address: fixtureFactory, opsSeen: 20, opsIncluded: 10 }]);
     await pool(10);
-    await expect(
+    await expect(answered(
       reputation.checkUnstakedAllowance(entryPoint, await sponsored(), {
         factory: false,
         paymaster: false,
       }),
-    ).rejects.toMatchObject({
+    )).rejects.toMatchObject({
       data: { paymaster: fixturePaymaster, limit: 10 },
     });
   });

@@ -1,10 +1,10 @@
 import type { Bundler } from "../engine/create-bundler.ts";
-import { BundlerError, RpcErrorCode } from "../errors/errors.ts";
 import { type Logger, silentLogger } from "../ports/logger.ts";
 import { redactingLogger } from "../redaction/redacting-logger.ts";
 import { createRedactor, type Redactor } from "../redaction/redactor.ts";
 import { type RpcMethod, type RpcRequestContext, rpcMethods } from "./methods.ts";
 import type { RequestDrain } from "./request-drain.ts";
+import { RpcErrorCode, rpcErrorOf } from "./rpc-errors.ts";
 
 export type JsonRpcId = string | number | null;
 
@@ -101,7 +101,9 @@ export function createRpcHandler(bundler: Bundler, options: RpcHandlerOptions = 
       const result = await (options.drain ? options.drain.run(call) : call());
       return reply({ jsonrpc: "2.0", id: replyId, result });
     } catch (error) {
-      if (error instanceof BundlerError) return reply(errorResponse(replyId, error.code, redactor.text(error.message), redactor.value(error.data)));
+      // Domain errors meet their ERC-7769 codes here, and only here (`toRpcError`).
+      const wire = rpcErrorOf(error);
+      if (wire) return reply(errorResponse(replyId, wire.code, redactor.text(wire.message), redactor.value(wire.data)));
       logger.error("internal error", { method, error: String(error) });
       return reply(errorResponse(replyId, RpcErrorCode.internalError, "internal error"));
     }

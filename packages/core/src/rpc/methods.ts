@@ -18,7 +18,7 @@ export interface RpcRequestContext {
 }
 
 /**
- * One JSON-RPC method: positional params in, JSON result out. Errors are thrown `BundlerError`s.
+ * One JSON-RPC method: positional params in, JSON result out. Errors are thrown domain errors (`BundlerError`), or `RpcError`s for the protocol's own.
  * `request` says where the call came from; the standard methods ignore it.
  */
 export type RpcMethod = (params: readonly unknown[], bundler: Bundler, request?: RpcRequestContext) => Promise<unknown>;
@@ -46,7 +46,7 @@ function userOpHashParam(params: readonly unknown[]) {
   try {
     return parseHash(params[0], "params[0] (userOpHash)");
   } catch (error) {
-    const reason = error instanceof InvalidParamsError ? (error.data?.reason as string) : String(error);
+    const reason = error instanceof InvalidParamsError ? error.problem : String(error);
     throw new InvalidParamsError("params[0] (userOpHash)", reason, "Missing/invalid userOpHash");
   }
 }

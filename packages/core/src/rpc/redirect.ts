@@ -1,7 +1,8 @@
 import { RpcRequestError } from "viem";
-import { ForwardedRpcError, InfrastructureError } from "../errors/errors.ts";
+import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { RpcMethod } from "./methods.ts";
+import { ForwardedRpcError } from "./rpc-errors.ts";
 
 /**
  * The standard node methods a bundler forwards with `redirectRpc` (those of Skandha's

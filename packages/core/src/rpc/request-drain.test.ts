@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ShuttingDownError } from "../errors/errors.ts";
 import { createSimulatedClock } from "../simulation/simulated-clock.ts";
 import { createRequestDrain } from "./request-drain.ts";
+import { toRpcError } from "./rpc-errors.ts";
 
 describe("request drain", () => {
   it("lets requests in flight finish within the grace period and refuses new ones", async () => {
@@ -30,7 +31,7 @@ describe("request drain", () => {
     await clock.advanceBy(1);
     await drained;
     expect(await answer).toBeInstanceOf(ShuttingDownError);
-    expect(await answer).toMatchObject({ code: -32603, data: { retry: true } });
+    expect(toRpcError((await answer) as ShuttingDownError)).toMatchObject({ code: -32603, data: { retry: true } });
     expect(drain.inFlight).toBe(0);
   });
 

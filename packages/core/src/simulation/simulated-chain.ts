@@ -18,7 +18,7 @@ import {
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
 import { decodeHandleOps } from "../userop/decode-handle-ops.ts";
 import { createEntryPointRegistry, type EntryPoint } from "../entrypoint/registry.ts";
-import { EntryPointRejectionError } from "../errors/errors.ts";
+import { entryPointRefusal } from "../errors/errors.ts";
 import type { CoreChainMethodName } from "../chain/methods.ts";
 import type { BlockHead, BlockSource } from "../ports/block-source.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
@@ -392,7 +392,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     tracer: undefined,
     async simulateValidation(_entryPoint, op) {
       const failure = behaviourOf(op).validationFailure;
-      if (failure) throw new EntryPointRejectionError(failure);
+      if (failure) throw entryPointRefusal(failure);
       return { validation: validationOf(op), trace: undefined };
     },
     async close() {},

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
 import { type FixtureEntryOptions, fixtureEntry } from "../../../testing/src/index.ts";
+import { answering } from "../../test/on-wire.ts";
 import { refuseRedundantFactory } from "./queued-nonce.ts";
 
 const pooled = async (options: FixtureEntryOptions) => ({ ...(await fixtureEntry(options)), status: "pending" }) as MempoolEntry;
@@ -10,7 +11,7 @@ describe("refuseRedundantFactory", () => {
   it("refuses factory data when another pooled operation of the sender deploys it, on any nonce key (AA10, -32500)", async () => {
     const deploying = await pooled({ version: "0.6" });
     for (const nonce of [1n, 1n << 64n]) {
-      expect(() => refuseRedundantFactory([deploying], { ...deploying.userOperation, nonce })).toThrow(
+      expect(answering(() => refuseRedundantFactory([deploying], { ...deploying.userOperation, nonce }))).toThrow(
         expect.objectContaining({ code: -32500, message: "AA10 sender already constructed", data: { reason: "AA10 sender already constructed", deployedBy: deploying.userOpHash } }),
       );
     }

@@ -1,5 +1,6 @@
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { EntryPointRejectionError } from "../errors/errors.ts";
+import { entryPointReasons } from "../errors/failure-reason.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import { factoryOf, splitNonce, type UserOperation } from "../userop/types.ts";
@@ -46,5 +47,5 @@ export async function withQueuedNonce<T>(
 export function refuseRedundantFactory(pooled: readonly MempoolEntry[], op: UserOperation): void {
   if (!deploysSender(op)) return;
   const deploying = pooled.find((e) => e.userOperation.nonce !== op.nonce && deploysSender(e.userOperation));
-  if (deploying) throw new EntryPointRejectionError("AA10 sender already constructed", { deployedBy: deploying.userOpHash });
+  if (deploying) throw new EntryPointRejectionError(entryPointReasons[10], { deployedBy: deploying.userOpHash });
 }

@@ -1,6 +1,6 @@
 import { type Address, decodeErrorResult, decodeFunctionResult, encodeFunctionData, getAddress, type Hex, parseAbi, slice, zeroAddress } from "viem";
 import type { EntryPoint } from "../entrypoint/registry.ts";
-import { EntryPointRejectionError, InfrastructureError } from "../errors/errors.ts";
+import { type EntryPointRefusal, entryPointRefusal, InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
 import { toEntryPointStruct } from "../userop/pack.ts";
@@ -34,7 +34,7 @@ export interface SimulateHandleOpOptions extends SimulateOptions {
 /**
  * Run the EntryPoint's `simulateValidation` on the node: v0.6 through its own method (which
  * always reverts with the result), v0.7+ by placing `EntryPointSimulations` at the EntryPoint's
- * address. A `FailedOp` becomes `EntryPointRejectionError` with its `AAxx` reason.
+ * address. A `FailedOp` becomes an `EntryPointRefusal` (`entryPointRefusal`) with its `AAxx` reason.
  */
 export async function simulateValidation(
   client: ChainClient,
@@ -65,7 +65,7 @@ export function validationCall(entryPoint: EntryPoint, op: UserOperation, stateO
 
 /**
  * What `simulateValidation` answered, decoded: v0.6 reverts with its result, v0.7+ returns it. A
- * `FailedOp` throws `EntryPointRejectionError` with its `AAxx` reason.
+ * `FailedOp` throws an `EntryPointRefusal` with its `AAxx` reason.
  */
 export function decodeValidationResult(entryPoint: EntryPoint, op: UserOperation, result: EthCallResult): ValidationResult {
   const abi = entryPoint.simulations?.abi ?? entryPoint.abi;
@@ -250,10 +250,10 @@ function rejection(abi: EntryPointAbi, result: EthCallResult & { reverted: true 
 }
 
 /** The error for a simulation that failed with `data`: the `AAxx` reason of a `FailedOp`, or the raw revert. */
-export function simulationRejection(abi: EntryPointAbi, data: Hex, message = "reverted"): EntryPointRejectionError {
+export function simulationRejection(abi: EntryPointAbi, data: Hex, message = "reverted"): EntryPointRefusal {
   const failure = decodeEntryPointRevert(abi, data);
-  if (failure) return new EntryPointRejectionError(failure.reason, failure.inner ? { revertData: failure.inner } : {});
-  return new EntryPointRejectionError(`validation reverted: ${message}`, { revertData: data });
+  if (failure) return entryPointRefusal(failure.reason, failure.inner ? { revertData: failure.inner } : {});
+  return entryPointRefusal(`validation reverted: ${message}`, { revertData: data });
 }
 
 type EntryPointAbi = EntryPoint["abi"];

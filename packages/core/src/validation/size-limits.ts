@@ -1,5 +1,5 @@
 import { encodeAbiParameters, getAddress, type Hex, parseAbiParameters, size } from "viem";
-import { InvalidParamsError, RuleViolationError } from "../errors/errors.ts";
+import { RuleViolationError, UserOperationTooLargeError } from "../errors/errors.ts";
 import { toEntryPointStruct } from "../userop/pack.ts";
 import { isUserOperationV06, paymasterOf, type UserOperation } from "../userop/types.ts";
 
@@ -34,21 +34,15 @@ export function userOperationSize(op: UserOperation): number {
   return size(encoded) - 32;
 }
 
-/** LIM-010: an operation above `maxUserOperationSize` bytes is refused (-32602) before simulation. */
+/** LIM-010: an operation above `maxUserOperationSize` bytes is refused (`UserOperationTooLargeError`) before simulation. */
 export function checkUserOperationSize(op: UserOperation, maxUserOperationSize: number): void {
   const bytes = userOperationSize(op);
-  if (bytes > maxUserOperationSize) {
-    throw new InvalidParamsError(
-      "userOperation",
-      `the operation is ${bytes} bytes ABI-encoded, above the limit of ${maxUserOperationSize} bytes (LIM-010)`,
-      "user operation too large",
-    );
-  }
+  if (bytes > maxUserOperationSize) throw new UserOperationTooLargeError(bytes, maxUserOperationSize);
 }
 
 /**
  * LIM-020: a paymaster whose validation returns more than `maxPaymasterContextSize` bytes of
- * `context` is refused (-32502), naming the paymaster.
+ * `context` is refused (`RuleViolationError`), naming the paymaster.
  */
 export function checkPaymasterContextSize(op: UserOperation, paymasterContext: Hex, maxPaymasterContextSize: number): void {
   const paymaster = paymasterOf(op);

@@ -1,6 +1,13 @@
 import { getAddress } from "viem";
 import type { EntryPoint } from "../entrypoint/registry.ts";
-import { BundlerError, EntryPointRejectionError, InvalidParamsError, RpcErrorCode } from "../errors/errors.ts";
+import {
+  EntryPointRefusalError,
+  entryPointRefusal,
+  OutOfTimeRangeError,
+  PreVerificationGasTooLowError,
+  UnsupportedAggregatorError,
+} from "../errors/errors.ts";
+import { entryPointReasons } from "../errors/failure-reason.ts";
 import { calculatePreVerificationGas, type PreVerificationGasConfig } from "../userop/pre-verification-gas.ts";
 import type { Simulator } from "../ports/simulator.ts";
 import { isStaked, type StakeRequirement } from "../reputation/stake.ts";
@@ -12,7 +19,7 @@ import type { RuleViolation } from "./rules/rule-violation.ts";
 import { ruleRefusal } from "./rules/stake-refusal.ts";
 import { checkPaymasterContextSize } from "./size-limits.ts";
 import type { StateOverride } from "../ports/eth-call.ts";
-import type { ValidationData, ValidationResult } from "../ports/validation-result.ts";
+import type { ValidationResult } from "../ports/validation-result.ts";
 import type { ValidationTrace } from "../ports/validation-trace.ts";
 
 /** What the ERC-7562 rules are checked with. */
@@ -68,53 +75,26 @@ export async function validateUserOperation(
   for (const [entity, data] of [["account", result.account], ["paymaster", result.paymaster]] as const) {
     if (!data) continue;
     if (data.signatureFailed) {
-      throw namingPaymaster(new EntryPointRejectionError(entity === "account" ? "AA24 signature error" : "AA34 signature error"), op);
+      throw namingPaymaster(entryPointRefusal(entity === "account" ? entryPointReasons[24] : entryPointReasons[34]), op);
     }
     if (data.aggregator !== "0x0000000000000000000000000000000000000000" && !data.signatureFailed) {
-      throw new BundlerError(RpcErrorCode.entryPointRejected, `${entity} requires aggregator ${data.aggregator}, which this bundler does not support`, {
-        aggregator: data.aggregator,
-      });
+      throw new UnsupportedAggregatorError(entity, data.aggregator);
     }
-    checkValidityWindow(entity, data, op, context.nowSeconds, minValidity);
+    const window = { validAfter: data.validAfter, validUntil: data.validUntil, now: context.nowSeconds, minValiditySeconds: minValidity };
+    const outOfRange = OutOfTimeRangeError.check(entity, window, entity === "paymaster" ? getAddress(paymasterOf(op)!) : undefined);
+    if (outOfRange) throw outOfRange;
   }
   const verificationGasUsed = result.preOpGas - op.preVerificationGas;
   const required = calculatePreVerificationGas(op, verificationGasUsed > 0n ? verificationGasUsed : 0n, entryPoint.version, context.preVerificationGas) + l1Gas;
-  if (op.preVerificationGas < required) {
-    const l1Part = l1Gas > 0n ? ` (${l1Gas} of it for the L1 data fee)` : "";
-    throw new InvalidParamsError(
-      "preVerificationGas",
-      `too low: expected at least ${required}${l1Part}, provided only ${op.preVerificationGas}`,
-    );
-  }
+  if (op.preVerificationGas < required) throw new PreVerificationGasTooLowError(op.preVerificationGas, required, l1Gas);
   return { ...result, trace };
 }
 
-/**
- * -32503 when the account's or the paymaster's validity window does not hold the operation long
- * enough to be bundled: expired (`validUntil` before now), not yet valid (`validAfter` after now),
- * or ending less than `minValidity` seconds from now. As ERC-7769 asks, `data` carries both bounds
- * and, for the paymaster's window, the paymaster.
- */
-function checkValidityWindow(entity: "account" | "paymaster", window: ValidationData, op: UserOperation, now: bigint, minValidity: bigint) {
-  const { validUntil, validAfter } = window;
-  const refuse = (message: string) =>
-    new BundlerError(RpcErrorCode.outOfTimeRange, `${entity} ${message}`, {
-      validUntil: `0x${validUntil.toString(16)}`,
-      validAfter: `0x${validAfter.toString(16)}`,
-      ...(entity === "paymaster" ? { paymaster: getAddress(paymasterOf(op)!) } : {}),
-    });
-  if (validUntil < now) throw refuse(`validity expired at ${validUntil}, ${now - validUntil} s ago`);
-  if (validAfter > now) throw refuse(`validity starts at ${validAfter}, ${validAfter - now} s from now`);
-  if (validUntil < now + minValidity) {
-    throw refuse(`validity ends at ${validUntil}, ${validUntil - now} s from now: too soon to bundle (at least ${minValidity} s needed)`);
-  }
-}
-
-/** ERC-7769: a rejection by the paymaster (-32501) carries its address in `data`. */
+/** A refusal the paymaster is blamed for (an `AA3x` reason) names it, as ERC-7769 asks of -32501. */
 function namingPaymaster(error: unknown, op: UserOperation): unknown {
   const paymaster = paymasterOf(op);
-  if (!(error instanceof EntryPointRejectionError) || error.code !== RpcErrorCode.paymasterRejected || !paymaster) return error;
-  return new EntryPointRejectionError(error.reason, { ...error.data, paymaster });
+  if (!(error instanceof EntryPointRefusalError) || error.failure.entity !== "paymaster" || !paymaster) return error;
+  return entryPointRefusal(error.reason, { revertData: error.revertData, deployedBy: error.deployedBy, paymaster });
 }
 
 /** The ERC-7562 rules broken in `trace`, with each entity's stake (whitelisted ones count as staked). */

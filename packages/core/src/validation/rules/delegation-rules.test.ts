@@ -4,6 +4,7 @@ import type { MempoolEntry } from "../../ports/mempool-store.ts";
 import { fixtureEntry, fixtureFactory, fixturePaymaster } from "../../../../testing/src/index.ts";
 import type { UserOperationV07 } from "../../userop/types.ts";
 import { delegateOf, refuseDelegatedEntities, refuseSecondDelegate } from "./delegation-rules.ts";
+import { answered, answering } from "../../../test/on-wire.ts";
 
 const delegate: Address = "0xe6Cae83BdE06E4c305530e199D7217f42808555B";
 const otherDelegate: Address = "0x63c0c19a282a1B52b07dD5a65b58948A07DAE32B";
@@ -44,7 +45,7 @@ describe("AUTH-020: an EIP-7702 account may only be a sender (refuseDelegatedEnt
     "refuses an operation whose %s is an EIP-7702 account (-32502)",
     async (role, address) => {
       const op = (await fixtureEntry({ sponsored: true })).userOperation;
-      await expect(refuseDelegatedEntities(node([address]).client, op)).rejects.toMatchObject({
+      await expect(answered(refuseDelegatedEntities(node([address]).client, op))).rejects.toMatchObject({
         code: -32502,
         data: {
           rule: "AUTH-020",
@@ -85,17 +86,19 @@ describe("AUTH-040: one delegate per sender in the pool (refuseSecondDelegate)",
   it("refuses an operation whose authorization names another delegate than one pooled (-32502)", async () => {
     const pooled = [await eip7702(0n, otherDelegate)];
     const op = (await eip7702(1n)).userOperation;
-    expect(() => refuseSecondDelegate(pooled, op)).toThrow(
+    expect(answering(() => refuseSecondDelegate(pooled, op))).toThrow(
       expect.objectContaining({
         code: -32502,
-        violations: [
-          {
-            rule: "AUTH-040",
-            entity: "account",
-            address: getAddress(op.sender),
-            subject: `has an operation in the mempool whose authorization delegates to ${otherDelegate}, not ${delegate}`,
-          },
-        ],
+        data: expect.objectContaining({
+          violations: [
+            {
+              rule: "AUTH-040",
+              entity: "account",
+              address: getAddress(op.sender),
+              subject: `has an operation in the mempool whose authorization delegates to ${otherDelegate}, not ${delegate}`,
+            },
+          ],
+        }),
       }),
     );
   });

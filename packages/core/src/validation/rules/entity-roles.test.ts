@@ -12,6 +12,7 @@ import {
 } from "../../../../testing/src/index.ts";
 import type { UserOperationV07 } from "../../userop/types.ts";
 import type { ValidationResult } from "../../ports/validation-result.ts";
+import { answered, onWire, thrownBy } from "../../../test/on-wire.ts";
 import { refuseMultipleRoles, refuseUnstakedContext } from "./entity-rules.ts";
 
 const entryPoint = canonicalEntryPoints["0.7"];
@@ -39,17 +40,17 @@ describe("EREP-050: only a staked paymaster may return a context (refuseUnstaked
 
   it("refuses an unstaked paymaster's context (-32502), naming its size", async () => {
     const op = (await fixtureEntry({ sponsored: true })).userOperation;
-    expect(() =>
-      refuseUnstakedContext(op, validation("0x123456") as ValidationResult, requirement),
-    ).toThrow(expect.objectContaining({ code: -32502, violations: [violation] }));
+    const error = thrownBy(() => refuseUnstakedContext(op, validation("0x123456") as ValidationResult, requirement));
+    expect(error).toMatchObject({ violations: [violation] });
+    expect(onWire(error).code).toBe(-32502);
   });
 
   it("refuses a paymaster staked below the minimum with -32505", async () => {
     const op = (await fixtureEntry({ sponsored: true })).userOperation;
     const short = { stake: parseEther("0.5"), unstakeDelaySec: 86_400n };
-    expect(() =>
-      refuseUnstakedContext(op, validation("0x123456", short) as ValidationResult, requirement),
-    ).toThrow(expect.objectContaining({ code: -32505, violations: [violation] }));
+    const error = thrownBy(() => refuseUnstakedContext(op, validation("0x123456", short) as ValidationResult, requirement));
+    expect(error).toMatchObject({ violations: [violation] });
+    expect(onWire(error).code).toBe(-32505);
   });
 
   it("accepts a staked paymaster's context, an empty context, and an operation without paymaster", async () => {
@@ -79,18 +80,20 @@ describe("STO-040: one address, one role across the pool (refuseMultipleRoles)",
       const store = createMemoryMempoolStore();
       const sender = fixtureAccount(0).address;
       await store.admit(await pooled(1, { [role]: sender }), replacingNothing);
-      await expect(
+      await expect(answered(
         refuseMultipleRoles(store, entryPoint, (await fixtureEntry()).userOperation),
-      ).rejects.toMatchObject({
+      )).rejects.toMatchObject({
         code: -32502,
-        violations: [
-          {
-            rule: "STO-040",
-            entity: "account",
-            address: sender,
-            subject: `is the ${role} of another operation in the mempool`,
-          },
-        ],
+        data: {
+          violations: [
+            {
+              rule: "STO-040",
+              entity: "account",
+              address: sender,
+              subject: `is the ${role} of another operation in the mempool`,
+            },
+          ],
+        },
       });
     },
   );

@@ -1,6 +1,6 @@
 import { type Address, getAddress, type Hex, parseEther, toFunctionSelector } from "viem";
 import { describe, expect, it } from "vitest";
-import { RpcErrorCode } from "../../errors/errors.ts";
+import { RpcErrorCode, toRpcError } from "../../rpc/rpc-errors.ts";
 import type { UserOperationV07 } from "../../userop/types.ts";
 import type { StakeInfo } from "../../ports/validation-result.ts";
 import type { PhaseTrace, ValidationTrace } from "../../ports/validation-trace.ts";
@@ -58,10 +58,9 @@ function refusal(phases: PhaseTrace[], factoryStake: StakeInfo) {
   const trace: ValidationTrace = { phases, keccakInputs: [], codeHashes: {} };
   const stakes = { account: false, factory: false, paymaster: false };
   const violations = checkValidationRules({ op, entryPoint, senderCreator, trace, stakes });
-  return ruleRefusal(
-    violations,
-    { sender: none, factory: factoryStake, paymasterStake: none },
-    requirement,
+  // What the refusal answers on the wire.
+  return toRpcError(
+    ruleRefusal(violations, { sender: none, factory: factoryStake, paymasterStake: none }, requirement),
   );
 }
 

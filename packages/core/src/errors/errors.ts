@@ -10,10 +10,10 @@ import {
  * Base of every domain error the engine raises. Each carries a readonly `kind` that tells it
  * apart, and its facts as typed readonly fields; none carries a wire code. `toRpcError`
  * (`rpc/rpc-errors.ts`) maps every kind to its ERC-7769 code, message and data, in one place.
- * `DomainError` is the union of the kinds.
+ * `DomainError` is the union of the kinds: a class whose kind is not in it fails type-check.
  */
 export abstract class BundlerError extends Error {
-  abstract readonly kind: string;
+  abstract readonly kind: DomainErrorKind;
 }
 
 /**

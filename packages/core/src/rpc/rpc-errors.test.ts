@@ -125,8 +125,9 @@ describe("rpcErrorOf", () => {
     expect(rpcErrorOf(new Error("boom"))).toBeUndefined();
   });
 
-  it("answers a BundlerError of an embedder's own, outside the domain errors, with -32603 and its message", () => {
+  it("refuses at type-check a BundlerError whose kind is not a domain error's, and answers one made anyway with -32603 and its message", () => {
     class Refused extends BundlerError {
+      // @ts-expect-error: "refused" is no DomainErrorKind; a new domain error joins DomainError, and toRpcError then needs its mapping
       override readonly kind = "refused";
     }
     expect(rpcErrorOf(new Refused("not today"))).toMatchObject({

@@ -318,28 +318,36 @@ const stakeManagerAbi = [
 
 /**
  * Copies the runtime code of each contract with a `placeAt` to that canonical address, unless it
- * has code already. An EntryPoint's `SenderCreator` accepts calls only from the EntryPoint that
- * created it, so its immutable `entryPoint` is rewritten to the canonical address as well. The
- * EntryPoint's cached EIP-712 domain names the CREATE2 address, so at the canonical address it
- * computes its domain separator afresh (with the canonical address), as it must.
+ * has code already. An EntryPoint is placed as its constructor would have left it at the
+ * canonical address: its `SenderCreator` (which accepts calls only from the EntryPoint that
+ * created it) at CREATE(EntryPoint, nonce 1), where the engine looks for it, answering to the
+ * canonical address, and the EntryPoint's nonce at 2. Its cached EIP-712 domain names the CREATE2
+ * address, so at the canonical address it computes its domain separator afresh, as it must.
  */
 async function placeAll(client: PublicClient, testClient: TestClient, contracts: PlannedContract[]): Promise<void> {
+  const hex = (address: Address) => address.slice(2).toLowerCase();
   for (const c of contracts) {
     if (c.placeAt === undefined) continue;
     const existing = await client.getCode({ address: c.placeAt });
     if (existing !== undefined && existing !== "0x") continue;
     const code = await client.getCode({ address: c.address });
     if (code === undefined || code === "0x") throw new Error(`${c.label}: no code at ${c.address} to place at ${c.placeAt}`);
-    await testClient.setCode({ address: c.placeAt, bytecode: code });
-    if (!c.label.startsWith("EntryPoint")) continue;
+    if (!c.label.startsWith("EntryPoint")) {
+      await testClient.setCode({ address: c.placeAt, bytecode: code });
+      continue;
+    }
     const senderCreator = await client.readContract({ address: c.address, abi: senderCreatorAbi, functionName: "senderCreator" });
     const creatorCode = await client.getCode({ address: senderCreator });
-    const from = c.address.slice(2).toLowerCase();
-    if (creatorCode === undefined || !creatorCode.toLowerCase().includes(from)) {
-      throw new Error(`${c.label}: its SenderCreator at ${senderCreator} does not name ${c.address}; cannot place it at ${c.placeAt}`);
+    const placedCreator = getContractAddress({ from: c.placeAt, nonce: 1n });
+    if (creatorCode === undefined || !creatorCode.toLowerCase().includes(hex(c.address)) || !code.toLowerCase().includes(hex(senderCreator))) {
+      throw new Error(`${c.label}: its SenderCreator at ${senderCreator} and it do not name each other; cannot place it at ${c.placeAt}`);
     }
-    const rewritten = creatorCode.toLowerCase().replaceAll(from, c.placeAt.slice(2).toLowerCase()) as Hex;
-    await testClient.setCode({ address: senderCreator, bytecode: rewritten });
+    await testClient.setCode({
+      address: placedCreator,
+      bytecode: creatorCode.toLowerCase().replaceAll(hex(c.address), hex(c.placeAt)) as Hex,
+    });
+    await testClient.setCode({ address: c.placeAt, bytecode: code.toLowerCase().replaceAll(hex(senderCreator), hex(placedCreator)) as Hex });
+    await testClient.setNonce({ address: c.placeAt, nonce: 2 });
   }
 }
 

@@ -6,6 +6,7 @@ import {
   type Address,
   createPublicClient,
   getAddress,
+  getContractAddress,
   http,
   parseAbi,
   isAddressEqual,
@@ -111,13 +112,14 @@ describe("startDevnet", () => {
     }
   });
 
-  it("places v0.9's release-candidate code at the canonical addresses, its SenderCreator answering to the canonical EntryPoint", async () => {
+  it("places v0.9's release-candidate code at the canonical addresses, its SenderCreator where the EntryPoint's constructor puts it", async () => {
     const { entryPoint } = CANONICAL_DEPLOYMENTS["0.9"];
     const senderCreator = await client.readContract({
       address: entryPoint,
       abi: parseAbi(["function senderCreator() view returns (address)"]),
       functionName: "senderCreator",
     });
+    expect(senderCreator).toBe(getContractAddress({ from: entryPoint, nonce: 1n }));
     const creatorsEntryPoint = await client.readContract({
       address: senderCreator,
       abi: parseAbi(["function entryPoint() view returns (address)"]),

@@ -1,6 +1,6 @@
 import type { EntryPointVersion } from "@bundlekit/devnet";
 import { type Address, concat, encodeFunctionData, getAddress, type Hash, type Hex, parseEther, size, zeroAddress } from "viem";
-import { entryPoint06Abi, entryPoint07Abi, entryPoint08Abi, toPackedUserOperation } from "viem/account-abstraction";
+import { entryPoint06Abi, entryPoint07Abi, entryPoint08Abi, entryPoint09Abi, toPackedUserOperation } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import type { BundlerConfig } from "../src/engine/config.ts";
@@ -27,7 +27,7 @@ afterAll(async () => {
   await probes?.fixture.devnet.stop();
 });
 
-const abis = { "0.6": entryPoint06Abi, "0.7": entryPoint07Abi, "0.8": entryPoint08Abi } as const;
+const abis = { "0.6": entryPoint06Abi, "0.7": entryPoint07Abi, "0.8": entryPoint08Abi, "0.9": entryPoint09Abi } as const;
 
 /** `handleOps(ops, 0x0)` calldata as the EntryPoint's own ABI encodes it. */
 function handleOpsCalldata(version: EntryPointVersion, ops: readonly UserOperation[]): Hex {

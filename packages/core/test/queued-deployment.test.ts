@@ -1,7 +1,7 @@
 import type { EntryPointVersion } from "@bundlekit/devnet";
 import { type Address, concat, createWalletClient, encodeFunctionData, getAddress, type Hex, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { entryPoint06Abi, entryPoint07Abi, entryPoint08Abi, type SmartAccount } from "viem/account-abstraction";
+import { entryPoint06Abi, entryPoint07Abi, entryPoint08Abi, entryPoint09Abi, type SmartAccount } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import { RpcErrorCode } from "../src/errors/errors.ts";
@@ -10,7 +10,7 @@ import type { UserOperation } from "../src/userop/types.ts";
 import { engineFixture, rejection, unestimatedGas } from "./fixtures.ts";
 
 const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8"];
-const abis = { "0.6": entryPoint06Abi, "0.7": entryPoint07Abi, "0.8": entryPoint08Abi } as const;
+const abis = { "0.6": entryPoint06Abi, "0.7": entryPoint07Abi, "0.8": entryPoint08Abi, "0.9": entryPoint09Abi } as const;
 
 /**
  * A new account's operations queued behind the one that deploys it (issue 21, finding 2): one

@@ -62,9 +62,12 @@ export interface FixtureEntryOptions {
   feeBump?: bigint;
   /** Another operation with the same sender, nonce and fees: a call that sends this many wei more. Default 0. */
   variant?: number;
-  /** v0.7+: deploy the sender with a factory and pay with a paymaster. Default false. */
+  /**
+   * v0.7+: deploy the sender with a factory and pay with a paymaster (on v0.9 whose signature
+   * travels as `paymasterSignature`). Default false.
+   */
   sponsored?: boolean;
-  /** v0.8: an EIP-7702 account (`factory` 0x7702) with a signed authorization. Default false. */
+  /** v0.8+: an EIP-7702 account (`factory` 0x7702) with a signed authorization. Default false. */
   eip7702?: boolean;
 }
 
@@ -120,7 +123,7 @@ async function fixtureUserOperation(
       paymasterAndData: concat([paymaster, `0x${"00".repeat(28)}deadbeef`]).toLowerCase() as Hex,
     };
   }
-  if (version === "0.8" && options.eip7702) {
+  if (version !== "0.7" && options.eip7702) {
     return {
       ...common,
       factory: "0x7702" as Address,
@@ -129,6 +132,18 @@ async function fixtureUserOperation(
     };
   }
   if (!options.sponsored) return common;
+  if (version === "0.9") {
+    return {
+      ...common,
+      factory,
+      factoryData,
+      paymaster,
+      paymasterVerificationGasLimit: 70_000n,
+      paymasterPostOpGasLimit: 2n ** 64n + 50_000n,
+      paymasterData: `0x${"00".repeat(12)}66a3c1ff`,
+      paymasterSignature: `0x${"ab".repeat(65)}`,
+    };
+  }
   return {
     ...common,
     factory,

@@ -83,6 +83,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     simulator: context.simulator,
     rules: config,
     nowSeconds: BigInt(Math.floor(clock.now() / 1000)),
+    blockNumber: () => context.client.getBlockNumber({ cacheTime: 0 }),
     preVerificationGas: context.preVerificationGas,
     l1DataGas: context.l1DataGas && ((o: UserOperation) => context.l1DataGas!(entryPoint, o)),
   };

@@ -19,8 +19,10 @@ export interface UserOperationV06 {
 }
 
 /**
- * A v0.7 or v0.8 user operation in the unpacked form of ERC-7769. `authorization` (the wire's
- * `eip7702Auth`) exists only for v0.8 and later.
+ * A v0.7+ user operation in the unpacked form of ERC-7769. `authorization` (the wire's
+ * `eip7702Auth`) exists only for v0.8 and later, `paymasterSignature` only for v0.9 and later:
+ * the paymaster's signature, appended to `paymasterAndData` after `paymasterData` with its length
+ * and a magic (`userop/paymaster-signature.ts`), and left out of the userOpHash.
  */
 export interface UserOperationV07 {
   sender: Address;
@@ -37,6 +39,7 @@ export interface UserOperationV07 {
   paymasterVerificationGasLimit?: bigint | undefined;
   paymasterPostOpGasLimit?: bigint | undefined;
   paymasterData?: Hex | undefined;
+  paymasterSignature?: Hex | undefined;
   signature: Hex;
   authorization?: SignedAuthorization | undefined;
 }

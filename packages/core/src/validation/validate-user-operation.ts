@@ -37,6 +37,13 @@ export interface ValidateContext {
   nowSeconds: bigint;
   /** An operation must stay valid at least this long to be worth bundling. Default 30 s. */
   minValiditySeconds?: bigint;
+  /**
+   * The chain's latest block number, asked only for a v0.9 validity range in blocks. Such a range
+   * must hold the next block and `minValidityBlocks` more. Default: none; such a range is refused.
+   */
+  blockNumber?: (() => Promise<bigint>) | undefined;
+  /** Blocks a v0.9 block-number range must still hold after the next one. Default 2. */
+  minValidityBlocks?: bigint;
   preVerificationGas?: PreVerificationGasConfig | undefined;
   /** preVerificationGas an L2 requires on top, for the operation's L1 data fee (`L1DataCost`); none on L1. */
   l1DataGas?: ((op: UserOperation) => Promise<bigint>) | undefined;
@@ -75,7 +82,12 @@ export async function validateUserOperation(
         aggregator: data.aggregator,
       });
     }
-    checkValidityWindow(entity, data, op, context.nowSeconds, minValidity);
+    if (data.blockRange) {
+      if (!context.blockNumber) throw new BundlerError(RpcErrorCode.outOfTimeRange, `${entity} validity is a range of block numbers, which this bundler cannot check`);
+      checkValidityBlocks(entity, data, op, await context.blockNumber(), context.minValidityBlocks ?? 2n);
+    } else {
+      checkValidityWindow(entity, data, op, context.nowSeconds, minValidity);
+    }
   }
   const verificationGasUsed = result.preOpGas - op.preVerificationGas;
   const required = calculatePreVerificationGas(op, verificationGasUsed > 0n ? verificationGasUsed : 0n, entryPoint.version, context.preVerificationGas) + l1Gas;
@@ -107,6 +119,28 @@ function checkValidityWindow(entity: "account" | "paymaster", window: Validation
   if (validAfter > now) throw refuse(`validity starts at ${validAfter}, ${validAfter - now} s from now`);
   if (validUntil < now + minValidity) {
     throw refuse(`validity ends at ${validUntil}, ${validUntil - now} s from now: too soon to bundle (at least ${minValidity} s needed)`);
+  }
+}
+
+/**
+ * -32503 for a v0.9 validity range in block numbers that does not hold the operation long
+ * enough: the EntryPoint accepts it in blocks `validAfter + 1` to `validUntil`, and the next block
+ * is `head + 1`; it must stay valid `minBlocks` blocks after that. AA22 (account) or AA32
+ * (paymaster) "expired or not due", as the EntryPoint says, with the detail after it.
+ */
+function checkValidityBlocks(entity: "account" | "paymaster", window: ValidationData, op: UserOperation, head: bigint, minBlocks: bigint) {
+  const { validUntil, validAfter } = window;
+  const next = head + 1n;
+  const refuse = (message: string) =>
+    new BundlerError(RpcErrorCode.outOfTimeRange, `${entity === "account" ? "AA22" : "AA32"} expired or not due: ${entity} ${message}`, {
+      validUntilBlock: `0x${validUntil.toString(16)}`,
+      validAfterBlock: `0x${validAfter.toString(16)}`,
+      ...(entity === "paymaster" ? { paymaster: getAddress(paymasterOf(op)!) } : {}),
+    });
+  if (validUntil < next) throw refuse(`validity ended at block ${validUntil}; the next block is ${next}`);
+  if (validAfter >= next) throw refuse(`validity starts after block ${validAfter}; the next block is ${next}`);
+  if (validUntil < next + minBlocks) {
+    throw refuse(`validity ends at block ${validUntil}, ${validUntil - head} blocks from now: too soon to bundle (at least ${minBlocks + 1n} needed)`);
   }
 }
 

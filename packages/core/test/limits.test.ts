@@ -79,7 +79,7 @@ async function bundleAll(engine: Bundler, hashes: readonly Hash[]) {
   return transactions.map((t) => ({ calldataSize: size(t.input), operations: byTransaction.get(t.transactionHash)! }));
 }
 
-describe.each(["0.6", "0.7", "0.8"] as const)("ERC-7562 size limits on EntryPoint v%s", (version) => {
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)("ERC-7562 size limits on EntryPoint v%s", (version) => {
   /** Operations of fresh probe accounts, made one after another (their deployments share a deployer's nonce). */
   async function probeOperations(count: number) {
     const made = [];

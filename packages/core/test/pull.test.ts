@@ -33,7 +33,7 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     return { bundler, store, ...recordStatusChanges(bundler) };
   }
 
-  async function admitted(bundler: Bundler, version: "0.7" | "0.8" = "0.7") {
+  async function admitted(bundler: Bundler, version: "0.7" | "0.8" | "0.9" = "0.7") {
     const account = await fx.makeAccount(version);
     const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n });
     return { hash: await bundler.sendUserOperation(op, account.entryPoint.address), op };

@@ -39,7 +39,7 @@ afterAll(async () => {
 const hex = (value: number | bigint) => `0x${value.toString(16)}`;
 const noEnd = "0xffffffffffff";
 
-describe.each(["0.6", "0.7", "0.8"] as const)(
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)(
   "the validity window on EntryPoint v%s",
   (version: EntryPointVersion) => {
     const entryPoint = () => fixture.devnet.deployments[version].entryPoint;

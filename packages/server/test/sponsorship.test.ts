@@ -13,7 +13,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
 
-const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8"];
+const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8", "0.9"];
 const depositAbi = parseAbi(["function balanceOf(address) view returns (uint256)"]);
 const handleOpsAbi = {
   "0.6": parseAbi([

@@ -76,7 +76,8 @@ describe("admission under concurrent requests", () => {
   );
 
   it("one sender's 20 concurrent operations of one nonce cannot evict a small pool's honest operations", async () => {
-    const { bundler, handler, changes } = await engine({ config: { maxMempoolSize: 3 } });
+    // Room for the honest operations (one per version) and one of the attacker's.
+    const { bundler, handler, changes } = await engine({ config: { maxMempoolSize: 4 } });
     const honest: Hash[] = [];
     for (const version of ["0.7", "0.8", "0.9"] as const) {
       const account = await fx.makeAccount(version);

@@ -116,7 +116,7 @@ describe("bundler engine", () => {
       const account = await fx.makeAccount(version);
       hashes.push(await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: account.address }), account.entryPoint.address));
     }
-    expect(await bundler.sendBundleNow()).toHaveLength(3);
+    expect(await bundler.sendBundleNow()).toHaveLength(4);
     for (const hash of hashes) expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
   });
 

@@ -85,7 +85,9 @@ export function parseResearchArguments(argv: readonly string[]): ResearchCommand
     throw new UsageError(`--seed must be an integer, got "${values.seed}"`);
   const entryPointVersion = simulatedVersions.find((v) => v === values["entry-point"]);
   if (!entryPointVersion)
-    throw new UsageError(`--entry-point must be one of ${simulatedVersions.join(", ")}, got "${values["entry-point"]}"`);
+    throw new UsageError(
+      `--entry-point must be one of ${simulatedVersions.join(", ")}, got "${values["entry-point"]}"`,
+    );
   return {
     command: "compare",
     policies: policies as MempoolPolicyName[],

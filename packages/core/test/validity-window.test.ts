@@ -222,7 +222,10 @@ describe("a validity range in block numbers on EntryPoint v0.9", () => {
   const paymaster = () => fixture.devnet.deployments["0.9"].paymasters.verifying;
 
   /** A new account's operation, sponsored for the range `windowAt(head)` gives: `head` is the latest block once the account is funded. */
-  async function sponsored(bundler: Bundler, windowAt: (head: number) => { validUntil: number; validAfter: number }) {
+  async function sponsored(
+    bundler: Bundler,
+    windowAt: (head: number) => { validUntil: number; validAfter: number },
+  ) {
     const account = await fixture.makeAccount("0.9");
     const head = Number(await fixture.client.getBlockNumber({ cacheTime: 0 }));
     const window = windowAt(head);
@@ -233,13 +236,28 @@ describe("a validity range in block numbers on EntryPoint v0.9", () => {
       ...(await account.getFactoryArgs()),
       ...unestimatedGas,
       paymaster: paymaster(),
-      paymasterData: concat([encodeAbiParameters([{ type: "uint48" }, { type: "uint48" }], [0, 0]), await account.getStubSignature()]),
+      paymasterData: concat([
+        encodeAbiParameters([{ type: "uint48" }, { type: "uint48" }], [0, 0]),
+        await account.getStubSignature(),
+      ]),
       signature: await account.getStubSignature(),
     } as UserOperation;
-    const op = { ...stub, ...(await bundler.estimateUserOperationGas(stub, entryPoint())) } as UserOperation;
-    const paymasterData = await verifyingPaymasterData({ client: fixture.client, version: "0.9", paymaster: paymaster(), userOperation: op as never, ...window });
+    const op = {
+      ...stub,
+      ...(await bundler.estimateUserOperationGas(stub, entryPoint())),
+    } as UserOperation;
+    const paymasterData = await verifyingPaymasterData({
+      client: fixture.client,
+      version: "0.9",
+      paymaster: paymaster(),
+      userOperation: op as never,
+      ...window,
+    });
     const signed = { ...op, paymasterData } as UserOperation;
-    const signature = await account.signUserOperation({ ...(signed as object), chainId: fixture.devnet.chainId } as never);
+    const signature = await account.signUserOperation({
+      ...(signed as object),
+      chainId: fixture.devnet.chainId,
+    } as never);
     return { op: { ...signed, signature } as UserOperation, head, window };
   }
 
@@ -248,14 +266,20 @@ describe("a validity range in block numbers on EntryPoint v0.9", () => {
     try {
       // The messages name the head as the engine reads it when the operation arrives (`now`).
       for (const [windowAt, messageAt] of [
-        [(head: number) => ({ validUntil: flag + head, validAfter: flag + 1 }), (head: number, now: number) => `paymaster validity ended at block ${head}; the next block is ${now + 1}`],
+        [
+          (head: number) => ({ validUntil: flag + head, validAfter: flag + 1 }),
+          (head: number, now: number) =>
+            `paymaster validity ended at block ${head}; the next block is ${now + 1}`,
+        ],
         [
           (head: number) => ({ validUntil: flag + head + 100, validAfter: flag + head + 50 }),
-          (head: number, now: number) => `paymaster validity starts after block ${head + 50}; the next block is ${now + 1}`,
+          (head: number, now: number) =>
+            `paymaster validity starts after block ${head + 50}; the next block is ${now + 1}`,
         ],
         [
           (head: number) => ({ validUntil: flag + head + 2, validAfter: flag + 1 }),
-          (head: number, now: number) => `paymaster validity ends at block ${head + 2}, ${head + 2 - now} blocks from now: too soon to bundle (at least 3 needed)`,
+          (head: number, now: number) =>
+            `paymaster validity ends at block ${head + 2}, ${head + 2 - now} blocks from now: too soon to bundle (at least 3 needed)`,
         ],
       ] as const) {
         const { op, head, window } = await sponsored(bundler, windowAt);
@@ -277,7 +301,10 @@ describe("a validity range in block numbers on EntryPoint v0.9", () => {
   it("admits a range that holds the next block and more, and the EntryPoint includes the operation", async () => {
     const { bundler } = await fixture.makeBundler();
     try {
-      const { op } = await sponsored(bundler, (head) => ({ validUntil: flag + head + 10, validAfter: flag + 1 }));
+      const { op } = await sponsored(bundler, (head) => ({
+        validUntil: flag + head + 10,
+        validAfter: flag + 1,
+      }));
       const hash = await bundler.sendUserOperation(op, entryPoint());
       expect(await bundler.sendBundleNow()).toHaveLength(1);
       expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);

@@ -1,62 +1,22 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
-import "@account-abstraction/contracts/core/BasePaymaster.sol";
-import "@account-abstraction/contracts/core/Helpers.sol";
-import "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
-import "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
+import "./VerifyingPaymasterBase.sol";
 
 /**
- * VerifyingPaymaster08.sol for EntryPoint v0.9: it pays for an operation that an off-chain signer
- * approved, with the same getHash and paymasterData = abi.encode(uint48 validUntil, uint48
- * validAfter) ‖ signature. The signature may instead travel as v0.9's paymasterSignature (the
- * suffix after paymasterData that the userOpHash leaves out), so the paymaster can sign after
- * the account has.
+ * The verifying paymaster (see VerifyingPaymasterBase.sol) for EntryPoint v0.9. Its signature may
+ * also travel as v0.9's paymasterSignature (the suffix after paymasterData that the userOpHash
+ * leaves out), so the paymaster can sign after the account has.
  */
-contract VerifyingPaymaster is BasePaymaster {
-    address public immutable verifyingSigner;
-
-    uint256 private constant VALID_TIMESTAMP_OFFSET = PAYMASTER_DATA_OFFSET;
-    uint256 private constant SIGNATURE_OFFSET = VALID_TIMESTAMP_OFFSET + 64;
-
-    constructor(IEntryPoint _entryPoint, address _verifyingSigner, address _owner) BasePaymaster(_entryPoint, _owner) {
-        verifyingSigner = _verifyingSigner;
-    }
-
-    /// The hash the signer approves: every field but the paymaster data, bound to chain and paymaster.
-    function getHash(PackedUserOperation calldata userOp, uint48 validUntil, uint48 validAfter) public view returns (bytes32) {
-        return keccak256(
-            abi.encode(
-                userOp.sender,
-                userOp.nonce,
-                keccak256(userOp.initCode),
-                keccak256(userOp.callData),
-                userOp.accountGasLimits,
-                uint256(bytes32(userOp.paymasterAndData[PAYMASTER_VALIDATION_GAS_OFFSET:PAYMASTER_DATA_OFFSET])),
-                userOp.preVerificationGas,
-                userOp.gasFees,
-                block.chainid,
-                address(this),
-                validUntil,
-                validAfter
-            )
-        );
-    }
-
-    function _validatePaymasterUserOp(PackedUserOperation calldata userOp, bytes32, uint256)
-        internal view override returns (bytes memory context, uint256 validationData)
-    {
-        (uint48 validUntil, uint48 validAfter, bytes calldata signature) = parsePaymasterAndData(userOp.paymasterAndData);
-        require(signature.length == 64 || signature.length == 65, "VerifyingPaymaster: invalid signature length in paymasterAndData");
-        bytes32 hash = MessageHashUtils.toEthSignedMessageHash(getHash(userOp, validUntil, validAfter));
-        // A wrong signer is a signature failure (reported to the EntryPoint), not a revert.
-        bool failed = verifyingSigner != ECDSA.recover(hash, signature);
-        return ("", _packValidationData(failed, validUntil, validAfter));
-    }
+contract VerifyingPaymaster is VerifyingPaymasterBase {
+    constructor(IEntryPoint _entryPoint, address _verifyingSigner, address _owner)
+        BasePaymaster(_entryPoint, _owner)
+        VerifyingPaymasterBase(_verifyingSigner)
+    {}
 
     /// The validity range, and the signature: the paymasterSignature suffix if there is one, else what follows the range.
     function parsePaymasterAndData(bytes calldata paymasterAndData)
-        public pure returns (uint48 validUntil, uint48 validAfter, bytes calldata signature)
+        public pure override returns (uint48 validUntil, uint48 validAfter, bytes calldata signature)
     {
         (validUntil, validAfter) = abi.decode(paymasterAndData[VALID_TIMESTAMP_OFFSET:SIGNATURE_OFFSET], (uint48, uint48));
         signature = UserOperationLib.getPaymasterSignature(paymasterAndData);

@@ -132,19 +132,8 @@ async function fixtureUserOperation(
     };
   }
   if (!options.sponsored) return common;
-  if (version === "0.9") {
-    return {
-      ...common,
-      factory,
-      factoryData,
-      paymaster,
-      paymasterVerificationGasLimit: 70_000n,
-      paymasterPostOpGasLimit: 2n ** 64n + 50_000n,
-      paymasterData: `0x${"00".repeat(12)}66a3c1ff`,
-      paymasterSignature: `0x${"ab".repeat(65)}`,
-    };
-  }
-  return {
+  const paymasterSignature: Hex = `0x${"ab".repeat(65)}`;
+  const sponsored = {
     ...common,
     factory,
     factoryData,
@@ -152,8 +141,12 @@ async function fixtureUserOperation(
     paymasterVerificationGasLimit: 70_000n,
     // Past 2^53, so a lossy number conversion shows.
     paymasterPostOpGasLimit: 2n ** 64n + 50_000n,
-    paymasterData: `0x${"00".repeat(12)}66a3c1ff${"ab".repeat(65)}`,
+    paymasterData: `0x${"00".repeat(12)}66a3c1ff` as Hex,
   };
+  // v0.9: the paymaster's signature travels apart from its data, as paymasterSignature.
+  return version === "0.9"
+    ? { ...sponsored, paymasterSignature }
+    : { ...sponsored, paymasterData: concat([sponsored.paymasterData, paymasterSignature]) };
 }
 
 async function authorize(account: PrivateKeyAccount): Promise<SignedAuthorization> {

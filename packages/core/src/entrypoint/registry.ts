@@ -1,5 +1,10 @@
 import { type Abi, type Address, getAddress } from "viem";
-import { entryPoint06Abi, entryPoint07Abi, entryPoint08Abi, entryPoint09Abi } from "viem/account-abstraction";
+import {
+  entryPoint06Abi,
+  entryPoint07Abi,
+  entryPoint08Abi,
+  entryPoint09Abi,
+} from "viem/account-abstraction";
 import { UnsupportedEntryPointError } from "../errors/errors.ts";
 import {
   type EntryPointSimulations,
@@ -53,7 +58,9 @@ export function defineEntryPoint(version: EntryPointVersion, address?: Address):
 
 /** A registry over the given EntryPoints (default: the canonical v0.6, v0.7, v0.8 and v0.9). */
 export function createEntryPointRegistry(
-  entryPoints: readonly EntryPoint[] = entryPointVersions.map((version) => defineEntryPoint(version)),
+  entryPoints: readonly EntryPoint[] = entryPointVersions.map((version) =>
+    defineEntryPoint(version),
+  ),
 ): EntryPointRegistry {
   const byAddress = new Map(entryPoints.map((ep) => [ep.address.toLowerCase(), ep]));
   const find = (address: string) => byAddress.get(address.toLowerCase());

@@ -26,8 +26,11 @@ export function paymasterSignatureLength(paymasterAndData: Uint8Array): number |
   const length = paymasterAndData.length;
   if (length < paymasterDataOffset + suffixLength) return 0;
   if (!magicBytes.equals(paymasterAndData.subarray(length - magicBytes.length))) return 0;
-  const signatureLength = (paymasterAndData[length - suffixLength]! << 8) | paymasterAndData[length - suffixLength + 1]!;
-  return signatureLength > length - paymasterDataOffset - suffixLength ? undefined : signatureLength;
+  const signatureLength =
+    (paymasterAndData[length - suffixLength]! << 8) | paymasterAndData[length - suffixLength + 1]!;
+  return signatureLength > length - paymasterDataOffset - suffixLength
+    ? undefined
+    : signatureLength;
 }
 
 /**
@@ -38,7 +41,10 @@ export function paymasterSignatureLength(paymasterAndData: Uint8Array): number |
 export function paymasterAndDataForHash(paymasterAndData: Uint8Array): Uint8Array {
   const signatureLength = paymasterSignatureLength(paymasterAndData);
   if (!signatureLength) return paymasterAndData;
-  const signed = paymasterAndData.subarray(0, paymasterAndData.length - signatureLength - suffixLength);
+  const signed = paymasterAndData.subarray(
+    0,
+    paymasterAndData.length - signatureLength - suffixLength,
+  );
   return Buffer.concat([signed, magicBytes]);
 }
 

@@ -20,10 +20,10 @@ import { distribution, quantile } from "./stats.ts";
 const usage = `usage: pnpm bench:gas [--samples N] [--versions list] [--out DIR]
 
   --samples N      operations per workload and EntryPoint version (default 5)
-  --versions list  comma-separated EntryPoint versions (default 0.6,0.7,0.8)
+  --versions list  comma-separated EntryPoint versions (default 0.6,0.7,0.8,0.9)
   --out DIR        where results go (default bench/results)`;
 
-const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8"];
+const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8", "0.9"];
 /** The gas fields whose overestimate is measured: limit ÷ what the phase used on chain. */
 const fields = ["verificationGasLimit", "callGasLimit", "paymasterVerificationGasLimit", "paymasterPostOpGasLimit"] as const;
 type Field = (typeof fields)[number];
@@ -50,8 +50,8 @@ const workloads: Workload[] = [
   { name: "loop of 1,000", versions: all, calls: ({ workloads }) => [call(workloads, "loop", [1000n])] },
   { name: "loop of 10,000", versions: all, calls: ({ workloads }) => [call(workloads, "loop", [10_000n])] },
   { name: "400,000 gas forwarded (63/64)", versions: all, calls: ({ workloads }) => [call(workloads, "requireGas", [400_000n])] },
-  { name: "postOp of 300 rounds", versions: ["0.7", "0.8"], postOpRounds: 300, calls: ({ recipient }) => [{ to: recipient, value: 0n }] },
-  { name: "postOp of 3,000 rounds", versions: ["0.7", "0.8"], postOpRounds: 3000, calls: ({ recipient }) => [{ to: recipient, value: 0n }] },
+  { name: "postOp of 300 rounds", versions: ["0.7", "0.8", "0.9"], postOpRounds: 300, calls: ({ recipient }) => [{ to: recipient, value: 0n }] },
+  { name: "postOp of 3,000 rounds", versions: ["0.7", "0.8", "0.9"], postOpRounds: 3000, calls: ({ recipient }) => [{ to: recipient, value: 0n }] },
   { name: "EIP-7702 account", versions: ["0.8"], account: "eip7702", calls: ({ recipient }) => [{ to: recipient, value: 1n }] },
 ];
 

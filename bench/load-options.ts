@@ -7,7 +7,7 @@ export const usage = `Usage: pnpm bench [options]
 
   --ops N               user operations to send (default 200)
   --accounts M          SimpleAccounts sending them, each with consecutive nonces (default 10)
-  --version V           EntryPoint version: 0.6, 0.7 or 0.8 (default 0.7)
+  --version V           EntryPoint version: 0.6, 0.7, 0.8 or 0.9 (default 0.7)
   --concurrency C       eth_sendUserOperation requests in flight at once (default: accounts)
   --relayers R          relayer keys of the service, bundles in flight at once (default 4)
   --rate R              open loop: offer R operations per second on a fixed schedule, whatever the
@@ -62,8 +62,8 @@ export function parseLoadOptions(argv: string[]): LoadOptions {
     },
   });
   exitWithUsageOnHelp(values.help, usage);
-  if (!["0.6", "0.7", "0.8"].includes(values.version))
-    throw new UsageError(`--version must be 0.6, 0.7 or 0.8, got "${values.version}"`);
+  if (!["0.6", "0.7", "0.8", "0.9"].includes(values.version))
+    throw new UsageError(`--version must be 0.6, 0.7, 0.8 or 0.9, got "${values.version}"`);
   const ops = integerFlag("ops", values.ops, 1);
   const accounts = integerFlag("accounts", values.accounts, 1);
   if (accounts > ops)

@@ -23,7 +23,7 @@ import { commandLine, gitCommit, machineFacts } from "./run-facts.ts";
 import { exitWithUsageOnHelp, integerFlag, log, onCleanUp, runScript, UsageError } from "./script.ts";
 import { distribution, medianOf } from "./stats.ts";
 
-const usage = `usage: pnpm bench:validation [--ops N] [--concurrency C] [--runs R] [--version 0.6|0.7|0.8] [--modes list] [--out DIR]
+const usage = `usage: pnpm bench:validation [--ops N] [--concurrency C] [--runs R] [--version 0.6|0.7|0.8|0.9] [--modes list] [--out DIR]
 
   --ops N          validations per mode and run (default 200)
   --concurrency C  validations in flight at once (default 8)
@@ -55,7 +55,7 @@ function parseOptions(argv: string[]) {
     },
   });
   exitWithUsageOnHelp(values.help, usage);
-  if (!["0.6", "0.7", "0.8"].includes(values.version)) throw new UsageError(`--version must be 0.6, 0.7 or 0.8, got "${values.version}"`);
+  if (!["0.6", "0.7", "0.8", "0.9"].includes(values.version)) throw new UsageError(`--version must be 0.6, 0.7, 0.8 or 0.9, got "${values.version}"`);
   const chosen = values.modes.split(",").map((m) => m.trim());
   for (const mode of chosen) if (!(mode in modes)) throw new UsageError(`--modes: unknown mode "${mode}" (${Object.keys(modes).join(", ")})`);
   return {

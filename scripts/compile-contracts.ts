@@ -28,7 +28,7 @@ function packageDir(from: string, name: string): string {
   return dirname(createRequire(join(root, from, "package.json")).resolve(`${name}/package.json`));
 }
 
-function entryPointRelease(version: "v07" | "v08"): Record<string, string> {
+function entryPointRelease(version: "v07" | "v08" | "v09"): Record<string, string> {
   const contracts = packageDir("packages/devnet", `account-abstraction-${version}`);
   return {
     "@account-abstraction/contracts/": `${contracts}/`,
@@ -70,6 +70,20 @@ const targets: Target[] = [
     contract: "PostOpWorkPaymaster",
     remappings: entryPointRelease("v08"),
     artifact: "packages/devnet/src/artifacts/PostOpWorkPaymaster.v0.8.json",
+    evmVersion: "cancun",
+  },
+  {
+    source: "packages/devnet/contracts/VerifyingPaymaster09.sol",
+    contract: "VerifyingPaymaster",
+    remappings: entryPointRelease("v09"),
+    artifact: "packages/devnet/src/artifacts/VerifyingPaymaster.v0.9.json",
+    evmVersion: "cancun",
+  },
+  {
+    source: "packages/devnet/contracts/PostOpWorkPaymaster09.sol",
+    contract: "PostOpWorkPaymaster",
+    remappings: entryPointRelease("v09"),
+    artifact: "packages/devnet/src/artifacts/PostOpWorkPaymaster.v0.9.json",
     evmVersion: "cancun",
   },
   {

@@ -1,5 +1,8 @@
 import { parseArgs } from "node:util";
 import { type MempoolPolicyName, mempoolPolicyNames } from "@bundlekit/core";
+import type { SimulatedEntryPointVersion } from "./replay.ts";
+
+const simulatedVersions: readonly SimulatedEntryPointVersion[] = ["0.7", "0.8", "0.9"];
 
 export const usage = `Usage: pnpm research [options]
        pnpm research capture --rpc URL --from N --to M [--out FILE]
@@ -8,6 +11,7 @@ export const usage = `Usage: pnpm research [options]
   --ops N           operations in the generated workload (default 2000)
   --seed S          seed of the generated workload (default 1)
   --workload FILE   replay this workload file instead of generating one
+  --entry-point V   the EntryPoint version the simulated chain runs: 0.7, 0.8 or 0.9 (default 0.7)
   --out DIR         where report.json and report.svg go (default research-results)
   --help
 
@@ -27,6 +31,7 @@ export type ResearchCommand =
       seed: number;
       workload: string | undefined;
       out: string;
+      entryPointVersion: SimulatedEntryPointVersion;
     }
   | { command: "help" };
 
@@ -60,6 +65,7 @@ export function parseResearchArguments(argv: readonly string[]): ResearchCommand
       seed: { type: "string", default: "1" },
       workload: { type: "string" },
       out: { type: "string", default: "research-results" },
+      "entry-point": { type: "string", default: "0.7" },
       help: { type: "boolean", default: false },
     },
   });
@@ -77,6 +83,11 @@ export function parseResearchArguments(argv: readonly string[]): ResearchCommand
     throw new UsageError(`--ops must be a positive integer, got "${values.ops}"`);
   if (!Number.isInteger(seed))
     throw new UsageError(`--seed must be an integer, got "${values.seed}"`);
+  const entryPointVersion = simulatedVersions.find((v) => v === values["entry-point"]);
+  if (!entryPointVersion)
+    throw new UsageError(
+      `--entry-point must be one of ${simulatedVersions.join(", ")}, got "${values["entry-point"]}"`,
+    );
   return {
     command: "compare",
     policies: policies as MempoolPolicyName[],
@@ -84,5 +95,6 @@ export function parseResearchArguments(argv: readonly string[]): ResearchCommand
     seed,
     workload: values.workload,
     out: values.out,
+    entryPointVersion,
   };
 }

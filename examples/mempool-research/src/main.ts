@@ -27,12 +27,13 @@ if (parsed.command === "capture") {
   process.stdout.write(`${captured.description}\n${parsed.out}\n`);
   process.exit(0);
 }
-const { policies, ops, seed, out } = parsed;
+const { policies, ops, seed, out, entryPointVersion } = parsed;
 
 const workload: Workload = parsed.workload ? JSON.parse(readFileSync(parsed.workload, "utf8")) : generateWorkload({ ops, seed });
 const reports: PolicyReport[] = [];
 for (const name of policies) {
   const report = await replay(workload, mempoolPolicies[name](), {
+    entryPointVersion,
     onProgress: (share) => {
       if (process.stderr.isTTY) process.stderr.write(`\r${name.padEnd(8)} [${"#".repeat(Math.round(share * 30)).padEnd(30)}] ${Math.round(share * 100)}%`);
     },

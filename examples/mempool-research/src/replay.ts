@@ -1,6 +1,8 @@
 import {
   createBundler,
   createMemoryMempoolStore,
+  defineEntryPoint,
+  type EntryPointVersion,
   type MempoolPolicy,
   rpcErrorOf,
   type StatusChange,
@@ -44,11 +46,16 @@ export interface PolicyReport {
 export interface ReplayOptions {
   /** Milliseconds between simulated blocks. Default 1000. */
   blockTimeMs?: number;
+  /** The canonical EntryPoint the simulated chain runs: "0.7", "0.8" or "0.9". Default "0.7". */
+  entryPointVersion?: SimulatedEntryPointVersion;
   /** Called with the share of the workload replayed, now and then. */
   onProgress?: (share: number) => void;
 }
 
 const relayerKeys = [1, 2].map((i) => keccak256(toHex(`bundlekit research relayer ${i}`)));
+
+/** The EntryPoint versions the simulated chain runs: those whose `EntryPointSimulations` it answers for (v0.7+). */
+export type SimulatedEntryPointVersion = Exclude<EntryPointVersion, "0.6">;
 
 /** Operation `op` of the workload, as its sender would sign it (the simulated chain checks no signature). */
 function toUserOperation(op: WorkloadOperation, sender: Address): UserOperationV07 {
@@ -92,6 +99,7 @@ export async function replay(workload: Workload, policy: MempoolPolicy, options:
   const chain = createSimulatedChain({
     clock,
     blockTimeMs,
+    entryPoint: defineEntryPoint(options.entryPointVersion ?? "0.7"),
     // Receipts are read within a few blocks of inclusion; older ones need not stay in memory.
     retainBlocks: 256,
     behaviour: (op) => {

@@ -44,6 +44,16 @@ describe("mempool research lab", () => {
     expect({ ...again, wallSeconds: 0 }).toEqual({ ...report, wallSeconds: 0 });
   });
 
+  it("replays on the simulated chain of EntryPoint v0.8 and v0.9 as on v0.7: the same operations admitted and included", async () => {
+    const workload = generateWorkload({ ops: 120, seed: 5 });
+    const on07 = await replay(workload, mempoolPolicies.default());
+    for (const entryPointVersion of ["0.8", "0.9"] as const) {
+      const report = await replay(workload, mempoolPolicies.default(), { entryPointVersion });
+      expect({ admitted: report.admitted, included: report.included, dropped: report.dropped }).toEqual({ admitted: on07.admitted, included: on07.included, dropped: on07.dropped });
+      expect(report.included).toBeGreaterThan(0);
+    }
+  });
+
   // The one test that runs pnpm research as a process.
   it("compares policies from the command line: a table, report.json and report.svg", () => {
     const run = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings", "src/main.ts", "--ops", "150", "--policies", "default,fair", "--out", out], { cwd: root, encoding: "utf8" });
@@ -60,6 +70,7 @@ describe("mempool research lab", () => {
     [["--policies", "lifo"], `unknown policy "lifo"; choose from ${mempoolPolicyNames.join(", ")}`],
     [["--ops", "0"], '--ops must be a positive integer, got "0"'],
     [["--seed", "1.5"], '--seed must be an integer, got "1.5"'],
+    [["--entry-point", "0.6"], '--entry-point must be one of 0.7, 0.8, 0.9, got "0.6"'],
     [["capture", "--rpc", "http://127.0.0.1:1"], "capture needs --rpc URL --from N --to M"],
   ])("refuses %j, saying what is wrong (pnpm research prints it and exits 2)", (argv, message) => {
     expect(() => parseResearchArguments(argv)).toThrow(new UsageError(message));
@@ -73,7 +84,9 @@ describe("mempool research lab", () => {
       seed: 1,
       workload: undefined,
       out: "here",
+      entryPointVersion: "0.7",
     });
+    expect(parseResearchArguments(["--entry-point", "0.9"])).toMatchObject({ command: "compare", entryPointVersion: "0.9" });
     expect(parseResearchArguments(["capture", "--rpc", "http://node", "--from", "5", "--to", "9"])).toEqual({
       command: "capture",
       rpc: "http://node",

@@ -56,7 +56,7 @@ describe("admission under concurrent requests", () => {
   const accepted = (responses: JsonRpcResponse[]) => responses.flatMap((r) => ("result" in r ? [r.result as Hash] : []));
   const refused = (responses: JsonRpcResponse[]) => responses.flatMap((r) => ("error" in r ? [r.error] : []));
 
-  it.each<EntryPointVersion>(["0.6", "0.7", "0.8"])(
+  it.each<EntryPointVersion>(["0.6", "0.7", "0.8", "0.9"])(
     "v%s: of four concurrent operations with one sender, nonce and fees, one is accepted and the others refused as underpriced replacements (-32602)",
     async (version) => {
       const { bundler, handler } = await engine();
@@ -76,9 +76,10 @@ describe("admission under concurrent requests", () => {
   );
 
   it("one sender's 20 concurrent operations of one nonce cannot evict a small pool's honest operations", async () => {
-    const { bundler, handler, changes } = await engine({ settings: { mempool: { maxSize: 3 } } });
+    // Room for the honest operations (one per version) and one of the attacker's.
+    const { bundler, handler, changes } = await engine({ settings: { mempool: { maxSize: 4 } } });
     const honest: Hash[] = [];
-    for (const version of ["0.7", "0.8"] as const) {
+    for (const version of ["0.7", "0.8", "0.9"] as const) {
       const account = await fx.makeAccount(version);
       const [op] = await sameNonce(bundler, account, 1);
       const response = await send(handler, op!, account);

@@ -111,7 +111,7 @@ describe("bundle economics", () => {
     );
   });
 
-  it.each<EntryPointVersion>(["0.6", "0.7", "0.8"])(
+  it.each<EntryPointVersion>(["0.6", "0.7", "0.8", "0.9"])(
     "v%s: without a beneficiary the relayer is paid the fees, and a bundle of one operation leaves it richer than before",
     async (version) => {
       const { bundler } = await engine();

@@ -207,7 +207,7 @@ describe("bundle options", () => {
       expect(await target.bundler.sendBundleNow()).toEqual([]);
     });
 
-    it.each(["0.6", "0.7", "0.8"] as const)(
+    it.each(["0.6", "0.7", "0.8", "0.9"] as const)(
       "on: a valid v%s bundle is included, its gas limit from the operations' own limits",
       async (version) => {
         const { bundler } = await engineWith({ bundling: { skipValidation: true, gasLimitMarkupPercent: 0 } });

@@ -1,4 +1,4 @@
-import { SIMPLE_7702_ACCOUNT } from "@bundlekit/devnet";
+import { CANONICAL_DEPLOYMENTS, SIMPLE_7702_ACCOUNT } from "@bundlekit/devnet";
 import { createWalletClient, http, numberToHex, parseEther } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { toSimple7702SmartAccount } from "viem/account-abstraction";
@@ -9,7 +9,7 @@ import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { UserOperationV07 } from "../src/userop/types.ts";
 import { engineFixture, rejection, unestimatedGas } from "./fixtures.ts";
 
-/** EIP-7702 operations on v0.8: simulated, estimated and bundled with their authorization, refused at once when it cannot apply. */
+/** EIP-7702 operations on v0.8 (and v0.9): simulated, estimated and bundled with their authorization, refused at once when it cannot apply. */
 describe("EIP-7702 operations", () => {
   let fx: Awaited<ReturnType<typeof engineFixture>>;
   let bundler: Bundler;
@@ -23,11 +23,11 @@ describe("EIP-7702 operations", () => {
   });
 
   /** A funded EOA as viem's Simple7702 account, and an operation of it (estimated, signed) carrying `authorize`'s authorization. */
-  async function operation(authorize: (owner: PrivateKeyAccount, nonce: number) => ReturnType<PrivateKeyAccount["signAuthorization"]>) {
+  async function operation(authorize: (owner: PrivateKeyAccount, nonce: number) => ReturnType<PrivateKeyAccount["signAuthorization"]>, entryPoint: "0.8" | "0.9" = "0.8") {
     const owner = privateKeyToAccount(generatePrivateKey());
     const wallet = createWalletClient({ chain: fx.devnet.chain, transport: http(fx.devnet.rpcUrl), account: privateKeyToAccount(fx.devnet.accountKeys.at(-3)!) });
     await fx.client.waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: owner.address, value: parseEther("1") }) });
-    const account = await toSimple7702SmartAccount({ client: fx.client, owner });
+    const account = await toSimple7702SmartAccount({ client: fx.client, owner, entryPoint });
     const authorization = await authorize(owner, await fx.client.getTransactionCount({ address: owner.address }));
     const draft = {
       sender: owner.address,
@@ -51,6 +51,16 @@ describe("EIP-7702 operations", () => {
     await bundler.sendBundleNow();
     expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
     expect(await fx.client.getCode({ address: owner.address })).toBe(`0xef0100${SIMPLE_7702_ACCOUNT.slice(2).toLowerCase()}`);
+  });
+
+  it("v0.9: an operation with the sender's authorization to v0.9's Simple7702Account is bundled with it and delegates the EOA", async () => {
+    const v09 = CANONICAL_DEPLOYMENTS["0.9"].simple7702Account!;
+    const { owner, account, op } = await operation((o, nonce) => o.signAuthorization({ contractAddress: v09, chainId: fx.devnet.chainId, nonce }), "0.9");
+    expect(account.entryPoint.address).toBe(CANONICAL_DEPLOYMENTS["0.9"].entryPoint);
+    const hash = await bundler.sendUserOperation(op, account.entryPoint.address);
+    await bundler.sendBundleNow();
+    expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+    expect(await fx.client.getCode({ address: owner.address })).toBe(`0xef0100${v09.slice(2).toLowerCase()}`);
   });
 
   it("a high-s twin of the sender's authorization is refused with -32602 at send and estimate; the original is accepted afterwards and lands", async () => {

@@ -21,7 +21,7 @@ describe("bundler engine", () => {
   afterAll(() => fx?.devnet.stop());
 
 
-  it.each<EntryPointVersion>(["0.6", "0.7", "0.8"])("follows a v%s operation from pending to included", async (version) => {
+  it.each<EntryPointVersion>(["0.6", "0.7", "0.8", "0.9"])("follows a v%s operation from pending to included", async (version) => {
     const { bundler } = await fx.makeBundler();
     const changes: StatusChange[] = [];
     bundler.onStatusChange((c) => changes.push(c));
@@ -89,7 +89,7 @@ describe("bundler engine", () => {
     expect((await store.get(replacement))?.status).toBe("pending");
   });
 
-  it.each<EntryPointVersion>(["0.6", "0.7", "0.8"])("rejects a v%s operation signed by the wrong key with -32507", async (version) => {
+  it.each<EntryPointVersion>(["0.6", "0.7", "0.8", "0.9"])("rejects a v%s operation signed by the wrong key with -32507", async (version) => {
     const { bundler, store } = await fx.makeBundler();
     const account = await fx.makeAccount(version);
     const op = await fx.makeOperation(bundler, account, { to: account.address, value: 0n });
@@ -114,11 +114,11 @@ describe("bundler engine", () => {
   it("bundles every EntryPoint at once even with fewer relayers than EntryPoints", async () => {
     const { bundler } = await fx.makeBundler({ relayerKeys: fx.devnet.relayerKeys.slice(0, 1) });
     const hashes: Hash[] = [];
-    for (const version of ["0.6", "0.7", "0.8"] as const) {
+    for (const version of ["0.6", "0.7", "0.8", "0.9"] as const) {
       const account = await fx.makeAccount(version);
       hashes.push(await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: account.address }), account.entryPoint.address));
     }
-    expect(await bundler.sendBundleNow()).toHaveLength(3);
+    expect(await bundler.sendBundleNow()).toHaveLength(4);
     for (const hash of hashes) expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
   });
 
@@ -140,7 +140,7 @@ describe("bundler engine", () => {
     for (const hash of [firstHash, ...hashes]) expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
   });
 
-  it.each<EntryPointVersion>(["0.6", "0.7", "0.8"])("v%s: a new account queues its second operation behind the one that deploys it", async (version) => {
+  it.each<EntryPointVersion>(["0.6", "0.7", "0.8", "0.9"])("v%s: a new account queues its second operation behind the one that deploys it", async (version) => {
     const { bundler } = await fx.makeBundler();
     const account = await fx.makeAccount(version);
     const to = privateKeyToAccount(generatePrivateKey()).address;

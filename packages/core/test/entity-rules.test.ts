@@ -52,7 +52,7 @@ async function expectRefused(sent: Promise<unknown>, code: RpcErrorCode, message
   return error;
 }
 
-describe.each(["0.6", "0.7", "0.8"] as const)("one address in two roles (STO-040) on EntryPoint v%s", (version) => {
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)("one address in two roles (STO-040) on EntryPoint v%s", (version) => {
   it("refuses a paymaster that is the sender of a pooled operation, and admits it once that operation is included", async () => {
     const bundler = await freshBundler();
     const both = await accountAndPaymaster(version);
@@ -91,7 +91,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)("one address in two roles (STO-040
   });
 });
 
-describe.each(["0.6", "0.7", "0.8"] as const)("the allowance of an unstaked factory or paymaster (UREP-020) on EntryPoint v%s", (version) => {
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)("the allowance of an unstaked factory or paymaster (UREP-020) on EntryPoint v%s", (version) => {
   /** `count` operations of fresh accounts that each name the factory (deploying) or the paymaster of the `staked` or unstaked probes. */
   async function operationsNaming(entity: "factory" | "paymaster", count: number, staked: boolean) {
     const ops = [];
@@ -130,7 +130,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)("the allowance of an unstaked fact
   }
 });
 
-describe.each(["0.6", "0.7", "0.8"] as const)("who answers for another entity's failure (EREP-020, EREP-030) on EntryPoint v%s", (version) => {
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)("who answers for another entity's failure (EREP-020, EREP-030) on EntryPoint v%s", (version) => {
   const reputationOf = async (bundler: Awaited<ReturnType<typeof freshBundler>>, entryPoint: Address, address: Address) =>
     (await bundler.dumpReputation(entryPoint)).find((e) => e.address === getAddress(address)) ?? { opsSeen: 0, status: "ok" };
 
@@ -170,7 +170,7 @@ describe.each(["0.6", "0.7", "0.8"] as const)("who answers for another entity's 
   }
 });
 
-describe.each(["0.6", "0.7", "0.8"] as const)("EIP-7702 accounts as other entities (AUTH-020) on EntryPoint v%s", (version) => {
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)("EIP-7702 accounts as other entities (AUTH-020) on EntryPoint v%s", (version) => {
   /** A fresh address whose code delegates to `implementation` (EIP-7702), as an EOA's does once it signed an authorization. */
   async function delegatedTo(implementation: Address) {
     const eoa = privateKeyToAccount(generatePrivateKey()).address;
@@ -227,7 +227,7 @@ describe("one delegate per sender in the pool (AUTH-040) on EntryPoint v0.8, the
   });
 });
 
-describe.each(["0.6", "0.7", "0.8"] as const)("a paymaster's context (EREP-050) on EntryPoint v%s", (version) => {
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)("a paymaster's context (EREP-050) on EntryPoint v%s", (version) => {
   it("refuses an unstaked paymaster that returns a context, and admits a staked one", async () => {
     const bundler = await freshBundler();
     const unstaked = await probes.ruleOp(version, { paymasterRule: "CONTEXT:32" });

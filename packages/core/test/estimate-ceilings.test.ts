@@ -60,7 +60,7 @@ const pvgCalibrationGas = 1_000n;
 /** The chain refunds this much of an EIP-7702 authorization's 25,000 gas when the EOA already exists; preVerificationGas charges all of it. */
 const authorizationRefund = 12_500n;
 
-const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8"];
+const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8", "0.9"];
 
 type LimitField =
   | "verificationGasLimit"
@@ -259,7 +259,7 @@ describe("estimates have a ceiling: each within a stated factor of what the chai
     const { op } = c;
     const metered = mined.event.actualGasUsed - op.preVerificationGas;
     let penalty = 0n;
-    if (c.version === "0.8") {
+    if (c.version === "0.8" || c.version === "0.9") {
       const call = findFrame(
         mined.trace,
         (f) =>
@@ -360,7 +360,7 @@ describe("estimates have a ceiling: each within a stated factor of what the chai
     expect(mined.transaction.authorizationList).toHaveLength(1);
   });
 
-  it.each<EntryPointVersion>(["0.7", "0.8"])(
+  it.each<EntryPointVersion>(["0.7", "0.8", "0.9"])(
     "v%s, a paymaster whose postOp works: paymaster verification gas 1–1.15×, postOp gas 1–1.06× the least the chain takes",
     async (version) => {
       const paymaster = fx.devnet.deployments[version].paymasters.postOpWork!;

@@ -9,7 +9,7 @@ import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { UserOperation } from "../src/userop/types.ts";
 import { engineFixture, rejection, unestimatedGas } from "./fixtures.ts";
 
-const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8"];
+const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8", "0.9"];
 const depositAbi = parseAbi(["function balanceOf(address) view returns (uint256)"]);
 const digestAbi = parseAbi(["function digest() view returns (bytes32)"]);
 
@@ -163,7 +163,7 @@ describe("gas estimation: each limit is what the phase needs, and the operation 
     expect(depositBefore - depositAfter).toBe(receipt.actualGasCost);
   });
 
-  it.each<EntryPointVersion>(["0.7", "0.8"])("v%s: paymasterPostOpGasLimit grows with the postOp's work, which succeeds within it", async (version) => {
+  it.each<EntryPointVersion>(["0.7", "0.8", "0.9"])("v%s: paymasterPostOpGasLimit grows with the postOp's work, which succeeds within it", async (version) => {
     const paymaster = fx.devnet.deployments[version].paymasters.postOpWork!;
     const limits: bigint[] = [];
     for (const rounds of [0, 300, 3000]) {
@@ -180,7 +180,7 @@ describe("gas estimation: each limit is what the phase needs, and the operation 
     expect(limits[2]!).toBeGreaterThan(limits[1]! + 2700n * 30n);
   });
 
-  it.each<EntryPointVersion>(["0.7", "0.8"])("v%s: a postOp given too little gas reverts: included, success false, the reason, and the paymaster pays", async (version) => {
+  it.each<EntryPointVersion>(["0.7", "0.8", "0.9"])("v%s: a postOp given too little gas reverts: included, success false, the reason, and the paymaster pays", async (version) => {
     const { entryPoint, paymasters } = fx.devnet.deployments[version];
     const paymaster = paymasters.postOpWork!;
     const account = await fx.makeAccount(version, 0n);

@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => fixture?.devnet.stop());
 
 describe("in-process re-execution on the node's prestate", () => {
-  it.each(["0.6", "0.7", "0.8"] as const)("v%s: a new SimpleAccount's validation returns exactly what eth_call returns, reading nothing outside the prestate", async (version) => {
+  it.each(["0.6", "0.7", "0.8", "0.9"] as const)("v%s: a new SimpleAccount's validation returns exactly what eth_call returns, reading nothing outside the prestate", async (version) => {
     const { bundler } = await fixture.makeBundler();
     const account = await fixture.makeAccount(version);
     const op = await fixture.makeOperation(bundler, account, { to: account.address, value: 0n });

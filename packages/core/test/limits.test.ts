@@ -1,6 +1,6 @@
 import type { EntryPointVersion } from "@bundlekit/devnet";
 import { type Address, concat, encodeFunctionData, getAddress, type Hash, type Hex, parseEther, size, zeroAddress } from "viem";
-import { entryPoint06Abi, entryPoint07Abi, entryPoint08Abi, toPackedUserOperation } from "viem/account-abstraction";
+import { entryPoint06Abi, entryPoint07Abi, entryPoint08Abi, entryPoint09Abi, toPackedUserOperation } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import type { BundlerSettingsInput } from "../src/engine/settings.ts";
@@ -27,7 +27,7 @@ afterAll(async () => {
   await probes?.fixture.devnet.stop();
 });
 
-const abis = { "0.6": entryPoint06Abi, "0.7": entryPoint07Abi, "0.8": entryPoint08Abi } as const;
+const abis = { "0.6": entryPoint06Abi, "0.7": entryPoint07Abi, "0.8": entryPoint08Abi, "0.9": entryPoint09Abi } as const;
 
 /** `handleOps(ops, 0x0)` calldata as the EntryPoint's own ABI encodes it. */
 function handleOpsCalldata(version: EntryPointVersion, ops: readonly UserOperation[]): Hex {
@@ -79,7 +79,7 @@ async function bundleAll(engine: Bundler, hashes: readonly Hash[]) {
   return transactions.map((t) => ({ calldataSize: size(t.input), operations: byTransaction.get(t.transactionHash)! }));
 }
 
-describe.each(["0.6", "0.7", "0.8"] as const)("ERC-7562 size limits on EntryPoint v%s", (version) => {
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)("ERC-7562 size limits on EntryPoint v%s", (version) => {
   /** Operations of fresh probe accounts, made one after another (their deployments share a deployer's nonce). */
   async function probeOperations(count: number) {
     const made = [];

@@ -33,7 +33,7 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     return { bundler, store, ...recordStatusChanges(bundler) };
   }
 
-  async function admitted(bundler: Bundler, version: "0.7" | "0.8" = "0.7") {
+  async function admitted(bundler: Bundler, version: "0.7" | "0.8" | "0.9" = "0.7") {
     const account = await fx.makeAccount(version);
     const op = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n });
     return { hash: await bundler.sendUserOperation(op, account.entryPoint.address), op };
@@ -45,13 +45,13 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     return { gasBudget, baseFee: latest.baseFeePerGas!, blockNumber: latest.number + 1n, timestamp: latest.timestamp + 1n, from: sequencer().address };
   }
 
-  it("proposes the policy's bundle for the block, claimed until the sequencer commits it: preconfirmed, then included", async () => {
+  it.each(["0.7", "0.9"] as const)("v%s: proposes the policy's bundle for the block, claimed until the sequencer commits it: preconfirmed, then included", async (version) => {
     const { bundler, store, changes, change } = await pullEngine();
-    const { hash } = await admitted(bundler);
+    const { hash } = await admitted(bundler, version);
     await fx.client.request({ method: "evm_setAutomine" as never, params: [false] as never });
     const block = await nextBlock();
     const proposal = await bundler.proposeBundle({ ...block, signer: sequencer() });
-    expect(proposal).toMatchObject({ entryPoint: fx.entryPoints["0.7"], blockNumber: block.blockNumber, userOpHashes: [hash], to: fx.entryPoints["0.7"] });
+    expect(proposal).toMatchObject({ entryPoint: fx.entryPoints[version], blockNumber: block.blockNumber, userOpHashes: [hash], to: fx.entryPoints[version] });
     expect((await store.get(hash))?.status).toBe("bundling");
     // Claimed: a second builder gets nothing.
     expect(await bundler.proposeBundle(block)).toBeUndefined();

@@ -1,7 +1,7 @@
 import type { EntryPointVersion } from "@bundlekit/devnet";
-import { type Address, concat, createWalletClient, encodeFunctionData, getAddress, type Hex, http } from "viem";
+import { type Address, concat, createWalletClient, encodeFunctionData, getAddress, type Hex, http, keccak256, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { entryPoint06Abi, entryPoint07Abi, entryPoint08Abi, type SmartAccount } from "viem/account-abstraction";
+import { entryPoint06Abi, entryPoint07Abi, entryPoint08Abi, entryPoint09Abi, type SmartAccount } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
@@ -9,8 +9,8 @@ import { toEntryPointStruct } from "../src/userop/pack.ts";
 import type { UserOperation } from "../src/userop/types.ts";
 import { engineFixture, rejection, unestimatedGas } from "./fixtures.ts";
 
-const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8"];
-const abis = { "0.6": entryPoint06Abi, "0.7": entryPoint07Abi, "0.8": entryPoint08Abi } as const;
+const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8", "0.9"];
+const abis = { "0.6": entryPoint06Abi, "0.7": entryPoint07Abi, "0.8": entryPoint08Abi, "0.9": entryPoint09Abi } as const;
 
 /**
  * A new account's operations queued behind the one that deploys it (issue 21, finding 2): one
@@ -37,7 +37,7 @@ describe("operations queued behind a new account's deployment", () => {
   const reputationOf = async (bundler: Bundler, entryPoint: Address, address: Address) =>
     (await bundler.dumpReputation(entryPoint)).find((e) => e.address === address);
 
-  it.each(versions)(
+  it.each(versions.filter((v) => v !== "0.9"))(
     "v%s: nonce 1 with the factory again is refused with AA10 (-32500) at estimation and at send; without it both land and the factory stays ok",
     async (version) => {
       const { bundler } = await fx.makeBundler();
@@ -62,6 +62,27 @@ describe("operations queued behind a new account's deployment", () => {
       expect(await reputationOf(bundler, entryPoint, factory)).toEqual({ address: factory, opsSeen: 1, opsIncluded: 1, status: "ok" });
     },
   );
+
+  it("v0.9: nonce 1 with the factory again is estimated and admitted; both land, the EntryPoint ignoring the second's factory (IgnoredInitCode)", async () => {
+    const { bundler } = await fx.makeBundler();
+    const { account, entryPoint, fields } = await newAccount("0.9");
+    const to = privateKeyToAccount(generatePrivateKey()).address;
+    const first = await fx.makeOperation(bundler, account, { to, value: 1n });
+    const deploying = await bundler.sendUserOperation(first, entryPoint);
+    const queued = await fx.makeOperation(bundler, account, { to, value: 2n }, { nonce: 1n, ...noFactory("0.9") });
+    const redundant = await sign(account, { ...queued, ...fields, verificationGasLimit: first.verificationGasLimit } as UserOperation);
+
+    const estimate = await bundler.estimateUserOperationGas({ ...redundant, ...unestimatedGas }, entryPoint);
+    expect(estimate.verificationGasLimit).toBeGreaterThan(0n);
+    const accepted = await bundler.sendUserOperation(redundant, entryPoint);
+    await bundler.sendBundleNow();
+    await bundler.sendBundleNow();
+    for (const hash of [deploying, accepted]) expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+    expect(await fx.client.getBalance({ address: to })).toBe(3n);
+    const ignored = keccak256(toHex("IgnoredInitCode(bytes32,address,address)"));
+    const logs = (await bundler.getUserOperationReceipt(accepted))!.receipt.logs;
+    expect(logs.filter((log) => log.topics[0] === ignored).map((log) => log.topics[1])).toEqual([accepted]);
+  });
 
   it("an operation on another nonce key that carries the factory of a pooled deploying operation is refused with AA10 (-32500) at estimation and at send", async () => {
     const { bundler } = await fx.makeBundler();

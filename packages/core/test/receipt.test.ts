@@ -44,7 +44,7 @@ describe("user operation receipts", () => {
     return { bundler, account, entryPoint, hash, transactionHash: transactionHash! };
   }
 
-  it.each<EntryPointVersion>(["0.6", "0.7", "0.8"])(
+  it.each<EntryPointVersion>(["0.6", "0.7", "0.8", "0.9"])(
     "v%s: the in-process receipt has bigint quantities, number indices and typed logs",
     async (version) => {
       const { bundler, account, entryPoint, hash, transactionHash } =

@@ -16,13 +16,13 @@ afterAll(() => fx?.devnet.stop());
 type TestBundler = Awaited<ReturnType<typeof fx.makeBundler>>["bundler"];
 
 /** A counterfactual account's first operation on `version` (so it names the factory), ready to send. */
-async function deployingOperationOn(bundler: TestBundler, version: "0.6" | "0.7" | "0.8") {
+async function deployingOperationOn(bundler: TestBundler, version: "0.6" | "0.7" | "0.8" | "0.9") {
   const account = await fx.makeAccount(version);
   const op = await fx.makeOperation(bundler, account, { to: recipient, value: 1n });
   return { account, op, entryPoint: account.entryPoint.address };
 }
 
-describe.each(["0.6", "0.7", "0.8"] as const)("ERC-7562 reputation on EntryPoint v%s", (version) => {
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)("ERC-7562 reputation on EntryPoint v%s", (version) => {
   let factory: Address;
   beforeAll(() => {
     factory = fx.devnet.deployments[version].simpleAccountFactory;

@@ -17,7 +17,7 @@ afterAll(async () => {
   await probes?.fixture.devnet.stop();
 });
 
-describe.each(["0.6", "0.7", "0.8"] as const)("the ERC-7562 rule matrix on EntryPoint v%s", (version) => {
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)("the ERC-7562 rule matrix on EntryPoint v%s", (version) => {
   // A loop rather than it.each, whose "$name" cuts names to 40 characters.
   for (const ruleCase of ruleMatrix) it(ruleCase.name, () => probes.expectRuleOutcome(version, ruleCase));
 });

@@ -34,7 +34,7 @@ export async function ruleProbesFixture() {
   const deployer = createWalletClient({ chain: fixture.devnet.chain, transport: http(fixture.devnet.rpcUrl), account: privateKeyToAccount(fixture.devnet.accountKeys.at(-2)!) });
   const funder = createWalletClient({ chain: fixture.devnet.chain, transport: http(fixture.devnet.rpcUrl), account: privateKeyToAccount(fixture.devnet.accountKeys.at(-3)!) });
   const probes = {} as Record<EntryPointVersion, { unstaked: RuleProbes; staked: RuleProbes }>;
-  for (const version of ["0.6", "0.7", "0.8"] as const) {
+  for (const version of ["0.6", "0.7", "0.8", "0.9"] as const) {
     const unstaked = await deployRuleProbes(fixture.client, deployer, version);
     const staked = await deployRuleProbes(fixture.client, deployer, version);
     await staked.stake(staked.factory, 10);

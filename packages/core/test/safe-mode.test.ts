@@ -25,11 +25,11 @@ afterAll(async () => {
   await fixture?.devnet.stop();
 });
 
-describe.each(["0.6", "0.7", "0.8"] as const)("safe mode on EntryPoint v%s", (version) => {
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)("safe mode on EntryPoint v%s", (version) => {
   for (const ruleCase of ruleCases) it(ruleCase.name, () => expectRuleOutcome(version, ruleCase));
 });
 
-describe.each(["0.6", "0.7", "0.8"] as const)("before bundling on EntryPoint v%s", (version) => {
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)("before bundling on EntryPoint v%s", (version) => {
   it("drops an operation whose account's code changed since validation (COD-010), with the reason in its record and status event", async () => {
     const { bundler: fresh, store } = await fixture.makeBundler({ settings: { reputation: { minStake: parseEther("1"), minUnstakeDelaySeconds: 10 } } });
     try {

@@ -91,7 +91,7 @@ const minimum = {
   both: { stake: "0x1bc16d674ec80000", delay: "0x15180" },
 };
 
-describe.each(["0.6", "0.7", "0.8"] as const)(
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)(
   "stake below the minimum (-32505) on EntryPoint v%s",
   (version) => {
     it("refuses a paymaster with 1 ETH staked where 2 ETH are required when it writes its own storage (STO-031)", async () => {

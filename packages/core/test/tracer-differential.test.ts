@@ -32,7 +32,7 @@ afterAll(async () => {
 const { reputation, validation } = defaultBundlerSettings;
 const rules = { ...reputation, ...ruleTestStake, p256Precompile: validation.p256Precompile, maxPaymasterContextBytes: validation.maxPaymasterContextBytes };
 
-describe.each(["0.6", "0.7", "0.8"] as const)("in-process and JavaScript tracers on EntryPoint v%s", (version) => {
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)("in-process and JavaScript tracers on EntryPoint v%s", (version) => {
   // A loop rather than it.each, whose "$name" cuts names to 40 characters.
   for (const { name, broken, ...rule } of ruleMatrix) it(`${name}: same trace, same violations`, async () => {
     const { op, set } = await setup.ruleOp(version, rule);

@@ -73,7 +73,7 @@ describe("transaction tracker", () => {
     return { bundler, store, ...recordStatusChanges(bundler) };
   }
 
-  async function admitted(bundler: Bundler, version: "0.7" | "0.8", fees: { maxFeeMultiplier?: bigint; tipMultiplier?: bigint } = {}) {
+  async function admitted(bundler: Bundler, version: "0.7" | "0.8" | "0.9", fees: { maxFeeMultiplier?: bigint; tipMultiplier?: bigint } = {}) {
     const account = await fx.makeAccount(version, parseEther("0.5"));
     const draft = await fx.makeOperation(bundler, account, { to: recipient(), value: 1n });
     const op = await fx.makeOperation(

@@ -19,7 +19,11 @@ const shapes: [string, { version: EntryPointVersion; sponsored?: boolean; eip770
   ["v0.7 with factory and paymaster", { version: "0.7", sponsored: true }],
   ["v0.8", { version: "0.8" }],
   ["v0.8 with factory and paymaster", { version: "0.8", sponsored: true }],
+  ["v0.9", { version: "0.9" }],
+  ["v0.9 with factory, paymaster and paymasterSignature", { version: "0.9", sponsored: true }],
 ];
+
+const paymasterFields = { paymaster: `0x${"22".repeat(20)}`, paymasterVerificationGasLimit: "0x1", paymasterPostOpGasLimit: "0x0" };
 
 async function operation(shape: (typeof shapes)[number][1]): Promise<UserOperation> {
   return (await fixtureEntry(shape)).userOperation;
@@ -52,6 +56,14 @@ describe("wire codec", () => {
     ["an eip7702Auth without its signature", "0.6", { eip7702Auth: { address: `0x${"11".repeat(20)}`, chainId: "0x1", nonce: "0x0", yParity: "0x0" } }, "params[0].eip7702Auth.r"],
     ["eip7702Auth with yParity 2", "0.8", { eip7702Auth: { address: `0x${"11".repeat(20)}`, chainId: "0x1", nonce: "0x0", r: "0x1", s: "0x1", yParity: "0x2" } }, "params[0].eip7702Auth.yParity"],
     ["paymasterData without paymaster", "0.7", { paymasterData: "0x12" }, "params[0].paymasterData"],
+    ["paymasterSignature on v0.8", "0.8", { ...paymasterFields, paymasterSignature: "0x1234" }, "params[0].paymasterSignature"],
+    ["paymasterSignature without paymaster", "0.9", { paymasterSignature: "0x1234" }, "params[0].paymasterSignature"],
+    [
+      "v0.9 paymasterData whose signature suffix claims more bytes than it has",
+      "0.9",
+      { ...paymasterFields, paymasterData: `0x1234ffff${"22e325a297439656"}` },
+      "params[0].paymasterData",
+    ],
   ])("refuses %s, naming the field", async (_what, version, fields, field) => {
     const wire = { ...encodeUserOperation(await operation({ version })), ...fields };
     const error = (() => {
@@ -99,7 +111,7 @@ describe("packing and hashing agree with the EntryPoint on chain", () => {
   it.each(shapes.filter(([, s]) => s.version !== "0.6"))("%s: unpacking the packed struct gives the operation back (an authorization is no part of it)", async (_name, shape) => {
     const { authorization, ...op } = await operation(shape);
     expect(isUserOperationV06(op)).toBe(false);
-    const unpacked = fromPackedUserOperation(toEntryPointStruct(op) as unknown as PackedUserOperation);
+    const unpacked = fromPackedUserOperation(toEntryPointStruct(op) as unknown as PackedUserOperation, shape.version);
     expect(unpacked).toEqual(op);
   });
 });

@@ -39,7 +39,7 @@ afterAll(async () => {
 const hex = (value: number | bigint) => `0x${value.toString(16)}`;
 const noEnd = "0xffffffffffff";
 
-describe.each(["0.6", "0.7", "0.8"] as const)(
+describe.each(["0.6", "0.7", "0.8", "0.9"] as const)(
   "the validity window on EntryPoint v%s",
   (version: EntryPointVersion) => {
     const entryPoint = () => fixture.devnet.deployments[version].entryPoint;
@@ -210,6 +210,109 @@ describe.each(["0.6", "0.7", "0.8"] as const)(
     });
   },
 );
+
+/**
+ * v0.9: bounds with the top bit set are block numbers. The verifying paymaster signs such a range;
+ * the engine checks it against the next block (`head + 1`), which must be inside it with two more
+ * blocks to spare, and the EntryPoint then accepts the operation in its bundle.
+ */
+describe("a validity range in block numbers on EntryPoint v0.9", () => {
+  const flag = 0x800000000000;
+  const entryPoint = () => fixture.devnet.deployments["0.9"].entryPoint;
+  const paymaster = () => fixture.devnet.deployments["0.9"].paymasters.verifying;
+
+  /** A new account's operation, sponsored for the range `windowAt(head)` gives: `head` is the latest block once the account is funded. */
+  async function sponsored(
+    bundler: Bundler,
+    windowAt: (head: number) => { validUntil: number; validAfter: number },
+  ) {
+    const account = await fixture.makeAccount("0.9");
+    const head = Number(await fixture.client.getBlockNumber({ cacheTime: 0 }));
+    const window = windowAt(head);
+    const stub = {
+      sender: account.address,
+      nonce: await account.getNonce(),
+      callData: await account.encodeCalls([{ to: account.address, value: 0n }]),
+      ...(await account.getFactoryArgs()),
+      ...unestimatedGas,
+      paymaster: paymaster(),
+      paymasterData: concat([
+        encodeAbiParameters([{ type: "uint48" }, { type: "uint48" }], [0, 0]),
+        await account.getStubSignature(),
+      ]),
+      signature: await account.getStubSignature(),
+    } as UserOperation;
+    const op = {
+      ...stub,
+      ...(await bundler.estimateUserOperationGas(stub, entryPoint())),
+    } as UserOperation;
+    const paymasterData = await verifyingPaymasterData({
+      client: fixture.client,
+      version: "0.9",
+      paymaster: paymaster(),
+      userOperation: op as never,
+      ...window,
+    });
+    const signed = { ...op, paymasterData } as UserOperation;
+    const signature = await account.signUserOperation({
+      ...(signed as object),
+      chainId: fixture.devnet.chainId,
+    } as never);
+    return { op: { ...signed, signature } as UserOperation, head, window };
+  }
+
+  it("refuses a range that ended, one that has not begun by the next block, and one that ends within two blocks after it (-32503, AA32)", async () => {
+    const { bundler } = await fixture.makeBundler();
+    try {
+      // The messages name the head as the engine reads it when the operation arrives (`now`).
+      for (const [windowAt, messageAt] of [
+        [
+          (head: number) => ({ validUntil: flag + head, validAfter: flag + 1 }),
+          (head: number, now: number) =>
+            `paymaster validity ended at block ${head}; the next block is ${now + 1}`,
+        ],
+        [
+          (head: number) => ({ validUntil: flag + head + 100, validAfter: flag + head + 50 }),
+          (head: number, now: number) =>
+            `paymaster validity starts after block ${head + 50}; the next block is ${now + 1}`,
+        ],
+        [
+          (head: number) => ({ validUntil: flag + head + 2, validAfter: flag + 1 }),
+          (head: number, now: number) =>
+            `paymaster validity ends at block ${head + 2}, ${head + 2 - now} blocks from now: too soon to bundle (at least 3 needed)`,
+        ],
+      ] as const) {
+        const { op, head, window } = await sponsored(bundler, windowAt);
+        const message = `AA32 expired or not due: ${messageAt(head, Number(await fixture.client.getBlockNumber({ cacheTime: 0 })))}`;
+        const error = await rejection(bundler.sendUserOperation(op, entryPoint()));
+        expect(error.code, error.message).toBe(RpcErrorCode.outOfTimeRange);
+        expect(error.message).toBe(message);
+        expect(error.data).toEqual({
+          validUntilBlock: hex(window.validUntil - flag),
+          validAfterBlock: hex(window.validAfter - flag),
+          paymaster: getAddress(paymaster()),
+        });
+      }
+    } finally {
+      await bundler.stop();
+    }
+  });
+
+  it("admits a range that holds the next block and more, and the EntryPoint includes the operation", async () => {
+    const { bundler } = await fixture.makeBundler();
+    try {
+      const { op } = await sponsored(bundler, (head) => ({
+        validUntil: flag + head + 10,
+        validAfter: flag + 1,
+      }));
+      const hash = await bundler.sendUserOperation(op, entryPoint());
+      expect(await bundler.sendBundleNow()).toHaveLength(1);
+      expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+    } finally {
+      await bundler.stop();
+    }
+  });
+});
 
 /** `simulator`, with the account's validation data reporting `window` as if the account had returned it. */
 function accountWindow(

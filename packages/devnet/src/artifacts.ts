@@ -10,6 +10,8 @@ const ARTIFACT_PACKAGES: Record<EntryPointVersion, string> = {
   "0.6": "account-abstraction-v06",
   "0.7": "account-abstraction-v07",
   "0.8": "account-abstraction-v08",
+  // 0.9.0-rc.1: the only npm release of v0.9 (see `PLACED_RELEASES`).
+  "0.9": "account-abstraction-v09",
 };
 
 /** The contracts this package deploys or inspects. */
@@ -17,9 +19,9 @@ export type ContractName =
   | "EntryPoint"
   | "SimpleAccountFactory"
   | "SimpleAccount"
-  /** v0.8 only: the EIP-7702 delegate of viem's and permissionless's 7702 accounts. */
+  /** v0.8+: the EIP-7702 delegate of viem's and permissionless's 7702 accounts. */
   | "Simple7702Account"
-  /** v0.6 and v0.7 only (the v0.8 release ships no samples; the devnet builds its own). */
+  /** v0.6 and v0.7 only (the v0.8 and v0.9 releases ship no samples; the devnet builds its own). */
   | "VerifyingPaymaster";
 
 /** The parts of a Hardhat artifact the devnet uses: ABI, creation code and runtime code. */

@@ -12,7 +12,9 @@ import {
   http,
   isAddressEqual,
   type PublicClient,
+  parseAbi,
   size,
+  type TestClient,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import {
@@ -20,7 +22,7 @@ import {
   CREATE2_DEPLOYER,
   ENTRY_POINT_VERSIONS,
   type EntryPointVersion,
-  SIMPLE_7702_ACCOUNT,
+  PLACED_RELEASES,
   ZERO_SALT,
 } from "./addresses.ts";
 import { loadArtifact } from "./artifacts.ts";
@@ -41,7 +43,7 @@ export interface DevnetDeployment {
   version: EntryPointVersion;
   /** Paymasters of this version, with deposits on its EntryPoint. */
   paymasters: DevnetPaymasters;
-  /** v0.8: `Simple7702Account`, the delegate of EIP-7702 accounts, at its canonical address. */
+  /** v0.8+: `Simple7702Account`, the delegate of EIP-7702 accounts, at its canonical address. */
   simple7702Account: Address | undefined;
 }
 
@@ -60,14 +62,24 @@ export interface DeployOptions {
 
 interface PlannedContract {
   label: string;
+  /** Where CREATE2 puts it. */
   address: Address;
   salt: Hex;
   initCode: Hex;
   runtimeSize: number;
+  /**
+   * A release candidate's contract (`PLACED_RELEASES`): the canonical address its runtime code is
+   * copied to once deployed at `address`, which is where the devnet's users find it.
+   */
+  placeAt?: Address;
 }
+
+/** Where a planned contract is used from: its canonical address when placed there, else where CREATE2 put it. */
+const finalAddress = (c: PlannedContract): Address => c.placeAt ?? c.address;
 
 function plan(version: EntryPointVersion, owner: Address) {
   const canonical = CANONICAL_DEPLOYMENTS[version];
+  const placed = PLACED_RELEASES.has(version);
   const ep = loadArtifact(version, "EntryPoint");
   const factory = loadArtifact(version, "SimpleAccountFactory");
   const entryPoint = planContract(
@@ -76,12 +88,13 @@ function plan(version: EntryPointVersion, owner: Address) {
     canonical.entryPointSalt,
     ep.bytecode,
     size(ep.deployedBytecode),
+    placed,
   );
   // The factory's constructor takes the EntryPoint, so its init code (and hence its CREATE2
   // address) depends on the EntryPoint address.
   const factoryInitCode = concat([
     factory.bytecode,
-    encodeAbiParameters([{ type: "address" }], [entryPoint.address]),
+    encodeAbiParameters([{ type: "address" }], [finalAddress(entryPoint)]),
   ]);
   const factoryPlan = planContract(
     `SimpleAccountFactory v${version}`,
@@ -89,8 +102,9 @@ function plan(version: EntryPointVersion, owner: Address) {
     canonical.simpleAccountFactorySalt,
     factoryInitCode,
     size(factory.deployedBytecode),
+    placed,
   );
-  const paymasters = paymasterInitCodes(version, entryPoint.address, owner);
+  const paymasters = paymasterInitCodes(version, finalAddress(entryPoint), owner);
   const verifyingPaymaster = planContract(
     `VerifyingPaymaster v${version}`,
     undefined,
@@ -107,10 +121,25 @@ function plan(version: EntryPointVersion, owner: Address) {
       paymasters.postOpWork.initCode,
       size(paymasters.postOpWork.artifact.deployedBytecode),
     );
-  const simple7702 = version === "0.8" ? loadArtifact(version, "Simple7702Account") : undefined;
+  const simple7702 = canonical.simple7702Account && loadArtifact(version, "Simple7702Account");
+  // v0.8's takes no constructor arguments (its EntryPoint is a constant); later ones take the EntryPoint.
+  const simple7702InitCode =
+    simple7702 &&
+    concat([
+      simple7702.bytecode,
+      ...(version === "0.8" ? [] : [encodeAbiParameters([{ type: "address" }], [finalAddress(entryPoint)])]),
+    ]);
   const simple7702Account =
     simple7702 &&
-    planContract(`Simple7702Account v${version}`, SIMPLE_7702_ACCOUNT, ZERO_SALT, simple7702.bytecode, size(simple7702.deployedBytecode));
+    simple7702InitCode &&
+    planContract(
+      `Simple7702Account v${version}`,
+      canonical.simple7702Account,
+      ZERO_SALT,
+      simple7702InitCode,
+      size(simple7702.deployedBytecode),
+      placed,
+    );
   return {
     entryPoint,
     factory: factoryPlan,
@@ -128,6 +157,7 @@ function planContract(
   salt: Hex,
   initCode: Hex,
   runtimeSize: number,
+  placed = false,
 ): PlannedContract {
   const address = getContractAddress({
     opcode: "CREATE2",
@@ -135,6 +165,12 @@ function planContract(
     salt,
     bytecode: initCode,
   });
+  if (placed && canonical !== undefined) {
+    if (isAddressEqual(address, canonical)) {
+      throw new Error(`${label}: the release's code now reproduces the canonical ${canonical}; deploy it as the other versions, no longer by placing it`);
+    }
+    return { label, address, salt, initCode, runtimeSize, placeAt: canonical };
+  }
   if (canonical !== undefined && !isAddressEqual(address, canonical)) {
     // The artifacts no longer reproduce the canonical address (e.g. a different contracts release
     // was installed). Fail loudly: callers rely on the canonical addresses.
@@ -154,12 +190,14 @@ interface Transaction {
 }
 
 /**
- * Deploys EntryPoint v0.6, v0.7 and v0.8 and their SimpleAccountFactory at their canonical
- * addresses, through the CREATE2 deployer that anvil pre-deploys, with `Simple7702Account` (v0.8)
- * and the devnet's paymasters (salt 0), whose deposits (and the postOp paymasters' stakes) it
- * funds. Contracts that already have code, and paymasters already funded, are skipped, so it is
- * safe to call on a node that has them. Verifies the code afterwards and throws a descriptive
- * error if anything is missing.
+ * Deploys EntryPoint v0.6, v0.7, v0.8 and v0.9 and their SimpleAccountFactory at their canonical
+ * addresses, through the CREATE2 deployer that anvil pre-deploys, with `Simple7702Account`
+ * (v0.8, v0.9) and the devnet's paymasters (salt 0), whose deposits (and the postOp paymasters'
+ * stakes) it funds. v0.9's contracts are those of the 0.9.0-rc.1 npm release, whose code does not
+ * CREATE2 to the canonical addresses: they are deployed with CREATE2 and their runtime code is
+ * then placed at the canonical addresses with `anvil_setCode` (`PLACED_RELEASES`). Contracts that
+ * already have code, and paymasters already funded, are skipped, so it is safe to call on a node
+ * that has them. Verifies the code afterwards and throws a descriptive error if anything is missing.
  */
 export async function deployErc4337Contracts(
   options: DeployOptions,
@@ -207,9 +245,12 @@ export async function deployErc4337Contracts(
   };
 
   // The factories' and paymasters' constructors talk to their EntryPoint (v0.8 reads
-  // `senderCreator()`), so all EntryPoints must be mined before they are sent (and gas-estimated).
+  // `senderCreator()`), so all EntryPoints must be mined, and placed, before they are sent (and
+  // gas-estimated).
   await deployAll(plans.map((p) => p.entryPoint));
+  await placeAll(publicClient, testClient, plans.map((p) => p.entryPoint));
   await deployAll(plans.flatMap((p) => p.others));
+  await placeAll(publicClient, testClient, plans.flatMap((p) => p.others));
   await verify(
     publicClient,
     plans.flatMap((p) => [p.entryPoint, ...p.others]),
@@ -220,10 +261,10 @@ export async function deployErc4337Contracts(
   for (const p of plans) {
     result[p.version] = {
       version: p.version,
-      entryPoint: p.entryPoint.address,
-      simpleAccountFactory: p.factory.address,
+      entryPoint: finalAddress(p.entryPoint),
+      simpleAccountFactory: finalAddress(p.factory),
       paymasters: { verifying: p.verifyingPaymaster.address, postOpWork: p.postOpWorkPaymaster?.address },
-      simple7702Account: p.simple7702Account?.address,
+      simple7702Account: p.simple7702Account && finalAddress(p.simple7702Account),
     };
   }
   return result;
@@ -233,7 +274,7 @@ export async function deployErc4337Contracts(
 async function fundingTransactions(client: PublicClient, plans: readonly ReturnType<typeof plan>[]): Promise<Transaction[]> {
   const transactions: Transaction[] = [];
   for (const p of plans) {
-    const entryPoint = p.entryPoint.address;
+    const entryPoint = finalAddress(p.entryPoint);
     for (const paymaster of [p.verifyingPaymaster, p.postOpWorkPaymaster]) {
       if (!paymaster) continue;
       const info = await client.readContract({ address: entryPoint, abi: stakeManagerAbi, functionName: "getDepositInfo", args: [paymaster.address] });
@@ -275,14 +316,52 @@ const stakeManagerAbi = [
   { type: "function", name: "depositTo", stateMutability: "payable", inputs: [{ name: "account", type: "address" }], outputs: [] },
 ] as const;
 
+/**
+ * Copies the runtime code of each contract with a `placeAt` to that canonical address, unless it
+ * has code already. An EntryPoint is placed as its constructor would have left it at the
+ * canonical address: its `SenderCreator` (which accepts calls only from the EntryPoint that
+ * created it) at CREATE(EntryPoint, nonce 1), where the engine looks for it, answering to the
+ * canonical address, and the EntryPoint's nonce at 2. Its cached EIP-712 domain names the CREATE2
+ * address, so at the canonical address it computes its domain separator afresh, as it must.
+ */
+async function placeAll(client: PublicClient, testClient: TestClient, contracts: PlannedContract[]): Promise<void> {
+  const hex = (address: Address) => address.slice(2).toLowerCase();
+  for (const c of contracts) {
+    if (c.placeAt === undefined) continue;
+    const existing = await client.getCode({ address: c.placeAt });
+    if (existing !== undefined && existing !== "0x") continue;
+    const code = await client.getCode({ address: c.address });
+    if (code === undefined || code === "0x") throw new Error(`${c.label}: no code at ${c.address} to place at ${c.placeAt}`);
+    if (!c.label.startsWith("EntryPoint")) {
+      await testClient.setCode({ address: c.placeAt, bytecode: code });
+      continue;
+    }
+    const senderCreator = await client.readContract({ address: c.address, abi: senderCreatorAbi, functionName: "senderCreator" });
+    const creatorCode = await client.getCode({ address: senderCreator });
+    const placedCreator = getContractAddress({ from: c.placeAt, nonce: 1n });
+    if (creatorCode === undefined || !creatorCode.toLowerCase().includes(hex(c.address)) || !code.toLowerCase().includes(hex(senderCreator))) {
+      throw new Error(`${c.label}: its SenderCreator at ${senderCreator} and it do not name each other; cannot place it at ${c.placeAt}`);
+    }
+    await testClient.setCode({
+      address: placedCreator,
+      bytecode: creatorCode.toLowerCase().replaceAll(hex(c.address), hex(c.placeAt)) as Hex,
+    });
+    await testClient.setCode({ address: c.placeAt, bytecode: code.toLowerCase().replaceAll(hex(senderCreator), hex(placedCreator)) as Hex });
+    await testClient.setNonce({ address: c.placeAt, nonce: 2 });
+  }
+}
+
+const senderCreatorAbi = parseAbi(["function senderCreator() view returns (address)"]);
+
 async function verify(client: PublicClient, contracts: PlannedContract[]): Promise<void> {
-  const codes = await Promise.all(contracts.map((c) => client.getCode({ address: c.address })));
+  const codes = await Promise.all(contracts.map((c) => client.getCode({ address: finalAddress(c) })));
   const problems = contracts.flatMap((c, i) => {
     const code = codes[i];
-    if (code === undefined || code === "0x") return [`${c.label}: no code at ${c.address}`];
+    const address = finalAddress(c);
+    if (code === undefined || code === "0x") return [`${c.label}: no code at ${address}`];
     // Immutables change bytes but not the length, so the size identifies the contract.
     if (size(code) !== c.runtimeSize) {
-      return [`${c.label}: code at ${c.address} is ${size(code)} bytes, expected ${c.runtimeSize}`];
+      return [`${c.label}: code at ${address} is ${size(code)} bytes, expected ${c.runtimeSize}`];
     }
     return [];
   });

@@ -60,7 +60,7 @@ function assertInteger(name: string, value: number | undefined, min: number, max
 }
 
 /**
- * Starts anvil (Prague hardfork) and deploys EntryPoint v0.6/v0.7/v0.8 plus their
+ * Starts anvil (Prague hardfork) and deploys EntryPoint v0.6/v0.7/v0.8/v0.9 plus their
  * SimpleAccountFactory at the canonical addresses, so tests, examples and benchmarks run against a
  * real chain. Funded keys come from anvil's test mnemonic: #0 deploys, #1..relayerCount are
  * `relayerKeys`, the rest are `accountKeys`. Always call `stop()` (or use `await using`); the anvil

@@ -4,6 +4,7 @@ export {
   CREATE2_DEPLOYER,
   ENTRY_POINT_VERSIONS,
   type EntryPointVersion,
+  PLACED_RELEASES,
   SIMPLE_7702_ACCOUNT,
 } from "./addresses.ts";
 export {

@@ -14,7 +14,9 @@ import { toPackedUserOperation, type UserOperation } from "viem/account-abstract
 import { readContract } from "viem/actions";
 import postOpWork07 from "./artifacts/PostOpWorkPaymaster.v0.7.json" with { type: "json" };
 import postOpWork08 from "./artifacts/PostOpWorkPaymaster.v0.8.json" with { type: "json" };
+import postOpWork09 from "./artifacts/PostOpWorkPaymaster.v0.9.json" with { type: "json" };
 import verifying08 from "./artifacts/VerifyingPaymaster.v0.8.json" with { type: "json" };
+import verifying09 from "./artifacts/VerifyingPaymaster.v0.9.json" with { type: "json" };
 import type { EntryPointVersion } from "./addresses.ts";
 import { type ContractArtifact, loadArtifact } from "./artifacts.ts";
 
@@ -41,9 +43,14 @@ export const PAYMASTER_STAKE = 10n ** 18n; // 1 ETH
 export const PAYMASTER_UNSTAKE_DELAY = 86_400;
 
 const ownArtifacts = {
-  verifying08: verifying08 as ContractArtifact,
-  postOpWork: { "0.7": postOpWork07 as ContractArtifact, "0.8": postOpWork08 as ContractArtifact },
+  verifying: { "0.8": verifying08 as ContractArtifact, "0.9": verifying09 as ContractArtifact },
+  postOpWork: { "0.7": postOpWork07 as ContractArtifact, "0.8": postOpWork08 as ContractArtifact, "0.9": postOpWork09 as ContractArtifact },
 };
+
+/** The verifying paymaster's artifact: the samples' for v0.6/v0.7, the devnet's own build for v0.8+. */
+function verifyingArtifact(version: EntryPointVersion): ContractArtifact {
+  return version === "0.6" || version === "0.7" ? loadArtifact(version, "VerifyingPaymaster") : ownArtifacts.verifying[version];
+}
 
 /** The creation code of each paymaster of `version` (deployed through the CREATE2 deployer with salt 0). */
 export function paymasterInitCodes(
@@ -52,16 +59,13 @@ export function paymasterInitCodes(
   owner: Address,
 ): { verifying: { artifact: ContractArtifact; initCode: Hex }; postOpWork: { artifact: ContractArtifact; initCode: Hex } | undefined } {
   const signer = privateKeyToAccount(DEVNET_PAYMASTER_SIGNER_KEY).address;
-  const verifying =
-    version === "0.8"
-      ? { artifact: ownArtifacts.verifying08, args: [entryPoint, signer, owner] }
-      : { artifact: loadArtifact(version, "VerifyingPaymaster"), args: [entryPoint, signer] };
+  const verifyingArgs = version === "0.6" || version === "0.7" ? [entryPoint, signer] : [entryPoint, signer, owner];
   const withArgs = (artifact: ContractArtifact, args: readonly unknown[]) => {
     const inputs = (artifact.abi as Abi).find((item) => item.type === "constructor")!.inputs;
     return { artifact, initCode: concat([artifact.bytecode, encodeAbiParameters(inputs, args)]) };
   };
   return {
-    verifying: withArgs(verifying.artifact, verifying.args),
+    verifying: withArgs(verifyingArtifact(version), verifyingArgs),
     postOpWork: version === "0.6" ? undefined : withArgs(ownArtifacts.postOpWork[version], [entryPoint, owner]),
   };
 }
@@ -91,13 +95,15 @@ export interface VerifyingPaymasterDataParameters {
 /**
  * The paymaster data with which a devnet verifying paymaster sponsors `userOperation`: the hash
  * is the paymaster's own `getHash`, signed as a personal message. v0.6: the whole
- * `paymasterAndData`; v0.7+: `paymasterData` (the gas limits travel in their own fields).
+ * `paymasterAndData`; v0.7+: `paymasterData` (the gas limits travel in their own fields), the
+ * validity range (64 bytes) then the signature. On v0.9 the signature may instead travel as the
+ * operation's `paymasterSignature`, leaving the range as `paymasterData`: `getHash` covers neither.
  */
 export async function verifyingPaymasterData(parameters: VerifyingPaymasterDataParameters): Promise<Hex> {
   const { client, version, paymaster, userOperation: op, validUntil = 0, validAfter = 0 } = parameters;
   const times = encodeAbiParameters([{ type: "uint48" }, { type: "uint48" }], [validUntil, validAfter]);
   const stub = `0x${"00".repeat(65)}` as Hex;
-  const abi = version === "0.8" ? ownArtifacts.verifying08.abi : loadArtifact(version, "VerifyingPaymaster").abi;
+  const abi = verifyingArtifact(version).abi;
   const opForHash =
     version === "0.6"
       ? { ...op, paymasterAndData: concat([paymaster, times, stub]) }
@@ -112,7 +118,7 @@ export async function verifyingPaymasterData(parameters: VerifyingPaymasterDataP
   return version === "0.6" ? concat([paymaster, times, signature]) : concat([times, signature]);
 }
 
-/** How `pnpm devnet` and `pnpm start` list a version's paymasters (and v0.8's Simple7702Account). */
+/** How `pnpm devnet` and `pnpm start` list a version's paymasters (and, from v0.8, its Simple7702Account). */
 export function paymasterLines(deployment: {
   version: EntryPointVersion;
   paymasters: DevnetPaymasters;

@@ -3,6 +3,7 @@ import {
   entryPoint06Abi,
   entryPoint07Abi,
   entryPoint08Abi,
+  entryPoint09Abi,
   getUserOperationHash,
   type SmartAccount,
   toSmartAccount,
@@ -21,13 +22,13 @@ export interface ToSimpleAccountParameters {
   salt?: bigint;
 }
 
-const entryPointAbis = { "0.6": entryPoint06Abi, "0.7": entryPoint07Abi, "0.8": entryPoint08Abi } as const;
+const entryPointAbis = { "0.6": entryPoint06Abi, "0.7": entryPoint07Abi, "0.8": entryPoint08Abi, "0.9": entryPoint09Abi } as const;
 
 /**
  * The reference `SimpleAccount` of each EntryPoint release as a viem `SmartAccount`, created
  * counterfactually by the canonical `SimpleAccountFactory`. viem ships no SimpleAccount, and
  * tests, examples and benchmarks all need one: v0.6/v0.7 sign the userOpHash as a personal
- * message, v0.8 signs the raw EIP-712 hash.
+ * message, v0.8 and v0.9 sign the raw EIP-712 hash.
  */
 export function toSimpleAccount(parameters: ToSimpleAccountParameters): Promise<SmartAccount> {
   const { client, owner, version, salt = 0n } = parameters;
@@ -71,7 +72,7 @@ export function toSimpleAccount(parameters: ToSimpleAccountParameters): Promise<
         entryPointVersion: version,
         userOperation: { ...op, sender: await this.getAddress() },
       });
-      return version === "0.8" ? owner.sign!({ hash }) : owner.signMessage({ message: { raw: hash } });
+      return version === "0.6" || version === "0.7" ? owner.signMessage({ message: { raw: hash } }) : owner.sign!({ hash });
     },
   });
 }

@@ -6,6 +6,7 @@ import {
   type Address,
   createPublicClient,
   getAddress,
+  getContractAddress,
   http,
   parseAbi,
   isAddressEqual,
@@ -96,15 +97,42 @@ describe("startDevnet", () => {
     }
   });
 
-  it("deploys Simple7702Account at its canonical address for v0.8 only", async () => {
+  it("deploys Simple7702Account at its canonical address for v0.8 and v0.9, wired to that version's EntryPoint", async () => {
     expect(devnet.deployments["0.8"].simple7702Account).toBe(SIMPLE_7702_ACCOUNT);
+    expect(devnet.deployments["0.9"].simple7702Account).toBe("0xa46cc63eBF4Bd77888AA327837d20b23A63a56B5");
     expect(devnet.deployments["0.6"].simple7702Account).toBeUndefined();
-    const entryPoint = await client.readContract({
-      address: SIMPLE_7702_ACCOUNT,
-      abi: loadArtifact("0.8", "Simple7702Account").abi,
+    expect(devnet.deployments["0.7"].simple7702Account).toBeUndefined();
+    for (const version of ["0.8", "0.9"] as const) {
+      const entryPoint = await client.readContract({
+        address: devnet.deployments[version].simple7702Account!,
+        abi: loadArtifact(version, "Simple7702Account").abi,
+        functionName: "entryPoint",
+      });
+      expect(entryPoint).toBe(CANONICAL_DEPLOYMENTS[version].entryPoint);
+    }
+  });
+
+  it("places v0.9's release-candidate code at the canonical addresses, its SenderCreator where the EntryPoint's constructor puts it", async () => {
+    const { entryPoint } = CANONICAL_DEPLOYMENTS["0.9"];
+    const senderCreator = await client.readContract({
+      address: entryPoint,
+      abi: parseAbi(["function senderCreator() view returns (address)"]),
+      functionName: "senderCreator",
+    });
+    expect(senderCreator).toBe(getContractAddress({ from: entryPoint, nonce: 1n }));
+    const creatorsEntryPoint = await client.readContract({
+      address: senderCreator,
+      abi: parseAbi(["function entryPoint() view returns (address)"]),
       functionName: "entryPoint",
     });
-    expect(entryPoint).toBe(CANONICAL_DEPLOYMENTS["0.8"].entryPoint);
+    expect(creatorsEntryPoint).toBe(entryPoint);
+    // The EIP-712 domain is the canonical address's, as viem's hash assumes.
+    const domain = await client.readContract({
+      address: entryPoint,
+      abi: parseAbi(["function eip712Domain() view returns (bytes1, string, string, uint256, address, bytes32, uint256[])"]),
+      functionName: "eip712Domain",
+    });
+    expect(domain.slice(1, 5)).toEqual(["ERC4337", "1", 31337n, entryPoint]);
   });
 
   it.each(ENTRY_POINT_VERSIONS)("funds the v%s paymasters on their EntryPoint, signed by the devnet paymaster key", async (version) => {

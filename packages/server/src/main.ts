@@ -127,9 +127,11 @@ function startupLines(
     ...service.bundler.entryPoints.all.map((ep) => `  EntryPoint v${ep.version}: ${ep.address}`),
     ...(devnet
       ? [
-          "  devnet paymasters (deposits of 10 ETH; test signer key, never use it on a real network):",
+          "  devnet accounts and paymasters (deposits of 10 ETH; test signer key, never use it on a real network):",
           ...ENTRY_POINT_VERSIONS.flatMap((version) =>
-            paymasterLines(devnet.deployments[version]).map((line) => `    ${line}`),
+            [`SimpleAccountFactory v${version}:  ${devnet.deployments[version].simpleAccountFactory}`, ...paymasterLines(devnet.deployments[version])].map(
+              (line) => `    ${line}`,
+            ),
           ),
           `    paymaster signer key: ${DEVNET_PAYMASTER_SIGNER_KEY}`,
         ]

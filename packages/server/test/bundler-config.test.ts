@@ -42,7 +42,9 @@ describe("bundler_config and redirectRpc", () => {
     expect(config).toMatchObject({
       chainId: fx.devnet.chainId,
       flags: { testingMode: false, redirectRpc: true },
-      entryPoints: (["0.6", "0.7", "0.8"] as const).map((v) => fx.entryPoint(v).toLowerCase()),
+      entryPoints: (["0.6", "0.7", "0.8", "0.9"] as const).map((v) =>
+        fx.entryPoint(v).toLowerCase(),
+      ),
       relayers: fx.devnet.relayerKeys.map((key) => privateKeyToAccount(key).address),
       minStake: { type: "BigNumber", hex: expect.stringMatching(/^0x[0-9a-f]+$/) },
       minSignerBalance: "0.25 eth",

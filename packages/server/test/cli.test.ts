@@ -41,11 +41,13 @@ describe("pnpm start (src/bin.ts, the command bundlekit-server)", () => {
     expect(stdout).toMatch(/chain id:\s+31337/);
     expect(stdout).toMatch(/validation:\s+safe \(ERC-7562 enforced; in-process tracer, 2 worker threads\)/);
     expect(stdout).toContain("EntryPoint v0.7: 0x0000000071727De22E5E9d8BAf0edAc6f37da032");
+    expect(stdout).toContain("EntryPoint v0.9: 0x433709009B8330FDa32311DF1C2AFA402eD8D009");
     // The devnet's paymasters, as deployed (the addresses a developer pastes into a client).
     const devnet = await startDevnet();
     try {
       for (const version of ENTRY_POINT_VERSIONS) {
-        const { paymasters } = devnet.deployments[version];
+        const { paymasters, simpleAccountFactory } = devnet.deployments[version];
+        expect(stdout).toMatch(new RegExp(`SimpleAccountFactory v${version}:\\s+${simpleAccountFactory}`));
         expect(stdout).toMatch(new RegExp(`VerifyingPaymaster v${version}:\\s+${paymasters.verifying}`));
         if (paymasters.postOpWork) expect(stdout).toMatch(new RegExp(`PostOpWorkPaymaster v${version}:\\s+${paymasters.postOpWork}`));
       }
@@ -53,6 +55,7 @@ describe("pnpm start (src/bin.ts, the command bundlekit-server)", () => {
       await devnet.stop();
     }
     expect(stdout).toContain(`Simple7702Account v0.8:     ${SIMPLE_7702_ACCOUNT}`);
+    expect(stdout).toContain("Simple7702Account v0.9:     0xa46cc63eBF4Bd77888AA327837d20b23A63a56B5");
     expect(stdout).toContain(`paymaster signer key: ${DEVNET_PAYMASTER_SIGNER_KEY}`);
 
     const answer = await fetch(bundlerUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: 1, method: "eth_chainId" }) });

@@ -5,6 +5,7 @@ import {
   gasWorkloadsAbi,
   SIMPLE_7702_ACCOUNT,
   startDevnet,
+  toSimpleAccount,
   verifyingPaymasterData,
 } from "@bundlekit/devnet";
 import { toSimpleSmartAccount } from "permissionless/accounts";
@@ -16,20 +17,22 @@ import {
   createWalletClient,
   encodeAbiParameters,
   encodeFunctionData,
+  getAddress,
   type Hex,
   http,
   numberToHex,
   parseAbi,
   parseEther,
   type PublicClient,
+  slice,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createBundlerClient, type SmartAccount, type UserOperation } from "viem/account-abstraction";
+import { createBundlerClient, type SmartAccount, toSimple7702SmartAccount, type UserOperation } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.ts";
 import { type BundlerService, startBundlerService } from "../src/server.ts";
 
-const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8"];
+const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8", "0.9"];
 const counterAbi = parseAbi(["function counter() view returns (uint256)"]);
 
 /**
@@ -73,12 +76,19 @@ describe("viem and permissionless clients against the stand-alone service", () =
     await sent;
   }
 
-  /** permissionless's SimpleAccount of a fresh owner on `version` (counterfactual), funded unless told otherwise. */
+  /**
+   * permissionless's SimpleAccount of a fresh owner on `version` (counterfactual), funded unless
+   * told otherwise. permissionless 0.4 knows no v0.9 SimpleAccount: on v0.9 it is given the v0.9
+   * EntryPoint and factory as a v0.8 account, which signs, encodes and sends exactly as v0.9 needs.
+   */
   async function simpleAccount(version: EntryPointVersion, value = parseEther("1")): Promise<SmartAccount> {
+    const { entryPoint, simpleAccountFactory } = devnet.deployments[version];
     const account = await toSimpleSmartAccount({
       client,
       owner: privateKeyToAccount(generatePrivateKey()),
-      entryPoint: { address: devnet.deployments[version].entryPoint, version },
+      ...(version === "0.9"
+        ? { entryPoint: { address: entryPoint, version: "0.8" as const }, factoryAddress: simpleAccountFactory }
+        : { entryPoint: { address: entryPoint, version } }),
     });
     if (value > 0n) await fund(account.address, value);
     return account;
@@ -172,7 +182,7 @@ describe("viem and permissionless clients against the stand-alone service", () =
     });
   });
 
-  it.each<EntryPointVersion>(["0.7", "0.8"])("v%s: a paymaster whose postOp works by its context sponsors within the estimated postOp limit", async (version) => {
+  it.each<EntryPointVersion>(["0.7", "0.8", "0.9"])("v%s: a paymaster whose postOp works by its context sponsors within the estimated postOp limit", async (version) => {
     const account = await simpleAccount(version, 0n);
     const paymaster = devnet.deployments[version].paymasters.postOpWork!;
     const paymasterData = numberToHex(2_000, { size: 4 });
@@ -183,6 +193,56 @@ describe("viem and permissionless clients against the stand-alone service", () =
     const hash = await bundler.sendUserOperation({ calls: [{ to: recipient(), value: 0n }] });
     const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
     expect(receipt.success).toBe(true);
+  });
+
+  describe("EIP-7702 on v0.9: viem's Simple7702Account with permissionless's client", () => {
+    it("delegates the EOA to v0.9's Simple7702Account with its first operation, then sends a batch; receipts and lookups answer", async () => {
+      const owner = privateKeyToAccount(generatePrivateKey());
+      await fund(owner.address);
+      const account = await toSimple7702SmartAccount({ client, owner, entryPoint: "0.9" });
+      const delegate = devnet.deployments["0.9"].simple7702Account!;
+      expect(account.entryPoint.address).toBe(devnet.deployments["0.9"].entryPoint);
+      const authorization = await owner.signAuthorization({ contractAddress: delegate, chainId: devnet.chainId, nonce: await client.getTransactionCount({ address: owner.address }) });
+      const smart = smartAccountClient(account);
+      const [a, b] = [recipient(), recipient()];
+      const first = await smart.sendTransaction({ to: a, value: 7n, authorization });
+      expect((await client.getTransactionReceipt({ hash: first })).status).toBe("success");
+      expect(await client.getCode({ address: owner.address })).toBe(concat(["0xef0100", delegate]).toLowerCase());
+      const bundler = bundlerClient(account);
+      const hash = await bundler.sendUserOperation({ calls: [{ to: a, value: 1n }, { to: b, value: 2n }] });
+      const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+      expect(receipt).toMatchObject({ success: true, sender: owner.address });
+      expect(getAddress(receipt.entryPoint)).toBe(devnet.deployments["0.9"].entryPoint);
+      expect(await client.getBalance({ address: a })).toBe(8n);
+      expect(await client.getBalance({ address: b })).toBe(2n);
+      expect((await bundler.getUserOperation({ hash })).entryPoint).toBe(devnet.deployments["0.9"].entryPoint);
+    });
+
+    it("a v0.9 operation whose paymaster signs after the account (paymasterSignature) lands, sponsored; lookups give it back as sent", async () => {
+      // The devnet's own v0.9 SimpleAccount (viem's account type carries paymasterSignature for v0.9).
+      const account = await toSimpleAccount({ client, owner: privateKeyToAccount(generatePrivateKey()), version: "0.9" });
+      const paymaster = devnet.deployments["0.9"].paymasters.verifying;
+      const timeRange = encodeAbiParameters([{ type: "uint48" }, { type: "uint48" }], [0, 0]);
+      const bundler = bundlerClient(account);
+      // Estimated with a stub of the signature's final length, which preVerificationGas then pays for.
+      const prepared = await bundler.prepareUserOperation({
+        calls: [{ to: recipient(), value: 0n }],
+        paymaster,
+        paymasterData: timeRange,
+        paymasterSignature: "0xfffffffffffffffffffffffffffffff0000000000000000000000000000000007aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1c",
+      });
+      // The account signs first, over everything but the paymaster's signature ...
+      const unsigned = prepared as UserOperation<"0.9">;
+      const signed = { ...unsigned, signature: await account.signUserOperation(unsigned as UserOperation) };
+      // ... then the paymaster signs, and its signature travels apart from paymasterData.
+      const paymasterSignature = slice(await verifyingPaymasterData({ client, version: "0.9", paymaster, userOperation: signed as UserOperation }), 64);
+      const hash = await bundler.sendUserOperation({ ...signed, paymasterSignature } as never);
+      const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+      expect(receipt).toMatchObject({ success: true, paymaster, sender: account.address });
+      expect(await client.getBalance({ address: account.address })).toBe(0n);
+      const lookup = (await bundler.getUserOperation({ hash })).userOperation as { paymasterSignature?: Hex; paymasterData?: Hex };
+      expect(lookup).toMatchObject({ paymasterSignature, paymasterData: timeRange });
+    });
   });
 
   describe("EIP-7702: permissionless's Simple7702Account on v0.8", () => {

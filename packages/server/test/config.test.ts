@@ -17,7 +17,7 @@ describe("loadConfig", () => {
     expect(config.rpcUrl).toBeUndefined();
     expect(config.port).toBe(4337);
     expect(config.database).toBe(":memory:");
-    expect(config.entryPoints.map((ep) => ep.version)).toEqual(["0.6", "0.7", "0.8"]);
+    expect(config.entryPoints.map((ep) => ep.version)).toEqual(["0.6", "0.7", "0.8", "0.9"]);
   });
 
   it("reads a config file and lets the environment override it", () => {

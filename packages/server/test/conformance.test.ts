@@ -15,7 +15,7 @@ const hex = /^0x(0|[1-9a-f][0-9a-f]*)$/;
 const bytes = /^0x([0-9a-f]{2})*$/;
 const hash32 = /^0x[0-9a-f]{64}$/;
 const address = /^0x[0-9a-fA-F]{40}$/;
-const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8"];
+const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8", "0.9"];
 const unknownHash = pad("0xdead", { size: 32 });
 
 let fx: ServiceFixture;
@@ -139,7 +139,7 @@ describe.each(versions)("EntryPoint v%s", (version) => {
       const stranger = privateKeyToAccount(generatePrivateKey());
       const hash = userOpHashOf(op, version, entryPoint);
       // SimpleAccount v0.8 signs the raw EIP-712 hash; earlier versions the personal-message digest.
-      const signature = version === "0.8" ? await stranger.sign({ hash }) : await stranger.signMessage({ message: { raw: hash } });
+      const signature = version === "0.6" || version === "0.7" ? await stranger.signMessage({ message: { raw: hash } }) : await stranger.sign({ hash });
       const { error } = await fx.call("eth_sendUserOperation", [{ ...op, signature }, entryPoint]);
       expect(error.code).toBe(-32507);
       expect(error.message).toMatch(/AA24/);

@@ -44,16 +44,31 @@ describe("smart accounts on the devnet", () => {
     expect(readme).toContain(readFileSync(new URL("./snippets/devnet-simple-account.ts", import.meta.url), "utf8"));
   });
 
-  it("SimpleAccount (the devnet's and permissionless's) works on every version: both use the deployed canonical factory", async () => {
+  it("SimpleAccount works on every version (the devnet's), and on v0.6–v0.8 (permissionless's): both use the deployed canonical factory", async () => {
     expect(verdict("`toSimpleAccount` (`@bundlekit/devnet`)")).toBe("yes");
     expect(verdict("`toSimpleSmartAccount` (permissionless)")).toBe("yes");
     for (const version of ENTRY_POINT_VERSIONS) {
       const { entryPoint, simpleAccountFactory } = fx.devnet.deployments[version];
       const ours = await toSimpleAccount({ client: fx.client, owner, version });
-      const theirs = await toSimpleSmartAccount({ client: fx.client, owner, entryPoint: { address: entryPoint, version } });
-      for (const account of [ours, theirs]) expect((await account.getFactoryArgs()).factory).toBe(simpleAccountFactory);
+      expect((await ours.getFactoryArgs()).factory).toBe(simpleAccountFactory);
       expect(await hasCode(simpleAccountFactory)).toBe(true);
+      if (version === "0.9") continue;
+      const theirs = await toSimpleSmartAccount({ client: fx.client, owner, entryPoint: { address: entryPoint, version } });
+      expect((await theirs.getFactoryArgs()).factory).toBe(simpleAccountFactory);
     }
+  });
+
+  it("permissionless's SimpleAccount does not know v0.9: asked for it, it takes another release's factory", async () => {
+    expect(verdict("`toSimpleSmartAccount` (permissionless 0.4.1)")).toBe("**no**");
+    const { entryPoint, simpleAccountFactory } = fx.devnet.deployments["0.9"];
+    const theirs = await toSimpleSmartAccount({ client: fx.client, owner, entryPoint: { address: entryPoint, version: "0.9" as never } });
+    expect((await theirs.getFactoryArgs()).factory).not.toBe(simpleAccountFactory);
+  });
+
+  it("viem's Simple7702Account works on v0.9: it delegates to v0.9's, which is deployed", async () => {
+    const delegate = fx.devnet.deployments["0.9"].simple7702Account!;
+    expect((await toSimple7702SmartAccount({ client: fx.client, owner, entryPoint: "0.9" })).authorization?.address).toBe(delegate);
+    expect(await hasCode(delegate)).toBe(true);
   });
 
   it("Simple7702Account (viem's and permissionless's) works on v0.8: both delegate to the deployed one", async () => {

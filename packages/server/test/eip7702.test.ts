@@ -96,7 +96,7 @@ describe("EIP-7702 operations through the stand-alone service", () => {
 
   /** The devnet's EIP-7702 account of `version`: the delegate an EOA's authorization names. */
   const delegateOf = (version: EntryPointVersion): Address =>
-    version === "0.8" ? SIMPLE_7702_ACCOUNT : SIMPLE_7702_ACCOUNTS_BEFORE_V08[version];
+    version === "0.6" || version === "0.7" ? SIMPLE_7702_ACCOUNTS_BEFORE_V08[version] : devnet.deployments[version].simple7702Account!;
 
   /**
    * A fresh, funded EOA as an EIP-7702 smart account on `version`, and its signed authorization

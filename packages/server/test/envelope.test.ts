@@ -24,7 +24,7 @@ describe("requests", () => {
 
   it("treats null params as none", async () => {
     const { body } = await fx.post(JSON.stringify({ id: 1, method: "eth_supportedEntryPoints", params: null }));
-    expect(body.result).toHaveLength(3);
+    expect(body.result).toHaveLength(4);
   });
 
   it.each([

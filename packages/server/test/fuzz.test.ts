@@ -65,7 +65,7 @@ let validOps: Record<string, Record<string, unknown>>;
 beforeAll(async () => {
   fx = await serviceFixture();
   validOps = {};
-  for (const version of ["0.6", "0.7", "0.8"] as const) {
+  for (const version of ["0.6", "0.7", "0.8", "0.9"] as const) {
     validOps[fx.entryPoint(version)] = await fx.signedOperation(await fx.makeAccount(version));
   }
 });

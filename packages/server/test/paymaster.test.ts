@@ -71,7 +71,9 @@ describe("ERC-7677 paymaster endpoint", () => {
     expect(await deposit(version)).toBe(before - receipt.actualGasCost);
   });
 
-  it.each(ENTRY_POINT_VERSIONS)("docs/paymasters.md, v%s: viem's and permissionless's clients are sponsored with no other service", async (version) => {
+  // The snippets use permissionless's SimpleAccount, which knows no v0.9 (packages/devnet/README.md);
+  // v0.9 is sponsored above with the devnet's, and in clients.test.ts.
+  it.each(ENTRY_POINT_VERSIONS.filter((v) => v !== "0.9"))("docs/paymasters.md, v%s: viem's and permissionless's clients are sponsored with no other service", async (version) => {
     const options = { bundlerUrl: service.url, paymasterUrl, nodeUrl: devnet.rpcUrl, chain: devnet.chain, entryPoint: { address: devnet.deployments[version].entryPoint, version }, to: privateKeyToAccount(generatePrivateKey()).address };
     const before = await deposit(version);
     const receipt = await sponsorWithViem(options);

@@ -28,6 +28,7 @@ describe("a new account's second operation through viem's bundler client", () =>
       }),
     );
 
+  // v0.9 ignores the factory data of a sender that exists: packages/core/test/queued-deployment.test.ts shows both landing.
   it.each<EntryPointVersion>(["0.6", "0.7", "0.8"])("v%s: refused with AA10 (-32500) at estimation and at send; without the factory both land and the factory stays ok", async (version) => {
     const account = await fx.makeAccount(version);
     const entryPoint = fx.entryPoint(version);

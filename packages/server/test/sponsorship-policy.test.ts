@@ -67,13 +67,18 @@ function ask(
   };
 }
 
-/** The calls of permissionless's SimpleAccount for `version`, as `callData` (the encoding real clients send). */
-async function simpleAccountCallData(version: "0.6" | "0.7" | "0.8", calls: { to: Address; value?: bigint; data?: Hex }[]): Promise<Hex> {
-  const entryPoint = { "0.6": entryPoint06Address, "0.7": entryPoint07Address, "0.8": entryPoint08Address }[version];
+/**
+ * The calls of permissionless's SimpleAccount for `version`, as `callData` (the encoding real
+ * clients send). permissionless 0.4 knows no v0.9 SimpleAccount: v0.9's `execute` and
+ * `executeBatch` are v0.8's, so its v0.8 encoding stands in.
+ */
+async function simpleAccountCallData(version: "0.6" | "0.7" | "0.8" | "0.9", calls: { to: Address; value?: bigint; data?: Hex }[]): Promise<Hex> {
+  const encoding = version === "0.9" ? "0.8" : version;
+  const entryPoint = { "0.6": entryPoint06Address, "0.7": entryPoint07Address, "0.8": entryPoint08Address }[encoding];
   const account = await toSimpleSmartAccount({
     client: createPublicClient({ transport: http("http://127.0.0.1:1") }),
     owner: privateKeyToAccount(generatePrivateKey()),
-    entryPoint: { address: entryPoint, version } as never,
+    entryPoint: { address: entryPoint, version: encoding } as never,
     address: sender,
   });
   return account.encodeCalls(calls);
@@ -178,13 +183,13 @@ describe("allowlists", () => {
     });
   });
 
-  it.each(["0.6", "0.7", "0.8"] as const)("reads the targets of SimpleAccount v%s's execute and executeBatch", async (version) => {
+  it.each(["0.6", "0.7", "0.8", "0.9"] as const)("reads the targets of SimpleAccount v%s's execute and executeBatch", async (version) => {
     expect(simpleAccountCallTargets(await simpleAccountCallData(version, [{ to: targetA, value: 1n, data: "0x1234" }]))).toEqual([targetA]);
     const batch = await simpleAccountCallData(version, [{ to: targetB, data: "0x12" }, { to: targetA }, { to: targetB, data: "0x34" }]);
     expect(simpleAccountCallTargets(batch)).toEqual([targetB, targetA, targetB]);
   });
 
-  it.each(["0.6", "0.7", "0.8"] as const)("onlyTargets on v%s: sponsors calls to listed targets only; one unlisted call in a batch refuses it", async (version) => {
+  it.each(["0.6", "0.7", "0.8", "0.9"] as const)("onlyTargets on v%s: sponsors calls to listed targets only; one unlisted call in a batch refuses it", async (version) => {
     const policy = onlyTargets([targetA, targetB]);
     const listed = await simpleAccountCallData(version, [{ to: targetA }, { to: targetB }]);
     expect(await policy(ask({ callData: listed }))).toEqual(sponsor);

@@ -14,7 +14,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
 
-const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8"];
+const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8", "0.9"];
 const depositAbi = parseAbi(["function balanceOf(address) view returns (uint256)"]);
 const handleOpsAbi = {
   "0.6": parseAbi([
@@ -77,9 +77,19 @@ describe("sponsored operations: every paymaster path", () => {
       return { opsSeen: BigInt(entry?.opsSeen ?? 0), status: BigInt(entry?.status ?? 0) };
     };
 
-    /** permissionless's SimpleAccount of a fresh owner, funded and deployed by an operation it pays for itself. */
+    /**
+     * permissionless's SimpleAccount of a fresh owner, funded and deployed by an operation it pays
+     * for itself. permissionless 0.4 knows no v0.9 SimpleAccount: on v0.9 it is given the v0.9
+     * EntryPoint and factory as a v0.8 account, which signs and encodes exactly as v0.9 needs.
+     */
     async function deployedAccount(): Promise<SmartAccount> {
-      const account = await toSimpleSmartAccount({ client, owner: privateKeyToAccount(generatePrivateKey()), entryPoint: { address: entryPoint(), version } });
+      const account = await toSimpleSmartAccount({
+        client,
+        owner: privateKeyToAccount(generatePrivateKey()),
+        ...(version === "0.9"
+          ? { entryPoint: { address: entryPoint(), version: "0.8" as const }, factoryAddress: devnet.deployments["0.9"].simpleAccountFactory }
+          : { entryPoint: { address: entryPoint(), version } }),
+      });
       await fund(account.address);
       const bundler = createBundlerClient({ account, client, transport: http(fx.service.url) });
       const prepared = await bundler.prepareUserOperation({ calls: [{ to: account.address, value: 0n }] });

@@ -1,5 +1,6 @@
 import {
   type Devnet,
+  ENTRY_POINT_VERSIONS,
   type EntryPointVersion,
   toSimpleAccount,
   verifyingPaymasterData,
@@ -44,7 +45,7 @@ describe("the validity window through the service (-32503)", () => {
   });
   afterAll(() => fx?.close());
 
-  describe.each(["0.6", "0.7", "0.8"] as const)("EntryPoint v%s", (version: EntryPointVersion) => {
+  describe.each(ENTRY_POINT_VERSIONS)("EntryPoint v%s", (version: EntryPointVersion) => {
     const paymaster = () => devnet.deployments[version].paymasters.verifying;
     const bundlerClient = (account: SmartAccount) =>
       createBundlerClient({ account, client, transport: http(fx.service.url) });

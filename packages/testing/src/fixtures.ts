@@ -62,10 +62,13 @@ export interface FixtureEntryOptions {
   feeBump?: bigint;
   /** Another operation with the same sender, nonce and fees: a call that sends this many wei more. Default 0. */
   variant?: number;
-  /** v0.7+: deploy the sender with a factory and pay with a paymaster. Default false. */
+  /**
+   * v0.7+: deploy the sender with a factory and pay with a paymaster (on v0.9 whose signature
+   * travels as `paymasterSignature`). Default false.
+   */
   sponsored?: boolean;
   /**
-   * An EIP-7702 account with a signed authorization: on v0.8 with `factory` 0x7702, on v0.6 and
+   * An EIP-7702 account with a signed authorization: on v0.8+ with `factory` 0x7702, on v0.6 and
    * v0.7 (whose EntryPoints know no marker) with no factory and no paymaster. Default false.
    */
   eip7702?: boolean;
@@ -116,7 +119,7 @@ async function fixtureUserOperation(
     functionName: "createAccount",
     args: [account.address, 7n],
   });
-  if (version !== "0.8" && options.eip7702) {
+  if ((version === "0.6" || version === "0.7") && options.eip7702) {
     const delegated = { ...common, authorization: await authorize(account) };
     return version === "0.6" ? { ...delegated, initCode: "0x", paymasterAndData: "0x" } : delegated;
   }
@@ -127,7 +130,7 @@ async function fixtureUserOperation(
       paymasterAndData: concat([paymaster, `0x${"00".repeat(28)}deadbeef`]).toLowerCase() as Hex,
     };
   }
-  if (version === "0.8" && options.eip7702) {
+  if (version !== "0.7" && options.eip7702) {
     return {
       ...common,
       factory: "0x7702" as Address,
@@ -136,7 +139,8 @@ async function fixtureUserOperation(
     };
   }
   if (!options.sponsored) return common;
-  return {
+  const paymasterSignature: Hex = `0x${"ab".repeat(65)}`;
+  const sponsored = {
     ...common,
     factory,
     factoryData,
@@ -144,8 +148,12 @@ async function fixtureUserOperation(
     paymasterVerificationGasLimit: 70_000n,
     // Past 2^53, so a lossy number conversion shows.
     paymasterPostOpGasLimit: 2n ** 64n + 50_000n,
-    paymasterData: `0x${"00".repeat(12)}66a3c1ff${"ab".repeat(65)}`,
+    paymasterData: `0x${"00".repeat(12)}66a3c1ff` as Hex,
   };
+  // v0.9: the paymaster's signature travels apart from its data, as paymasterSignature.
+  return version === "0.9"
+    ? { ...sponsored, paymasterSignature }
+    : { ...sponsored, paymasterData: concat([sponsored.paymasterData, paymasterSignature]) };
 }
 
 async function authorize(account: PrivateKeyAccount): Promise<SignedAuthorization> {

@@ -102,6 +102,10 @@ export function mempoolStoreContract(
         await expectRoundTrip({ version, eip7702: true, nonce: 7n });
       });
 
+      it("round-trips a v0.9 operation with a paymasterSignature exactly", async () => {
+        await expectRoundTrip({ version: "0.9", sponsored: true, nonce: 9n });
+      });
+
       it("keeps what safe validation learned about an operation (code hashes, storage touched) exactly", async () => {
         const entry = {
           ...(await fixtureEntry({ version: "0.7", sponsored: true })),

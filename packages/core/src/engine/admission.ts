@@ -79,6 +79,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     simulator: context.simulator,
     rules: { ...stakeRequirement, p256Precompile: settings.validation.p256Precompile, maxPaymasterContextBytes: settings.validation.maxPaymasterContextBytes },
     nowSeconds: BigInt(Math.floor(clock.now() / 1000)),
+    blockNumber: () => context.client.getBlockNumber({ cacheTime: 0 }),
     preVerificationGas: context.preVerificationGas,
     l1DataGas: context.l1DataGas && ((o: UserOperation) => context.l1DataGas!(entryPoint, o)),
   };

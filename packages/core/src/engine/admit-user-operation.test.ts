@@ -182,7 +182,7 @@ async function operation(options: FixtureEntryOptions = {}): Promise<UserOperati
     ...(op.paymaster ? { paymasterPostOpGasLimit: 50_000n } : {}),
   };
 }
-const hashOf = (op: UserOperation, version: "0.7" | "0.8" = "0.7") =>
+const hashOf = (op: UserOperation, version: "0.7" | "0.8" | "0.9" = "0.7") =>
   getUserOperationHash({
     userOperation: op as never,
     entryPointAddress: canonicalEntryPoints[version],
@@ -190,7 +190,7 @@ const hashOf = (op: UserOperation, version: "0.7" | "0.8" = "0.7") =>
     chainId: fixtureChainId,
   });
 /** A pooled entry for `op`, as admission would have stored it. */
-const pooled = (op: UserOperation, version: "0.7" | "0.8" = "0.7"): NewMempoolEntry => ({
+const pooled = (op: UserOperation, version: "0.7" | "0.8" | "0.9" = "0.7"): NewMempoolEntry => ({
   userOpHash: hashOf(op, version),
   entryPoint: canonicalEntryPoints[version],
   entryPointVersion: version,

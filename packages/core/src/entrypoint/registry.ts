@@ -1,12 +1,18 @@
 import { type Abi, type Address, getAddress } from "viem";
-import { entryPoint06Abi, entryPoint07Abi, entryPoint08Abi } from "viem/account-abstraction";
+import {
+  entryPoint06Abi,
+  entryPoint07Abi,
+  entryPoint08Abi,
+  entryPoint09Abi,
+} from "viem/account-abstraction";
 import { UnsupportedEntryPointError } from "../errors/errors.ts";
 import {
   type EntryPointSimulations,
   entryPointSimulations07,
   entryPointSimulations08,
+  entryPointSimulations09,
 } from "./simulations.ts";
-import { canonicalEntryPoints, type EntryPointVersion } from "./version.ts";
+import { canonicalEntryPoints, type EntryPointVersion, entryPointVersions } from "./version.ts";
 
 /** What the engine needs to know about one EntryPoint it serves. */
 export interface EntryPoint {
@@ -30,12 +36,14 @@ const abis: Record<EntryPointVersion, Abi> = {
   "0.6": entryPoint06Abi,
   "0.7": entryPoint07Abi,
   "0.8": entryPoint08Abi,
+  "0.9": entryPoint09Abi,
 };
 
 const simulations: Record<EntryPointVersion, EntryPointSimulations | undefined> = {
   "0.6": undefined,
   "0.7": entryPointSimulations07,
   "0.8": entryPointSimulations08,
+  "0.9": entryPointSimulations09,
 };
 
 /** Describe an EntryPoint of a given version deployed at `address`. */
@@ -48,13 +56,11 @@ export function defineEntryPoint(version: EntryPointVersion, address?: Address):
   };
 }
 
-/** A registry over the given EntryPoints (default: the canonical v0.6, v0.7 and v0.8). */
+/** A registry over the given EntryPoints (default: the canonical v0.6, v0.7, v0.8 and v0.9). */
 export function createEntryPointRegistry(
-  entryPoints: readonly EntryPoint[] = [
-    defineEntryPoint("0.6"),
-    defineEntryPoint("0.7"),
-    defineEntryPoint("0.8"),
-  ],
+  entryPoints: readonly EntryPoint[] = entryPointVersions.map((version) =>
+    defineEntryPoint(version),
+  ),
 ): EntryPointRegistry {
   const byAddress = new Map(entryPoints.map((ep) => [ep.address.toLowerCase(), ep]));
   const find = (address: string) => byAddress.get(address.toLowerCase());

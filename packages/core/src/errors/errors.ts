@@ -262,20 +262,25 @@ export class SignatureInvalidError extends EntryPointRefusalError {
   }
 }
 
-/** The validity window the account or the paymaster returned, against the engine's clock. */
+/**
+ * The validity window the account or the paymaster returned, against the engine's clock: in
+ * seconds (a timestamp window), or in block numbers (v0.9's block ranges, which the EntryPoint
+ * accepts in blocks `validAfter + 1` to `validUntil`).
+ */
 export interface ValidityWindow {
   validAfter: bigint;
   validUntil: bigint;
-  /** Seconds since the epoch when it was checked. */
+  unit: "seconds" | "blocks";
+  /** When it was checked: seconds since the epoch, or the next block's number. */
   now: bigint;
-  /** The least an operation must stay valid to be worth bundling, in seconds. */
-  minValiditySeconds: bigint;
+  /** The least an operation must stay valid to be worth bundling, in the window's unit. */
+  minValidity: bigint;
 }
 
 /**
  * The account's (`AA22`) or the paymaster's (`AA32`) validity window does not hold the operation
- * long enough to be bundled: expired, not yet due, or ending within `minValiditySeconds`.
- * `window` holds the bounds when the engine checked them; absent when the EntryPoint refused.
+ * long enough to be bundled: expired, not yet due, or ending within `minValidity`. `window` holds
+ * the bounds when the engine checked them; absent when the EntryPoint refused.
  */
 export class OutOfTimeRangeError extends EntryPointRefusalError {
   override readonly kind = "outOfTimeRange";
@@ -291,23 +296,15 @@ export class OutOfTimeRangeError extends EntryPointRefusalError {
 
   /**
    * The refusal of `window`, whose entity it is, or undefined when it holds the operation for at
-   * least `minValiditySeconds`. The message is the EntryPoint's own text (AA22 for the account,
-   * AA32 for the paymaster), then which bound fails.
+   * least `minValidity`. The message is the EntryPoint's own text (AA22 for the account, AA32 for
+   * the paymaster), then which bound fails.
    */
   static check(
     entity: "account" | "paymaster",
     window: ValidityWindow,
     paymaster?: Address,
   ): OutOfTimeRangeError | undefined {
-    const { validAfter, validUntil, now, minValiditySeconds } = window;
-    const detail =
-      validUntil < now
-        ? `validUntil ${validUntil} passed ${now - validUntil} s ago`
-        : validAfter > now
-          ? `validAfter ${validAfter} is ${validAfter - now} s from now`
-          : validUntil < now + minValiditySeconds
-            ? `validUntil ${validUntil} is within ${minValiditySeconds} s (${validUntil - now} s from now): too soon to bundle`
-            : undefined;
+    const detail = window.unit === "seconds" ? secondsDetail(window) : blocksDetail(entity, window);
     if (detail === undefined) return undefined;
     const text = entity === "account" ? entryPointReasons[22] : entryPointReasons[32];
     return new OutOfTimeRangeError(`${text}: ${detail}`, {
@@ -315,6 +312,22 @@ export class OutOfTimeRangeError extends EntryPointRefusalError {
       paymaster: entity === "paymaster" ? paymaster : undefined,
     });
   }
+}
+
+function secondsDetail({ validAfter, validUntil, now, minValidity }: ValidityWindow): string | undefined {
+  if (validUntil < now) return `validUntil ${validUntil} passed ${now - validUntil} s ago`;
+  if (validAfter > now) return `validAfter ${validAfter} is ${validAfter - now} s from now`;
+  if (validUntil < now + minValidity) return `validUntil ${validUntil} is within ${minValidity} s (${validUntil - now} s from now): too soon to bundle`;
+  return undefined;
+}
+
+function blocksDetail(entity: string, { validAfter, validUntil, now: next, minValidity }: ValidityWindow): string | undefined {
+  if (validUntil < next) return `${entity} validity ended at block ${validUntil}; the next block is ${next}`;
+  if (validAfter >= next) return `${entity} validity starts after block ${validAfter}; the next block is ${next}`;
+  if (validUntil < next + minValidity) {
+    return `${entity} validity ends at block ${validUntil}, ${validUntil - next + 1n} blocks from now: too soon to bundle (at least ${minValidity + 1n} needed)`;
+  }
+  return undefined;
 }
 
 /** A paymaster's deposit against what its operations in the pool and this one may cost. */

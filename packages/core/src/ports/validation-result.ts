@@ -5,10 +5,15 @@ export interface ValidationData {
   /** `address(0)` valid, `address(1)` signature failure, else an aggregator. */
   aggregator: Address;
   signatureFailed: boolean;
-  /** Seconds; 0 means no lower bound. */
+  /** Seconds (block number when `blockRange`); 0 means no lower bound. */
   validAfter: bigint;
-  /** Seconds; `2^48-1` when the operation never expires. */
+  /** Seconds (block number when `blockRange`); `2^48-1` when the operation never expires. */
   validUntil: bigint;
+  /**
+   * v0.9+: the range is in block numbers, not seconds (the top bit of both bounds set; the
+   * bounds here have it cleared). The operation is valid in blocks `validAfter + 1` to `validUntil`.
+   */
+  blockRange?: boolean | undefined;
 }
 
 /** Stake of an entity as the EntryPoint reports it. */

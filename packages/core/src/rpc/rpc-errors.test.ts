@@ -57,7 +57,7 @@ describe("toRpcError: EntryPoint failures by their AAxx code (ERC-7769)", () => 
   });
 
   it("the validity window the engine checks is AA32 with its bounds and the paymaster in data", () => {
-    const window = { validAfter: 0n, validUntil: 1_029n, now: 1_000n, minValiditySeconds: 30n };
+    const window = { validAfter: 0n, validUntil: 1_029n, unit: "seconds" as const, now: 1_000n, minValidity: 30n };
     const error = OutOfTimeRangeError.check("paymaster", window, paymaster)!;
     expect({ ...toRpcError(error), message: error.message }).toMatchObject({
       code: -32503,

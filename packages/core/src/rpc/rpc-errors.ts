@@ -123,8 +123,9 @@ const wire: { [K in DomainErrorKind]: (error: Extract<DomainError, { kind: K }>)
       ? {
           code: RpcErrorCode.outOfTimeRange,
           data: {
-            validUntil: hex(e.window.validUntil),
-            validAfter: hex(e.window.validAfter),
+            ...(e.window.unit === "blocks"
+              ? { validUntilBlock: hex(e.window.validUntil), validAfterBlock: hex(e.window.validAfter) }
+              : { validUntil: hex(e.window.validUntil), validAfter: hex(e.window.validAfter) }),
             ...(e.paymaster !== undefined ? { paymaster: e.paymaster } : {}),
           },
         }

@@ -3,6 +3,7 @@ import { InvalidParamsError } from "../errors/errors.ts";
 import type { EntryPointVersion } from "../entrypoint/version.ts";
 import type { UserOperation, UserOperationV06, UserOperationV07 } from "./types.ts";
 import { isUserOperationV06 } from "./types.ts";
+import { maxPaymasterSignatureSize, paymasterSignatureLength } from "./paymaster-signature.ts";
 import {
   isAbsent,
   parseAddress,
@@ -56,7 +57,7 @@ export function decodeUserOperation(wire: unknown, options: DecodeUserOperationO
   const authorization = isAbsent(o.eip7702Auth) ? undefined : decodeAuthorization(o.eip7702Auth, at("eip7702Auth"));
 
   if (version === "0.6") {
-    for (const name of ["factory", "paymaster"]) {
+    for (const name of ["factory", "paymaster", "paymasterSignature"]) {
       if (!isAbsent(o[name])) {
         throw new InvalidParamsError(at(name), "is not a v0.6 field (v0.6 uses initCode and paymasterAndData)");
       }
@@ -118,7 +119,7 @@ export function decodeUserOperation(wire: unknown, options: DecodeUserOperationO
     op.paymasterPostOpGasLimit = gas("paymasterPostOpGasLimit", 128);
     op.paymasterData = isAbsent(o.paymasterData) ? "0x" : parseBytes(o.paymasterData, at("paymasterData"));
   } else {
-    for (const name of ["paymasterData", "paymasterVerificationGasLimit", "paymasterPostOpGasLimit"]) {
+    for (const name of ["paymasterData", "paymasterVerificationGasLimit", "paymasterPostOpGasLimit", "paymasterSignature"]) {
       if (!isAbsent(o[name]) && o[name] !== "0x" && o[name] !== "0x0") {
         throw new InvalidParamsError(at(name), "is set but paymaster is absent");
       }
@@ -128,8 +129,29 @@ export function decodeUserOperation(wire: unknown, options: DecodeUserOperationO
     if (o.paymasterVerificationGasLimit === "0x0") op.paymasterVerificationGasLimit = 0n;
     if (o.paymasterPostOpGasLimit === "0x0") op.paymasterPostOpGasLimit = 0n;
   }
+  if (!isAbsent(o.paymasterSignature) && o.paymasterSignature !== "0x" && op.paymaster) {
+    if (version !== "0.9") throw new InvalidParamsError(at("paymasterSignature"), "needs EntryPoint v0.9 or later");
+    op.paymasterSignature = parseBytes(o.paymasterSignature, at("paymasterSignature"), maxPaymasterSignatureSize);
+  }
+  if (version === "0.9" && op.paymaster && !op.paymasterSignature) refuseBadSignatureSuffix(op, at("paymasterData"));
   if (authorization) op.authorization = authorization;
   return op;
+}
+
+/**
+ * v0.9 reads a `paymasterData` that ends with the paymaster-signature magic as carrying a
+ * signature of the length in the two bytes before it; a length that reaches back into the
+ * paymaster's gas limits makes the EntryPoint revert (`InvalidPaymasterSignatureLength`).
+ */
+function refuseBadSignatureSuffix(op: UserOperationV07, path: string): void {
+  const data = Buffer.from((op.paymasterData ?? "0x").slice(2), "hex");
+  const paymasterAndData = Buffer.concat([Buffer.alloc(52), data]);
+  if (paymasterSignatureLength(paymasterAndData) === undefined) {
+    throw new InvalidParamsError(
+      path,
+      "ends with the paymaster-signature magic 0x22e325a297439656, but the signature length before it is longer than the paymasterData; send the signature as paymasterSignature",
+    );
+  }
 }
 
 function decodeAuthorization(value: unknown, path: string): SignedAuthorization {
@@ -188,6 +210,7 @@ export function encodeUserOperation(op: UserOperation): WireUserOperation {
     wire.paymasterVerificationGasLimit = toQuantity(op.paymasterVerificationGasLimit ?? 0n);
     wire.paymasterPostOpGasLimit = toQuantity(op.paymasterPostOpGasLimit ?? 0n);
     wire.paymasterData = op.paymasterData ?? "0x";
+    if (op.paymasterSignature) wire.paymasterSignature = op.paymasterSignature;
   } else {
     if (op.paymasterVerificationGasLimit !== undefined) wire.paymasterVerificationGasLimit = toQuantity(op.paymasterVerificationGasLimit);
     if (op.paymasterPostOpGasLimit !== undefined) wire.paymasterPostOpGasLimit = toQuantity(op.paymasterPostOpGasLimit);

@@ -17,6 +17,6 @@ export function decodeHandleOps(entryPoint: EntryPoint, input: Hex): UserOperati
   const ops = (args?.[0] ?? []) as readonly Record<string, unknown>[];
   if (!Array.isArray(ops)) return [];
   return ops.map((op) =>
-    entryPoint.version === "0.6" ? ({ ...op } as UserOperation) : fromPackedUserOperation(op as PackedUserOperation),
+    entryPoint.version === "0.6" ? ({ ...op } as UserOperation) : fromPackedUserOperation(op as PackedUserOperation, entryPoint.version),
   );
 }

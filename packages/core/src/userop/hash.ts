@@ -2,11 +2,14 @@ import type { Address, Hash, Hex } from "viem";
 import { getUserOperationHash as viemGetUserOperationHash } from "viem/account-abstraction";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { keccak256, keccak256Bytes } from "../utils/keccak.ts";
+import { paymasterAndDataForHash, paymasterSignatureSuffix } from "./paymaster-signature.ts";
 import { factoryOf, isUserOperationV06, type UserOperation, type UserOperationV07 } from "./types.ts";
 
 /**
  * The userOpHash the EntryPoint computes: for v0.6/v0.7 `keccak(abi.encode(keccak(packed), ep,
- * chainId))`, for v0.8 the EIP-712 hash with domain ("ERC4337", "1", chainId, ep). Computed
+ * chainId))`, for v0.8+ the EIP-712 hash with domain ("ERC4337", "1", chainId, ep). v0.9's covers
+ * `paymasterAndData` up to the paymaster signature, then its magic (`paymaster-signature.ts`),
+ * whether the signature came as `paymasterSignature` or at the end of `paymasterData`. Computed
  * once on admission and stored with the operation.
  *
  * The words are laid out here and hashed natively (`utils/keccak.ts`): viem's version costs about
@@ -18,7 +21,9 @@ export function getUserOperationHash(op: UserOperation, entryPoint: EntryPoint, 
   // Only v0.8+ read the marker (v0.6 and v0.7 hash initCode as it is, even with an authorization).
   const marker = factory === "0x7702" || factory === "0x7702000000000000000000000000000000000000";
   if (marker && entryPoint.version !== "0.6" && entryPoint.version !== "0.7") {
-    return viemGetUserOperationHash({ userOperation: op, entryPointAddress: entryPoint.address, entryPointVersion: entryPoint.version, chainId });
+    // viem's takes the 7702 delegate into the initCode hash; the paymaster's bytes as the EntryPoint hashes them.
+    const hashed = !isUserOperationV06(op) && entryPoint.version === "0.9" && op.paymaster ? paymasterHashedAs(op) : op;
+    return viemGetUserOperationHash({ userOperation: hashed, entryPointAddress: entryPoint.address, entryPointVersion: entryPoint.version, chainId });
   }
   if (isUserOperationV06(op)) {
     const packed = [
@@ -35,7 +40,7 @@ export function getUserOperationHash(op: UserOperation, entryPoint: EntryPoint, 
     ];
     return keccak256(Buffer.concat([hashOf(Buffer.concat(packed)), address(entryPoint.address), uint(BigInt(chainId))]));
   }
-  const packed = packedWords(op);
+  const packed = packedWords(op, entryPoint.version === "0.9");
   if (entryPoint.version === "0.7") {
     return keccak256(Buffer.concat([hashOf(Buffer.concat(packed)), address(entryPoint.address), uint(BigInt(chainId))]));
   }
@@ -43,17 +48,33 @@ export function getUserOperationHash(op: UserOperation, entryPoint: EntryPoint, 
   return keccak256(Buffer.concat([eip712Prefix, domainSeparator(entryPoint.address, chainId), structHash]));
 }
 
+/**
+ * `op` with `paymasterData` such that viem hashes its `paymasterAndData` as v0.9's EntryPoint
+ * does: the covered bytes after the gas limits, and no separate `paymasterSignature`.
+ */
+function paymasterHashedAs(op: UserOperationV07): UserOperationV07 {
+  const { paymasterSignature: _, ...rest } = op;
+  const covered = paymasterAndDataForHash(paymasterAndDataOf(op));
+  return { ...rest, paymasterData: `0x${Buffer.from(covered.subarray(52)).toString("hex")}` };
+}
+
+/** The `paymasterAndData` the EntryPoint receives, with v0.9's paymaster signature suffix. */
+function paymasterAndDataOf(op: UserOperationV07): Buffer {
+  if (!op.paymaster) return Buffer.alloc(0);
+  return Buffer.concat([
+    bytes(op.paymaster),
+    halfWord(op.paymasterVerificationGasLimit ?? 0n),
+    halfWord(op.paymasterPostOpGasLimit ?? 0n),
+    bytes(op.paymasterData ?? "0x"),
+    bytes(paymasterSignatureSuffix(op)),
+  ]);
+}
+
 /** The v0.7+ `PackedUserOperation` as the hash encodes it: eight words, `bytes` fields by their hash. */
-function packedWords(op: UserOperationV07): Uint8Array[] {
+function packedWords(op: UserOperationV07, paymasterSignatures: boolean): Uint8Array[] {
   const initCode = op.factory ? Buffer.concat([bytes(op.factory), bytes(op.factoryData ?? "0x")]) : Buffer.alloc(0);
-  const paymasterAndData = op.paymaster
-    ? Buffer.concat([
-        bytes(op.paymaster),
-        halfWord(op.paymasterVerificationGasLimit ?? 0n),
-        halfWord(op.paymasterPostOpGasLimit ?? 0n),
-        bytes(op.paymasterData ?? "0x"),
-      ])
-    : Buffer.alloc(0);
+  const sent = paymasterAndDataOf(op);
+  const paymasterAndData = paymasterSignatures ? paymasterAndDataForHash(sent) : sent;
   return [
     address(op.sender),
     uint(op.nonce),

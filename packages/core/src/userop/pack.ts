@@ -1,5 +1,7 @@
 import { type Address, getAddress, type Hex } from "viem";
 import { type PackedUserOperation as ViemPackedUserOperation, toPackedUserOperation } from "viem/account-abstraction";
+import type { EntryPointVersion } from "../entrypoint/version.ts";
+import { paymasterSignatureLength } from "./paymaster-signature.ts";
 import type { UserOperation, UserOperationV06, UserOperationV07 } from "./types.ts";
 import { isUserOperationV06 } from "./types.ts";
 import { eip7702FactoryMarker } from "./codec.ts";
@@ -35,8 +37,11 @@ export interface PackedUserOperation {
   signature: Hex;
 }
 
-/** Unpack a v0.7+ `PackedUserOperation` into the ERC-7769 form. */
-export function fromPackedUserOperation(packed: PackedUserOperation): UserOperationV07 {
+/**
+ * Unpack a v0.7+ `PackedUserOperation` into the ERC-7769 form. For v0.9 (`version`), a paymaster
+ * signature at the end of `paymasterAndData` comes back as `paymasterSignature`.
+ */
+export function fromPackedUserOperation(packed: PackedUserOperation, version?: EntryPointVersion): UserOperationV07 {
   const word = (hex: Hex, half: 0 | 1) => BigInt(`0x${hex.slice(2 + half * 32, 34 + half * 32) || "0"}`);
   const op: UserOperationV07 = {
     sender: getAddress(packed.sender),
@@ -59,6 +64,12 @@ export function fromPackedUserOperation(packed: PackedUserOperation): UserOperat
     op.paymasterVerificationGasLimit = BigInt(`0x${p.slice(42, 74)}`);
     op.paymasterPostOpGasLimit = BigInt(`0x${p.slice(74, 106)}`);
     op.paymasterData = `0x${p.slice(106)}`;
+    const signatureLength = version === "0.9" ? paymasterSignatureLength(Buffer.from(p.slice(2), "hex")) : 0;
+    if (signatureLength) {
+      const end = p.length - 20;
+      op.paymasterData = `0x${p.slice(106, end - signatureLength * 2)}`;
+      op.paymasterSignature = `0x${p.slice(end - signatureLength * 2, end)}`;
+    }
   }
   return op;
 }

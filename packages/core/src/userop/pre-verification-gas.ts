@@ -15,7 +15,7 @@ export interface PreVerificationGasConfig {
   /**
    * Per bundle, what each EntryPoint version's `handleOps` spends unmetered besides
    * `fixedGasOverhead` (shared like it). v0.6 and v0.7 guard `handleOps` against reentrancy in
-   * storage, v0.8 in transient storage. Measured on the devnet (test/estimate-ceilings.test.ts):
+   * storage, v0.8 and v0.9 in transient storage. Measured on the devnet (test/estimate-ceilings.test.ts):
    * without it a bundle of one operation cost its relayer 3,040 (v0.6), 2,300 (v0.7) and 160
    * (v0.8) gas more than the operation repaid.
    */
@@ -36,7 +36,7 @@ export interface PreVerificationGasConfig {
 export const defaultPreVerificationGasConfig: PreVerificationGasConfig = {
   transactionGasStipend: 21_000,
   fixedGasOverhead: 9_830,
-  entryPointGasOverhead: { "0.6": 3_100, "0.7": 2_350, "0.8": 200 },
+  entryPointGasOverhead: { "0.6": 3_100, "0.7": 2_350, "0.8": 200, "0.9": 200 },
   perUserOpGasOverhead: 7_260,
   perUserOpWordGasOverhead: 9.5,
   executeUserOpGasOverhead: 1_610,

@@ -21,9 +21,11 @@ export interface UserOperationV06 {
 }
 
 /**
- * A v0.7 or v0.8 user operation in the unpacked form of ERC-7769, with its EIP-7702
- * `authorization` (the wire's `eip7702Auth`), if any. Only v0.8+ knows the `0x7702` factory
- * marker, which binds the delegate into the userOpHash.
+ * A v0.7+ user operation in the unpacked form of ERC-7769, with its EIP-7702 `authorization`
+ * (the wire's `eip7702Auth`), if any. Only v0.8+ knows the `0x7702` factory marker, which binds
+ * the delegate into the userOpHash. `paymasterSignature` exists only for v0.9 and later: the
+ * paymaster's signature, appended to `paymasterAndData` after `paymasterData` with its length and
+ * a magic (`userop/paymaster-signature.ts`), and left out of the userOpHash.
  */
 export interface UserOperationV07 {
   sender: Address;
@@ -40,6 +42,7 @@ export interface UserOperationV07 {
   paymasterVerificationGasLimit?: bigint | undefined;
   paymasterPostOpGasLimit?: bigint | undefined;
   paymasterData?: Hex | undefined;
+  paymasterSignature?: Hex | undefined;
   signature: Hex;
   authorization?: SignedAuthorization | undefined;
 }

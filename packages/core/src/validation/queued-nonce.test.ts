@@ -25,4 +25,9 @@ describe("refuseRedundantFactory", () => {
     const next = await operation({ version: "0.8", eip7702: true, nonce: 1n });
     expect(() => refuseRedundantFactory([delegating], next)).not.toThrow();
   });
+
+  it("lets through redundant factory data on v0.9, whose EntryPoint ignores it for a sender that exists", async () => {
+    const deploying = await pooled({ version: "0.9", sponsored: true });
+    expect(() => refuseRedundantFactory([deploying], { ...deploying.userOperation, nonce: 1n })).not.toThrow();
+  });
 });

@@ -42,10 +42,12 @@ export async function withQueuedNonce<T>(
  * AA10 "sender already constructed" (-32500), as whichever lands second would fail in its bundle.
  * Decided on what the pool holds, before simulation, which would run the factory again on the
  * account not yet deployed and pass: so on any nonce key, and on a node that cannot trace.
- * Admission and estimation both ask it.
+ * Admission and estimation both ask it. Not on v0.9, whose EntryPoint ignores the factory data of
+ * a sender that exists (event `IgnoredInitCode`): whichever lands second just does not deploy.
  */
 export function refuseRedundantFactory(pooled: readonly MempoolEntry[], op: UserOperation): void {
   if (!deploysSender(op)) return;
   const deploying = pooled.find((e) => e.userOperation.nonce !== op.nonce && deploysSender(e.userOperation));
-  if (deploying) throw new EntryPointRejectionError(entryPointReasons[10], { deployedBy: deploying.userOpHash });
+  // v0.9's EntryPoint ignores the factory of a sender already deployed (`IgnoredInitCode`).
+  if (deploying && deploying.entryPointVersion !== "0.9") throw new EntryPointRejectionError(entryPointReasons[10], { deployedBy: deploying.userOpHash });
 }

@@ -94,8 +94,8 @@ export function decodeValidationResult(entryPoint: EntryPoint, op: UserOperation
   return {
     preOpGas: decoded.returnInfo.preOpGas,
     prefund: decoded.returnInfo.prefund,
-    account: parseValidationData(decoded.returnInfo.accountValidationData),
-    paymaster: op.paymaster ? parseValidationData(decoded.returnInfo.paymasterValidationData) : undefined,
+    account: parseValidationData(decoded.returnInfo.accountValidationData, entryPoint.version),
+    paymaster: op.paymaster ? parseValidationData(decoded.returnInfo.paymasterValidationData, entryPoint.version) : undefined,
     paymasterContext: decoded.returnInfo.paymasterContext,
     sender: decoded.senderInfo,
     factory: decoded.factoryInfo,

@@ -44,6 +44,13 @@ export interface ValidateContext {
   nowSeconds: bigint;
   /** An operation must stay valid at least this long to be worth bundling. Default 30 s. */
   minValiditySeconds?: bigint;
+  /**
+   * The chain's latest block number, asked only for a v0.9 validity range in blocks. Such a range
+   * must hold the next block and `minValidityBlocks` more. Default: none; such a range is refused.
+   */
+  blockNumber?: (() => Promise<bigint>) | undefined;
+  /** Blocks a v0.9 block-number range must still hold after the next one. Default 2. */
+  minValidityBlocks?: bigint;
   preVerificationGas?: PreVerificationGasConfig | undefined;
   /** preVerificationGas an L2 requires on top, for the operation's L1 data fee (`L1DataCost`); none on L1. */
   l1DataGas?: ((op: UserOperation) => Promise<bigint>) | undefined;
@@ -80,14 +87,29 @@ export async function validateUserOperation(
     if (data.aggregator !== "0x0000000000000000000000000000000000000000" && !data.signatureFailed) {
       throw new UnsupportedAggregatorError(entity, data.aggregator);
     }
-    const window = { validAfter: data.validAfter, validUntil: data.validUntil, now: context.nowSeconds, minValiditySeconds: minValidity };
-    const outOfRange = OutOfTimeRangeError.check(entity, window, entity === "paymaster" ? getAddress(paymasterOf(op)!) : undefined);
+    const paymaster = entity === "paymaster" ? getAddress(paymasterOf(op)!) : undefined;
+    const bounds = { validAfter: data.validAfter, validUntil: data.validUntil };
+    const window = data.blockRange
+      ? { ...bounds, unit: "blocks" as const, now: await nextBlock(context, entity), minValidity: context.minValidityBlocks ?? 2n }
+      : { ...bounds, unit: "seconds" as const, now: context.nowSeconds, minValidity };
+    const outOfRange = OutOfTimeRangeError.check(entity, window, paymaster);
     if (outOfRange) throw outOfRange;
   }
   const verificationGasUsed = result.preOpGas - op.preVerificationGas;
   const required = calculatePreVerificationGas(op, verificationGasUsed > 0n ? verificationGasUsed : 0n, entryPoint.version, context.preVerificationGas) + l1Gas;
   if (op.preVerificationGas < required) throw new PreVerificationGasTooLowError(op.preVerificationGas, required, l1Gas);
   return { ...result, trace };
+}
+
+/**
+ * The next block's number, for a v0.9 validity range in blocks; a bundler that cannot read the
+ * head refuses such a range (AA22/AA32 with the reason).
+ */
+async function nextBlock(context: { blockNumber?: (() => Promise<bigint>) | undefined }, entity: "account" | "paymaster"): Promise<bigint> {
+  if (!context.blockNumber) {
+    throw new OutOfTimeRangeError(`${entity === "account" ? entryPointReasons[22] : entryPointReasons[32]}: ${entity} validity is a range of block numbers, which this bundler cannot check`);
+  }
+  return (await context.blockNumber()) + 1n;
 }
 
 /** A refusal the paymaster is blamed for (an `AA3x` reason) names it, as ERC-7769 asks of -32501. */

@@ -77,7 +77,7 @@ function parseOptions(argv: string[]) {
   });
   exitWithUsageOnHelp(values.help, usage);
   const chosen = values.versions.split(",").map((v) => v.trim());
-  for (const v of chosen) if (!versions.includes(v as EntryPointVersion)) throw new UsageError(`--versions: unknown EntryPoint version "${v}" (0.6, 0.7, 0.8)`);
+  for (const v of chosen) if (!versions.includes(v as EntryPointVersion)) throw new UsageError(`--versions: unknown EntryPoint version "${v}" (0.6, 0.7, 0.8, 0.9)`);
   return { samples: integerFlag("samples", values.samples, 1), versions: chosen as EntryPointVersion[], out: values.out };
 }
 

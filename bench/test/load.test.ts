@@ -174,7 +174,7 @@ describe("bench/load.ts", () => {
   });
 
   it.each([
-    [["--version", "0.9"], '--version must be 0.6, 0.7 or 0.8, got "0.9"'],
+    [["--version", "1.0"], '--version must be 0.6, 0.7, 0.8 or 0.9, got "1.0"'],
     [["--ops", "2", "--accounts", "3"], "--accounts (3) must not exceed --ops (2)"],
     [["--rate", "0"], '--rate must be an integer of at least 1, got "0"'],
   ])("refuses %j naming the flag (pnpm bench prints it with the usage and exits 2)", (argv, message) => {

@@ -283,7 +283,7 @@ describe("a validity range in block numbers on EntryPoint v0.9", () => {
         ],
       ] as const) {
         const { op, head, window } = await sponsored(bundler, windowAt);
-        const message = `AA32 expired or not due: ${messageAt(head, Number(await fixture.client.getBlockNumber({ cacheTime: 0 })))}`;
+        const message = `AA32 paymaster expired or not due: ${messageAt(head, Number(await fixture.client.getBlockNumber({ cacheTime: 0 })))}`;
         const error = await rejection(bundler.sendUserOperation(op, entryPoint()));
         expect(error.code, error.message).toBe(RpcErrorCode.outOfTimeRange);
         expect(error.message).toBe(message);

@@ -6,6 +6,7 @@ import {
   createKyselyReputationStore,
   type KyselyReputationStore,
 } from "./kysely-reputation-store.ts";
+import { createKyselyStores, type KyselyStores } from "./kysely-stores.ts";
 import { guardSqliteFile } from "./sqlite-file-guard.ts";
 
 /** Options of `createSqliteMempoolStore` and `createSqliteReputationStore`. */
@@ -43,18 +44,31 @@ export function createSqliteReputationStore(
   );
 }
 
+/**
+ * The mempool and reputation stores in one SQLite file, on one connection: the schema migrated
+ * once, the file guarded once (see `createSqliteMempoolStore`), the connection closed once both
+ * stores are closed, or at `close()`.
+ */
+export function createSqliteStores(options: SqliteMempoolStoreOptions): Promise<KyselyStores> {
+  return openSqlite(options, (dialect, busyTimeoutMs) =>
+    createKyselyStores({ db: dialect, migrate: options.migrate, busyTimeoutMs }),
+  );
+}
+
 async function openSqlite<T>(
   options: SqliteMempoolStoreOptions,
   open: (dialect: Dialect, busyTimeoutMs: number) => Promise<T>,
 ): Promise<T> {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
-  // Opening and migrating may wait for the write lock synchronously: no store work is in flight yet.
+  // Switching a new file to WAL may wait for the lock synchronously: one statement, nothing of
+  // this connection in flight.
   const database = new Database(options.filename, { timeout: busyTimeoutMs });
   const inFile = options.filename !== ":memory:" && options.filename !== "";
   if (inFile) database.pragma("journal_mode = WAL");
-  const dialect = new SqliteDialect({ database });
-  const store = await open(inFile ? guardSqliteFile(dialect, options.filename, options.logger) : dialect, busyTimeoutMs);
-  // From here on writes wait asynchronously (see write-transactions.ts), never freezing the process.
+  // From here on writes, migrating included, wait asynchronously (see write-transactions.ts):
+  // a synchronous wait would freeze the process while another connection of it holds the lock
+  // across an `await`.
   database.pragma("busy_timeout = 0");
-  return store;
+  const dialect = new SqliteDialect({ database });
+  return open(inFile ? guardSqliteFile(dialect, options.filename, options.logger) : dialect, busyTimeoutMs);
 }

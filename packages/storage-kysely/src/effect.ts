@@ -7,6 +7,8 @@ import type { KyselyStores } from "./kysely-stores.ts";
 import { createPostgresStores, type PostgresMempoolStoreOptions } from "./postgres.ts";
 import { createSqliteStores, type SqliteMempoolStoreOptions } from "./sqlite.ts";
 
+export type { PostgresMempoolStoreOptions, SqliteMempoolStoreOptions };
+
 /**
  * The stores could not be opened: the database cannot be reached or opened, or its schema cannot
  * be migrated. `database` names it (a PostgreSQL URL without its password); `cause` is the

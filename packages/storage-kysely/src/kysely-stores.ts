@@ -13,7 +13,9 @@ export type KyselyStoresOptions<
  * (PostgreSQL), which closes once both stores are closed, or at `close()`.
  */
 export interface KyselyStores {
+  /** The mempool store; `close()` lets go of the database. */
   mempool: KyselyMempoolStore;
+  /** The reputation store; `close()` lets go of the database. */
   reputation: KyselyReputationStore;
   /** Throw unless both stores' tables accept a write now (a write that changes nothing; for health checks). */
   checkWritable(): Promise<void>;

@@ -1,6 +1,4 @@
-import { randomUUID } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { canonicalEntryPoints, type MempoolStore, type ReputationStore } from "@bundlekit/core";
 import {
@@ -13,12 +11,12 @@ import {
   ReputationStoreService,
 } from "@bundlekit/effect";
 import { Effect, Layer } from "effect";
-import pg from "pg";
 import { getAddress, type Hash } from "viem";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { engineFixture, testSigner } from "../../core/test/fixtures.ts";
 import { postgresStores, type StoreServices, sqliteStores } from "../src/effect.ts";
 import { createPostgresStores, createSqliteStores } from "../src/index.ts";
+import { postgresSchemas, sqliteFiles } from "./backends.ts";
 
 /**
  * The SQLite and PostgreSQL store layers of `@bundlekit/storage-kysely/effect`: the documented
@@ -29,16 +27,11 @@ import { createPostgresStores, createSqliteStores } from "../src/index.ts";
  */
 describe("@bundlekit/storage-kysely/effect", () => {
   let fx: Awaited<ReturnType<typeof engineFixture>>;
-  let directory: string;
   beforeAll(async () => {
     fx = await engineFixture();
-    directory = await mkdtemp(join(tmpdir(), "bundlekit-effect-"));
   });
-  afterAll(async () => {
-    await fx?.devnet.stop();
-    await rm(directory, { recursive: true, force: true });
-  });
-  const newFile = () => join(directory, `${randomUUID()}.sqlite`);
+  afterAll(() => fx?.devnet.stop());
+  const { newFile } = sqliteFiles("bundlekit-effect");
 
   it("the documented snippet (docs/effect.md) runs on a new SQLite file, five times in a row, each admitting an operation", async () => {
     for (let run = 0; run < 5; run++) {
@@ -122,7 +115,7 @@ describe("@bundlekit/storage-kysely/effect", () => {
     );
 
   it("sqliteStores: a file that cannot be opened fails the layer with StoreOpenFailed, carrying the cause", async () => {
-    const filename = join(directory, "missing", "bundler.sqlite");
+    const filename = join(newFile(), "missing", "bundler.sqlite");
     const failure = await openFailure(sqliteStores(filename));
     expect(failure).toMatchObject({
       _tag: "StoreOpenFailed",
@@ -210,35 +203,17 @@ describe("@bundlekit/storage-kysely/effect", () => {
   });
 
   describe("postgresStores", () => {
-    const connectionString = inject("postgresUrl");
-    const admin = new pg.Pool({ connectionString, max: 1 });
-    const schemas: string[] = [];
-    /** A connection string whose connections work in a new schema of their own. */
-    async function newSchema(): Promise<string> {
-      const schema = `bundlekit_effect_${randomUUID().replaceAll("-", "")}`;
-      schemas.push(schema);
-      await admin.query(`create schema ${schema}`);
-      const url = new URL(connectionString);
-      url.searchParams.set("options", `-c search_path=${schema}`);
-      return url.toString();
-    }
-    afterAll(async () => {
-      try {
-        for (const schema of schemas) await admin.query(`drop schema if exists ${schema} cascade`);
-      } finally {
-        await admin.end();
-      }
-    });
+    const { newSchema } = postgresSchemas("bundlekit_effect");
 
     it("opened on the database with the scope, ended on release", async () => {
-      expect(await provided(postgresStores(await newSchema()))).toEqual({
+      expect(await provided(postgresStores((await newSchema()).url.toString()))).toEqual({
         pending: 0,
         afterRelease: { mempool: false, reputation: false },
       });
     });
 
     it("the admitted operation and its factory's opsSeen are in the database after the layer closed", async () => {
-      const url = await newSchema();
+      const url = (await newSchema()).url.toString();
       const admitted = await admitThrough(postgresStores(url));
       expect(
         await readBack(await createPostgresStores({ connectionString: url }), admitted),

@@ -1,17 +1,14 @@
 import { spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { once } from "node:events";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import pg from "pg";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createSqliteMempoolStore,
   createSqliteReputationStore,
   mempoolMigrations,
 } from "../src/index.ts";
+import { postgresSchemas, sqliteFiles } from "./backends.ts";
 
 /** The tables the migrations create, bookkeeping included. */
 const tables = [
@@ -60,85 +57,59 @@ async function openAtOnce(database: string, processes: number): Promise<string[]
   return outputs.map((output) => output.rest());
 }
 
+/** The names a query on a SQLite file returns, sorted; read through a connection of its own. */
+function namesIn(filename: string, query: string): string[] {
+  const file = new Database(filename, { readonly: true });
+  try {
+    return (file.prepare(query).all() as { name: string }[]).map((row) => row.name).sort();
+  } finally {
+    file.close();
+  }
+}
+const tablesQuery = "select name from sqlite_master where type = 'table'";
+
 describe("migrations run once per database, whoever opens it first", () => {
+  const { newFile } = sqliteFiles("bundlekit-migrate");
+
   it("three processes opening both stores on one new SQLite file at once all open, on one schema migrated once", async () => {
     for (let round = 0; round < 3; round++) {
-      const directory = await mkdtemp(join(tmpdir(), "bundlekit-migrate-"));
-      try {
-        const filename = join(directory, "bundler.sqlite");
-        expect(await openAtOnce(filename, 3)).toEqual(["opened", "opened", "opened"]);
-        const file = new Database(filename, { readonly: true });
-        try {
-          const names = (sql: string) =>
-            (file.prepare(sql).all() as { name: string }[]).map((row) => row.name).sort();
-          expect(names("select name from sqlite_master where type = 'table'")).toEqual(tables);
-          expect(names("select name from bundlekit_mempool_migration")).toEqual(migrationNames);
-        } finally {
-          file.close();
-        }
-      } finally {
-        await rm(directory, { recursive: true, force: true });
-      }
+      const filename = newFile();
+      expect(await openAtOnce(filename, 3)).toEqual(["opened", "opened", "opened"]);
+      expect(namesIn(filename, tablesQuery)).toEqual(tables);
+      expect(namesIn(filename, "select name from bundlekit_mempool_migration")).toEqual(
+        migrationNames,
+      );
     }
   });
 
   it("both stores opened at once in one process on one new SQLite file both open (each connection waits for the other's migration without blocking the process)", async () => {
-    const directory = await mkdtemp(join(tmpdir(), "bundlekit-migrate-"));
-    try {
-      const filename = join(directory, "bundler.sqlite");
-      const stores = await Promise.all([
-        createSqliteMempoolStore({ filename }),
-        createSqliteReputationStore({ filename }),
-      ]);
-      for (const store of stores) await store.close();
-    } finally {
-      await rm(directory, { recursive: true, force: true });
-    }
+    const filename = newFile();
+    const stores = await Promise.all([
+      createSqliteMempoolStore({ filename }),
+      createSqliteReputationStore({ filename }),
+    ]);
+    for (const store of stores) await store.close();
+    expect(namesIn(filename, tablesQuery)).toEqual(tables);
   });
 
   it("a migration that fails leaves the SQLite file as it was: no tables of ours, no bookkeeping", async () => {
-    const directory = await mkdtemp(join(tmpdir(), "bundlekit-migrate-"));
-    try {
-      const filename = join(directory, "bundler.sqlite");
-      // Another application's table of the same name: the first migration cannot create ours.
-      const foreign = new Database(filename);
-      foreign.exec("create table user_operations (id integer primary key)");
-      foreign.close();
-      await expect(createSqliteMempoolStore({ filename })).rejects.toThrow(
-        'table "user_operations" already exists',
-      );
-      const file = new Database(filename, { readonly: true });
-      try {
-        expect(file.prepare("select name from sqlite_master where type = 'table'").all()).toEqual([
-          { name: "user_operations" },
-        ]);
-      } finally {
-        file.close();
-      }
-    } finally {
-      await rm(directory, { recursive: true, force: true });
-    }
+    const filename = newFile();
+    // Another application's table of the same name: the first migration cannot create ours.
+    const foreign = new Database(filename);
+    foreign.exec("create table user_operations (id integer primary key)");
+    foreign.close();
+    await expect(createSqliteMempoolStore({ filename })).rejects.toThrow(
+      'table "user_operations" already exists',
+    );
+    expect(namesIn(filename, tablesQuery)).toEqual(["user_operations"]);
   });
 
   describe("on PostgreSQL", () => {
-    const connectionString = inject("postgresUrl");
-    const admin = new pg.Pool({ connectionString, max: 1 });
-    const schemas: string[] = [];
-    afterAll(async () => {
-      try {
-        for (const schema of schemas) await admin.query(`drop schema if exists ${schema} cascade`);
-      } finally {
-        await admin.end();
-      }
-    });
+    const { admin, newSchema } = postgresSchemas("bundlekit_migrate");
 
     it("three processes opening both stores on one new schema at once all open, on one schema migrated once (Kysely's advisory lock)", async () => {
       for (let round = 0; round < 2; round++) {
-        const schema = `bundlekit_migrate_${randomUUID().replaceAll("-", "")}`;
-        schemas.push(schema);
-        await admin.query(`create schema ${schema}`);
-        const url = new URL(connectionString);
-        url.searchParams.set("options", `-c search_path=${schema}`);
+        const { schema, url } = await newSchema();
         expect(await openAtOnce(url.toString(), 3)).toEqual(["opened", "opened", "opened"]);
         const names = async (sql: string) =>
           (await admin.query<{ name: string }>(sql, [schema])).rows.map((row) => row.name).sort();

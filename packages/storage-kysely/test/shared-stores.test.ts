@@ -1,13 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { readdirSync, readlinkSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { canonicalEntryPoints } from "@bundlekit/core";
 import { fixtureEntry, fixtureFactory, replacingNothing } from "@bundlekit/testing";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createPostgresStores, createSqliteStores, type KyselyStores } from "../src/index.ts";
+import { postgresSchemas, sqliteFiles } from "./backends.ts";
 
 const entryPoint = canonicalEntryPoints["0.7"];
 
@@ -28,12 +26,7 @@ const bothUsed = {
 
 describe("both stores on one database", () => {
   describe("createSqliteStores", () => {
-    let directory: string;
-    beforeAll(async () => {
-      directory = await mkdtemp(join(tmpdir(), "bundlekit-stores-"));
-    });
-    afterAll(() => rm(directory, { recursive: true, force: true }));
-    const newFile = () => join(directory, `${randomUUID()}.sqlite`);
+    const { newFile } = sqliteFiles("bundlekit-stores");
 
     it("opens a new file five times in a row, both stores working", async () => {
       for (let run = 0; run < 5; run++) {
@@ -83,28 +76,10 @@ describe("both stores on one database", () => {
   });
 
   describe("createPostgresStores", () => {
-    const connectionString = inject("postgresUrl");
-    const admin = new pg.Pool({ connectionString, max: 1 });
-    const schemas: string[] = [];
-    /** A URL whose connections work in a new schema of their own. */
-    async function newSchema(): Promise<URL> {
-      const schema = `bundlekit_stores_${randomUUID().replaceAll("-", "")}`;
-      schemas.push(schema);
-      await admin.query(`create schema ${schema}`);
-      const url = new URL(connectionString);
-      url.searchParams.set("options", `-c search_path=${schema}`);
-      return url;
-    }
-    afterAll(async () => {
-      try {
-        for (const schema of schemas) await admin.query(`drop schema if exists ${schema} cascade`);
-      } finally {
-        await admin.end();
-      }
-    });
+    const { admin, newSchema } = postgresSchemas("bundlekit_stores");
 
     it("uses one pool for both stores: one connection to the server when they are used one after the other", async () => {
-      const named = await newSchema();
+      const named = (await newSchema()).url;
       named.searchParams.set("application_name", `bundlekit_${randomUUID().slice(0, 8)}`);
       const connections = async () =>
         (
@@ -125,7 +100,7 @@ describe("both stores on one database", () => {
     });
 
     it("ends a pool it is given once both stores are closed, not before", async () => {
-      const pool = new pg.Pool({ connectionString: (await newSchema()).toString() });
+      const pool = new pg.Pool({ connectionString: (await newSchema()).url.toString() });
       const stores = await createPostgresStores({ pool });
       await stores.reputation.close();
       expect(pool.ended).toBe(false);

@@ -8,6 +8,7 @@ import {
 } from "./kysely-reputation-store.ts";
 import { createKyselyStores, type KyselyStores } from "./kysely-stores.ts";
 import { guardSqliteFile } from "./sqlite-file-guard.ts";
+import { whileBusy } from "./write-transactions.ts";
 
 /** Options of `createSqliteMempoolStore` and `createSqliteReputationStore`. */
 export interface SqliteMempoolStoreOptions {
@@ -60,15 +61,18 @@ async function openSqlite<T>(
   open: (dialect: Dialect, busyTimeoutMs: number) => Promise<T>,
 ): Promise<T> {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
-  // Switching a new file to WAL may wait for the lock synchronously: one statement, nothing of
-  // this connection in flight.
-  const database = new Database(options.filename, { timeout: busyTimeoutMs });
+  // Every wait for the lock is asynchronous (see write-transactions.ts), switching to WAL and
+  // migrating included: the driver's synchronous wait would freeze the process while another
+  // connection of it holds the lock across an `await`. And SQLite answers two connections that
+  // switch one new file to WAL at once with SQLITE_BUSY at once, without waiting at all.
+  const database = new Database(options.filename, { timeout: 0 });
   const inFile = options.filename !== ":memory:" && options.filename !== "";
-  if (inFile) database.pragma("journal_mode = WAL");
-  // From here on writes, migrating included, wait asynchronously (see write-transactions.ts):
-  // a synchronous wait would freeze the process while another connection of it holds the lock
-  // across an `await`.
-  database.pragma("busy_timeout = 0");
+  try {
+    if (inFile) await whileBusy(() => database.pragma("journal_mode = WAL"), busyTimeoutMs);
+  } catch (error) {
+    database.close();
+    throw error;
+  }
   const dialect = new SqliteDialect({ database });
   return open(inFile ? guardSqliteFile(dialect, options.filename, options.logger) : dialect, busyTimeoutMs);
 }

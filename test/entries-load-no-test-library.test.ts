@@ -28,11 +28,20 @@ function modulesLoadedBy(specifiers: readonly string[]): string[] {
 /** Test runners and their assertion libraries, by the path of the package that holds them. */
 const testLibrary = /\/node_modules\/(vitest|@vitest\/[^/]+|chai|tinyspy|@bundlekit\/testing)\/|\/packages\/testing\//;
 
+/** Database drivers and the query builder on them, and the package that holds both. */
+const databaseLibrary = /\/node_modules\/(better-sqlite3|pg|pg-[^/]+|kysely|@bundlekit\/storage-kysely)\/|\/packages\/storage-kysely\//;
+
 describe("the library entries", () => {
   it("load no test library when an app imports @bundlekit/core and @bundlekit/effect", () => {
     const loaded = modulesLoadedBy(["@bundlekit/core", "@bundlekit/core/simulation", "@bundlekit/effect"]);
     expect(loaded.some((url) => url.includes("/packages/core/src/index.ts"))).toBe(true);
     expect(loaded.some((url) => url.includes("/packages/effect/src/index.ts"))).toBe(true);
     expect(loaded.filter((url) => testLibrary.test(url))).toEqual([]);
+  });
+
+  it("load no database driver when an app imports @bundlekit/effect: the SQL store layers are storage-kysely's", () => {
+    const loaded = modulesLoadedBy(["@bundlekit/effect"]);
+    expect(loaded.some((url) => url.includes("/packages/effect/src/index.ts"))).toBe(true);
+    expect(loaded.filter((url) => databaseLibrary.test(url))).toEqual([]);
   });
 });

@@ -15,7 +15,6 @@ import {
   ChainClientService,
   RelayerSignerService,
   type BundlekitError,
-  sqliteStores,
 } from "@bundlekit/effect";
 import {
   type BundlerService as StandaloneService,
@@ -26,6 +25,7 @@ import {
 } from "@bundlekit/server";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { createPostgresMempoolStore, createSqliteMempoolStore } from "@bundlekit/storage-kysely";
+import { sqliteStores, type StoreOpenFailed } from "@bundlekit/storage-kysely/effect";
 import { fixtureEntry, mempoolStoreContract, reputationStoreContract } from "@bundlekit/testing";
 import { createJsonRpcFetchHandler, startJsonRpcServer } from "@bundlekit/transport-jsonrpc";
 import { Effect, Layer } from "effect";
@@ -61,11 +61,14 @@ export async function gasPaid(
 
 export const devnet: Promise<Devnet> = startDevnet({ relayerCount: 1 });
 
-/** The engine as an Effect service: a receipt through the `Bundler` service, its layer built from the ports. */
+/**
+ * The engine as an Effect service: a receipt through the `Bundler` service, its layer built from
+ * the ports, the stores from the storage package's Effect entry (a typed failure to open them).
+ */
 export function receiptProgram(
   devnet: Devnet,
   hash: Hash,
-): Effect.Effect<UserOperationReceipt | undefined, BundlekitError> {
+): Effect.Effect<UserOperationReceipt | undefined, BundlekitError | StoreOpenFailed> {
   const client = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpcUrl) });
   const ports = Layer.mergeAll(
     Layer.succeed(ChainClientService, client),

@@ -1,6 +1,7 @@
 import { startDevnet } from "@bundlekit/devnet";
-import { BundlerService, ChainClientService, effectLogger, memoryStores, RelayerSignerService } from "@bundlekit/effect";
+import { BundlerService, ChainClientService, effectLogger, RelayerSignerService } from "@bundlekit/effect";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
+import { sqliteStores } from "@bundlekit/storage-kysely/effect";
 import { NodeRuntime } from "@effect/platform-node";
 import { Effect, Layer } from "effect";
 import { HttpServer } from "effect/http";
@@ -9,8 +10,9 @@ import { backendLayer, bundlerPath } from "./backend.ts";
 
 /**
  * `pnpm start`: the backend on the embedded devnet (or on RPC_URL with RELAYER_KEYS), at PORT
- * (default 3000). Ctrl-C closes the program's scope: the server stops accepting, the engine
- * stops, the devnet stops.
+ * (default 3000), its mempool and reputation in the SQLite file DATABASE (default
+ * `effect-backend.sqlite`). Ctrl-C closes the program's scope: the server stops accepting, the
+ * engine stops, the database closes, the devnet stops.
  */
 const program = Effect.gen(function* () {
   const devnet = process.env.RPC_URL
@@ -24,7 +26,7 @@ const program = Effect.gen(function* () {
   const ports = Layer.mergeAll(
     Layer.succeed(ChainClientService, createPublicClient({ transport: http(rpcUrl), pollingInterval: 250 }) as never),
     Layer.succeed(RelayerSignerService, createLocalKeySigner(relayerKeys)),
-    memoryStores,
+    sqliteStores(process.env.DATABASE ?? "effect-backend.sqlite"),
     effectLogger,
   );
   const backend = backendLayer({ port: Number(process.env.PORT ?? 3000) }).pipe(Layer.provide(BundlerService.layer()), Layer.provide(ports));

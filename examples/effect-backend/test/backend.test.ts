@@ -1,6 +1,10 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type Devnet, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
-import { BundlerService, ChainClientService, memoryStores, RelayerSignerService } from "@bundlekit/effect";
+import { BundlerService, ChainClientService, RelayerSignerService } from "@bundlekit/effect";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
+import { sqliteStores } from "@bundlekit/storage-kysely/effect";
 import { Effect, Layer } from "effect";
 import { HttpServer } from "effect/http";
 import { createPublicClient, createWalletClient, http, parseEther, type PublicClient } from "viem";
@@ -13,18 +17,23 @@ import { backendLayer, bundlerPath } from "../src/backend.ts";
 describe("examples/effect-backend", () => {
   let devnet: Devnet;
   let client: PublicClient;
+  let directory: string;
   beforeAll(async () => {
     devnet = await startDevnet();
     client = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpcUrl), pollingInterval: 50 }) as PublicClient;
+    directory = await mkdtemp(join(tmpdir(), "bundlekit-effect-backend-"));
   });
-  afterAll(() => devnet?.stop());
+  afterAll(async () => {
+    await devnet?.stop();
+    await rm(directory, { recursive: true, force: true });
+  });
 
-  /** Run `test` with the backend up on a free port, given its origin; the scope closes the backend after. */
+  /** Run `test` with the backend up on a free port (its stores in a new SQLite file), given its origin; the scope closes the backend after. */
   function withBackend<A>(test: (origin: string) => Promise<A>): Promise<A> {
     const ports = Layer.mergeAll(
       Layer.succeed(ChainClientService, client as never),
       Layer.succeed(RelayerSignerService, createLocalKeySigner(devnet.relayerKeys)),
-      memoryStores,
+      sqliteStores(join(directory, "backend.sqlite")),
     );
     const backend = backendLayer().pipe(Layer.provide(BundlerService.layer({ bundling: { intervalMs: 100 } })), Layer.provide(ports));
     const program = HttpServer.addressFormattedWith((origin) => Effect.promise(() => test(origin)));

@@ -15,7 +15,7 @@ export {
   ReputationStoreService,
   SubmitterService,
 } from "./ports.ts";
-export { memoryStores, postgresStores, sqliteStores } from "./stores.ts";
+export { memoryStores } from "./stores.ts";
 export { effectClock } from "./clock.ts";
 export { effectLogger } from "./logger.ts";
 

@@ -10,7 +10,7 @@ import { BundlerService } from "../src/bundler.ts";
 import { effectClock } from "../src/clock.ts";
 import { effectLogger } from "../src/logger.ts";
 import { BlockSourceService, ChainClientService, MempoolPolicyService, MempoolStoreService, RelayerSignerService, SubmitterService } from "../src/ports.ts";
-import { memoryStores, sqliteStores } from "../src/stores.ts";
+import { memoryStores } from "../src/stores.ts";
 
 /** The engine as an Effect service on a real anvil, its timers on Effect's clock. */
 describe("@bundlekit/effect", () => {
@@ -129,17 +129,5 @@ describe("@bundlekit/effect", () => {
     expect(seen.admitted).toBe(1);
     expect(seen.submitted).toBe(1);
     expect(seen.heads).toBeGreaterThan(0);
-  });
-
-  it("opens the SQLite stores with the scope and closes them on release", async () => {
-    const layer = sqliteStores(":memory:");
-    const store = await Effect.runPromise(
-      Effect.gen(function* () {
-        const opened = yield* MempoolStoreService;
-        expect(yield* Effect.promise(() => opened.countByStatus())).toMatchObject({ pending: 0 });
-        return opened;
-      }).pipe(Effect.provide(layer)),
-    );
-    await expect(store.countByStatus()).rejects.toThrow();
   });
 });

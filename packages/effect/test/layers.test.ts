@@ -1,22 +1,11 @@
-import { randomUUID } from "node:crypto";
 import { Effect, Layer, Logger, References } from "effect";
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { effectLogger } from "../src/logger.ts";
 import { EngineLoggerService, MempoolStoreService, ReputationStoreService } from "../src/ports.ts";
-import { memoryStores, postgresStores } from "../src/stores.ts";
+import { memoryStores } from "../src/stores.ts";
 
-/** The store layers and the logger bridge, each on its own. */
+/** The memory store layer and the logger bridge, each on its own (the SQL store layers: storage-kysely's effect-stores.test.ts). */
 describe("@bundlekit/effect layers", () => {
-  const connectionString = inject("postgresUrl");
-  const schema = `bundlekit_effect_${randomUUID().replaceAll("-", "")}`;
-  const admin = new pg.Pool({ connectionString, max: 1 });
-  beforeAll(() => admin.query(`create schema ${schema}`));
-  afterAll(async () => {
-    await admin.query(`drop schema if exists ${schema} cascade`);
-    await admin.end();
-  });
-
   const counts = Effect.gen(function* () {
     const store = yield* MempoolStoreService;
     const reputation = yield* ReputationStoreService;
@@ -28,16 +17,6 @@ describe("@bundlekit/effect layers", () => {
     const second = await Effect.runPromise(counts.pipe(Effect.provide(memoryStores)));
     expect(first).toMatchObject({ pending: 0, entities: 0 });
     expect(second.store).not.toBe(first.store);
-  });
-
-  it("postgresStores: opened on the database with the scope, closed on release", async () => {
-    const url = new URL(connectionString);
-    url.searchParams.set("options", `-c search_path=${schema}`);
-    const { store, pending, entities } = await Effect.runPromise(counts.pipe(Effect.provide(postgresStores(url.toString()))));
-    expect({ pending, entities }).toEqual({ pending: 0, entities: 0 });
-    const tables = await admin.query("select count(*)::int as n from information_schema.tables where table_schema = $1", [schema]);
-    expect(tables.rows[0].n).toBeGreaterThan(0);
-    await expect(store.countByStatus()).rejects.toThrow();
   });
 
   it("effectLogger: the engine's lines go through the program's Logger, with their fields as annotations, at its minimum level", async () => {

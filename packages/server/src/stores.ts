@@ -1,9 +1,7 @@
 import type { Logger } from "@bundlekit/core";
 import {
-  createPostgresMempoolStore,
-  createPostgresReputationStore,
-  createSqliteMempoolStore,
-  createSqliteReputationStore,
+  createPostgresStores,
+  createSqliteStores,
   type KyselyMempoolStore,
   type KyselyReputationStore,
 } from "@bundlekit/storage-kysely";
@@ -21,7 +19,7 @@ export interface ServiceStores {
    * cannot. Concurrent calls share one probe. Logs when the answer changes.
    */
   checkHealth(): Promise<void>;
-  /** Close both stores and their connections. */
+  /** Close both stores and the connection (SQLite) or pool (PostgreSQL) they share. */
   close(): Promise<void>;
 }
 
@@ -34,19 +32,13 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * a `ConfigError` naming it without its password.
  */
 export async function openStores(database: string, logger: Logger): Promise<ServiceStores> {
-  const opened: { close?(): Promise<void> }[] = [];
-  const closeAll = async () => {
-    for (const store of opened.splice(0).reverse()) await store.close?.().catch(() => {});
-  };
   try {
-    const open = isPostgresDatabase(database) ? postgresOpeners(database, logger) : sqliteOpeners(database, logger);
-    const store = await open.store();
-    opened.push(store);
-    const reputation = await open.reputation();
-    opened.push(reputation);
-    return { store, reputation, checkHealth: healthCheck(database, [store, reputation], logger), close: closeAll };
+    // One connection (SQLite) or pool (PostgreSQL) for both stores, migrated once.
+    const stores = isPostgresDatabase(database)
+      ? await createPostgresStores({ pool: postgresPool(database, logger) })
+      : await createSqliteStores({ filename: database, logger });
+    return { store: stores.mempool, reputation: stores.reputation, checkHealth: healthCheck(database, stores, logger), close: stores.close };
   } catch (error) {
-    await closeAll();
     throw new ConfigError(`cannot open the database ${describeDatabase(database)}: ${faultReason(error, database)}`);
   }
 }
@@ -59,14 +51,14 @@ function faultReason(error: unknown, database: string): string {
   return reason;
 }
 
-/** `ServiceStores.checkHealth`: one write probe at a time on every store, logging each change of the answer. */
-function healthCheck(database: string, stores: readonly { checkWritable(): Promise<void> }[], logger: Logger) {
+/** `ServiceStores.checkHealth`: one write probe at a time on both stores, logging each change of the answer. */
+function healthCheck(database: string, stores: { checkWritable(): Promise<void> }, logger: Logger) {
   let running: Promise<void> | undefined;
   let lastFault: string | undefined;
   const probe = async () => {
     let fault: string | undefined;
     try {
-      for (const store of stores) await store.checkWritable();
+      await stores.checkWritable();
     } catch (error) {
       fault = faultReason(error, database);
     }
@@ -85,25 +77,11 @@ function healthCheck(database: string, stores: readonly { checkWritable(): Promi
   };
 }
 
-function sqliteOpeners(filename: string, logger: Logger) {
-  return {
-    store: () => createSqliteMempoolStore({ filename, logger }),
-    // Both stores guard the same file: one of them logs its faults.
-    reputation: () => createSqliteReputationStore({ filename }),
-  };
+/** The stores' pool: connecting times out, and an idle connection that breaks is logged, not fatal. */
+function postgresPool(connectionString: string, logger: Logger): pg.Pool {
+  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  // An idle connection that breaks (the server restarted) is replaced on next use; without a
+  // listener the pool's error event would end the process.
+  pool.on("error", (error) => logger.warn("database connection lost", { error: error.message.split("\n")[0] }));
+  return pool;
 }
-
-function postgresOpeners(connectionString: string, logger: Logger) {
-  const pool = () => {
-    const created = new pg.Pool({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
-    // An idle connection that breaks (the server restarted) is replaced on next use; without a
-    // listener the pool's error event would end the process.
-    created.on("error", (error) => logger.warn("database connection lost", { error: error.message.split("\n")[0] }));
-    return created;
-  };
-  return {
-    store: () => createPostgresMempoolStore({ pool: pool() }),
-    reputation: () => createPostgresReputationStore({ pool: pool() }),
-  };
-}
-

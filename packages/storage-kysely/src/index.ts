@@ -4,11 +4,13 @@
 export {
   createSqliteMempoolStore,
   createSqliteReputationStore,
+  createSqliteStores,
   type SqliteMempoolStoreOptions,
 } from "./sqlite.ts";
 export {
   createPostgresMempoolStore,
   createPostgresReputationStore,
+  createPostgresStores,
   type PostgresMempoolStoreOptions,
 } from "./postgres.ts";
 export { DatabaseUnavailableError } from "./sqlite-file-guard.ts";
@@ -24,7 +26,8 @@ export {
   type KyselyReputationStore,
   type KyselyReputationStoreOptions,
 } from "./kysely-reputation-store.ts";
-export { mempoolMigrations, migrateToLatest } from "./migrations.ts";
+export { createKyselyStores, type KyselyStores, type KyselyStoresOptions } from "./kysely-stores.ts";
+export { type MigrateOptions, mempoolMigrations, migrateToLatest } from "./migrations.ts";
 export type {
   Int64,
   MempoolDatabase,

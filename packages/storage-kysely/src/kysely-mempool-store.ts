@@ -17,14 +17,14 @@ import type {
   Updateable,
 } from "kysely";
 import type { Hash } from "viem";
-import { type KyselyStoreOptions, openStoreDatabase } from "./open-store-database.ts";
+import { type KyselyStoreOptions, openStoreDatabase, type StoreDatabase } from "./open-store-database.ts";
 import { addressKey, hashKey, toEntry, toRow } from "./rows.ts";
 import type { MempoolDatabase, UserOperationsTable } from "./schema.ts";
 
 /** Options of `createKyselyMempoolStore`: the database it owns, and whether to migrate it. */
 export type KyselyMempoolStoreOptions<DB extends MempoolDatabase = MempoolDatabase> = KyselyStoreOptions<DB>;
 
-/** A SQL-backed `MempoolStore`; `close()` destroys its Kysely instance. */
+/** A SQL-backed `MempoolStore`; `close()` destroys its Kysely instance (once no other store shares it). */
 export interface KyselyMempoolStore extends MempoolStore {
   /** Throw unless the database accepts a write now (a write that changes nothing; for health checks). */
   checkWritable(): Promise<void>;
@@ -64,7 +64,11 @@ const clearClaim = {
 export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
   options: KyselyMempoolStoreOptions<DB>,
 ): Promise<KyselyMempoolStore> {
-  const { db, transactions } = await openStoreDatabase<MempoolDatabase, DB>(options);
+  return mempoolStoreOn((await openStoreDatabase(options)).use());
+}
+
+/** The mempool store on a database it may share with other stores; `close()` lets go of it. */
+export function mempoolStoreOn({ db, transactions, close }: StoreDatabase<MempoolDatabase>): KyselyMempoolStore {
 
   /**
    * Insert `entry` as pending, over a row of the same hash in a `readmissibleStatuses` status (its
@@ -375,10 +379,7 @@ export async function createKyselyMempoolStore<DB extends MempoolDatabase>(
     },
 
     checkWritable: () => transactions.probe("user_operations"),
-
-    async close() {
-      await db.destroy();
-    },
+    close,
   };
 }
 

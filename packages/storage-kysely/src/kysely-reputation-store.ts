@@ -5,13 +5,13 @@ import {
 } from "@bundlekit/core";
 import { sql } from "kysely";
 import { type Address, getAddress } from "viem";
-import { type KyselyStoreOptions, openStoreDatabase } from "./open-store-database.ts";
+import { type KyselyStoreOptions, openStoreDatabase, type StoreDatabase } from "./open-store-database.ts";
 import type { ReputationDatabase } from "./schema.ts";
 
 /** Options of `createKyselyReputationStore`: the database it owns, and whether to migrate it. */
 export type KyselyReputationStoreOptions<DB extends ReputationDatabase = ReputationDatabase> = KyselyStoreOptions<DB>;
 
-/** A SQL-backed `ReputationStore`; `close()` destroys its Kysely instance. */
+/** A SQL-backed `ReputationStore`; `close()` destroys its Kysely instance (once no other store shares it). */
 export interface KyselyReputationStore extends ReputationStore {
   /** Throw unless the database accepts a write now (a write that changes nothing; for health checks). */
   checkWritable(): Promise<void>;
@@ -33,7 +33,11 @@ const uniqueKeys = (addresses: readonly Address[]) => [...new Set(addresses.map(
 export async function createKyselyReputationStore<DB extends ReputationDatabase>(
   options: KyselyReputationStoreOptions<DB>,
 ): Promise<KyselyReputationStore> {
-  const { db, transactions } = await openStoreDatabase<ReputationDatabase, DB>(options);
+  return reputationStoreOn((await openStoreDatabase(options)).use());
+}
+
+/** The reputation store on a database it may share with other stores; `close()` lets go of it. */
+export function reputationStoreOn({ db, transactions, close }: StoreDatabase<ReputationDatabase>): KyselyReputationStore {
 
   const toEntry = (row: {
     address: string;
@@ -199,9 +203,6 @@ export async function createKyselyReputationStore<DB extends ReputationDatabase>
     },
 
     checkWritable: () => transactions.probe("reputation"),
-
-    async close() {
-      await db.destroy();
-    },
+    close,
   };
 }

@@ -1,7 +1,8 @@
 import { deserializeUserOperation, type EntryPointVersion } from "@bundlekit/core";
-import { type DatabaseIntrospector, type Kysely, PostgresAdapter, sql } from "kysely";
+import { type DatabaseIntrospector, type Kysely, PostgresAdapter, SqliteAdapter, sql } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
 import { entityColumns } from "./rows.ts";
+import { writeTransactionsFor } from "./write-transactions.ts";
 
 /**
  * The schema's history, in order. Each migration is a value in code (no migration folder to
@@ -107,15 +108,43 @@ const migrationProvider: MigrationProvider = {
   getMigrations: async () => ({ ...mempoolMigrations }),
 };
 
+/** Options of `migrateToLatest`. */
+export interface MigrateOptions {
+  /** SQLite: how long to wait for another connection's write lock (another process migrating) before failing. Default 5000. */
+  busyTimeoutMs?: number;
+}
+
 /**
- * Bring the mempool and reputation tables up to date. Idempotent and safe to run from several processes at
- * once (Kysely's migration lock). Bookkeeping goes to `bundlekit_mempool_migration*` tables, so
- * an application's own Kysely migrations can live in the same database.
+ * Bring the mempool and reputation tables up to date. Idempotent, and safe when several processes
+ * (or several connections of one) migrate one database at once, new or not: the first to take
+ * the lock migrates, the others find the schema current.
+ * - PostgreSQL: Kysely's migration lock, a session-level `pg_advisory_lock` held while the
+ *   pending migrations are read and run in one transaction (the bookkeeping tables it creates
+ *   first are `create … if not exists`, checked again on failure).
+ * - SQLite: everything, bookkeeping included, in one `BEGIN IMMEDIATE` transaction, which holds
+ *   the file's write lock; SQLite's DDL is transactional, so a failed migration leaves nothing.
+ *   Kysely's Migrator takes no lock of its own there (it assumes one connection per file).
+ * Bookkeeping goes to `bundlekit_mempool_migration*` tables, so an application's own Kysely
+ * migrations can live in the same database.
  */
-export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
+export async function migrateToLatest<DB>(db: Kysely<DB>, options: MigrateOptions = {}): Promise<void> {
+  const adapter = db.getExecutor().adapter;
+  if (adapter instanceof SqliteAdapter) {
+    const { write } = writeTransactionsFor(db, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
+    return write((connection) => runMigrator(connection, undefined));
+  }
   const schema = await postgresSchema(db);
+  return runMigrator(schema === undefined ? db : withIntrospectionOf(db, schema), schema);
+}
+
+/**
+ * Kysely's Migrator on `db`, bookkeeping in `schema` (PostgreSQL) or the default one. On SQLite
+ * `db` is one connection inside a write transaction: the Migrator nests its own use of the
+ * connection in it and opens no transaction (Kysely counts SQLite's DDL as not transactional).
+ */
+async function runMigrator<DB>(db: Kysely<DB>, schema: string | undefined): Promise<void> {
   const migrator = new Migrator({
-    db: schema === undefined ? db : withIntrospectionOf(db, schema),
+    db,
     provider: migrationProvider,
     migrationTableName: "bundlekit_mempool_migration",
     migrationLockTableName: "bundlekit_mempool_migration_lock",

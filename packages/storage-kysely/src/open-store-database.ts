@@ -16,24 +16,62 @@ export interface KyselyStoreOptions<DB> {
   busyTimeoutMs?: number;
 }
 
+/** One store's use of a database: the database as the store sees it, its write transactions, and the store's `close`. */
+export interface StoreDatabase<Tables> {
+  db: Kysely<Tables>;
+  transactions: WriteTransactions<Tables>;
+  /** Let go of the database; it is destroyed once every store on it has let go. A second call does nothing more. */
+  close(): Promise<void>;
+}
+
+/** A database opened for the stores that share it. */
+export interface SharedStoreDatabase {
+  /**
+   * The database for one more store, which reads only its own `Tables` (a wider schema narrows
+   * safely). Each use counts until its `close()`.
+   */
+  use<Tables>(): StoreDatabase<Tables>;
+}
+
 /**
- * Open a store's database and its write transactions, migrated unless told otherwise. A store
- * reads only its own `Tables`, so a wider database type narrows safely. If migrating fails the
- * database is destroyed and the error rethrown.
+ * Open a database for the stores on it: one Kysely instance (one SQLite connection, one
+ * PostgreSQL pool), migrated once unless told otherwise. It is destroyed when the last store
+ * using it closes. If migrating fails the database is destroyed and the error rethrown.
  */
-export async function openStoreDatabase<Tables, DB extends Tables = Tables>(
+export async function openStoreDatabase<DB>(
   options: KyselyStoreOptions<DB>,
-): Promise<{ db: Kysely<Tables>; transactions: WriteTransactions<Tables> }> {
-  // The store's view of whatever wider schema `DB` the caller's instance has: Kysely's type is
+): Promise<SharedStoreDatabase> {
+  // Each store's view of whatever wider schema `DB` the caller's instance has: Kysely's type is
   // invariant in its schema, so it goes through `Kysely<any>`, the type Kysely's own Migrator takes.
   // biome-ignore lint/suspicious/noExplicitAny: see above
-  const db: Kysely<Tables> = options.db instanceof Kysely ? (options.db as Kysely<any>) : new Kysely<Tables>({ dialect: options.db });
-  const transactions = writeTransactionsFor(db, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
+  const db: Kysely<any> =
+    options.db instanceof Kysely ? options.db : new Kysely<DB>({ dialect: options.db });
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
+  let destroyed: Promise<void> | undefined;
+  const destroy = () => (destroyed ??= db.destroy());
   try {
-    if (options.migrate ?? true) await migrateToLatest(db);
+    if (options.migrate ?? true) await migrateToLatest(db, { busyTimeoutMs });
   } catch (error) {
-    await db.destroy();
+    await destroy();
     throw error;
   }
-  return { db, transactions };
+  let users = 0;
+  return {
+    use<Tables>() {
+      users++;
+      let closed = false;
+      const view: Kysely<Tables> = db;
+      return {
+        db: view,
+        transactions: writeTransactionsFor(view, { busyTimeoutMs }),
+        async close() {
+          if (!closed) {
+            closed = true;
+            users--;
+          }
+          if (users === 0) await destroy();
+        },
+      };
+    },
+  };
 }

@@ -5,6 +5,7 @@ import {
   createKyselyReputationStore,
   type KyselyReputationStore,
 } from "./kysely-reputation-store.ts";
+import { createKyselyStores, type KyselyStores } from "./kysely-stores.ts";
 
 /** Options of `createPostgresMempoolStore`: where to connect, and whether to migrate. */
 export type PostgresMempoolStoreOptions = (
@@ -41,6 +42,14 @@ export async function createPostgresReputationStore(
     db: new PostgresDialect({ pool }),
     migrate: options.migrate,
   });
+}
+
+/**
+ * The mempool and reputation stores in PostgreSQL on one pool: the schema migrated once, the
+ * pool ended once both stores are closed, or at `close()`.
+ */
+export async function createPostgresStores(options: PostgresMempoolStoreOptions): Promise<KyselyStores> {
+  return createKyselyStores({ db: new PostgresDialect({ pool: poolOf(options) }), migrate: options.migrate });
 }
 
 /**

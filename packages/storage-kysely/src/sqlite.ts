@@ -6,7 +6,9 @@ import {
   createKyselyReputationStore,
   type KyselyReputationStore,
 } from "./kysely-reputation-store.ts";
+import { createKyselyStores, type KyselyStores } from "./kysely-stores.ts";
 import { guardSqliteFile } from "./sqlite-file-guard.ts";
+import { whileBusy } from "./write-transactions.ts";
 
 /** Options of `createSqliteMempoolStore` and `createSqliteReputationStore`. */
 export interface SqliteMempoolStoreOptions {
@@ -43,18 +45,34 @@ export function createSqliteReputationStore(
   );
 }
 
+/**
+ * The mempool and reputation stores in one SQLite file, on one connection: the schema migrated
+ * once, the file guarded once (see `createSqliteMempoolStore`), the connection closed once both
+ * stores are closed, or at `close()`.
+ */
+export function createSqliteStores(options: SqliteMempoolStoreOptions): Promise<KyselyStores> {
+  return openSqlite(options, (dialect, busyTimeoutMs) =>
+    createKyselyStores({ db: dialect, migrate: options.migrate, busyTimeoutMs }),
+  );
+}
+
 async function openSqlite<T>(
   options: SqliteMempoolStoreOptions,
   open: (dialect: Dialect, busyTimeoutMs: number) => Promise<T>,
 ): Promise<T> {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
-  // Opening and migrating may wait for the write lock synchronously: no store work is in flight yet.
-  const database = new Database(options.filename, { timeout: busyTimeoutMs });
+  // Every wait for the lock is asynchronous (see write-transactions.ts), switching to WAL and
+  // migrating included: the driver's synchronous wait would freeze the process while another
+  // connection of it holds the lock across an `await`. And SQLite answers two connections that
+  // switch one new file to WAL at once with SQLITE_BUSY at once, without waiting at all.
+  const database = new Database(options.filename, { timeout: 0 });
   const inFile = options.filename !== ":memory:" && options.filename !== "";
-  if (inFile) database.pragma("journal_mode = WAL");
+  try {
+    if (inFile) await whileBusy(() => database.pragma("journal_mode = WAL"), busyTimeoutMs);
+  } catch (error) {
+    database.close();
+    throw error;
+  }
   const dialect = new SqliteDialect({ database });
-  const store = await open(inFile ? guardSqliteFile(dialect, options.filename, options.logger) : dialect, busyTimeoutMs);
-  // From here on writes wait asynchronously (see write-transactions.ts), never freezing the process.
-  database.pragma("busy_timeout = 0");
-  return store;
+  return open(inFile ? guardSqliteFile(dialect, options.filename, options.logger) : dialect, busyTimeoutMs);
 }

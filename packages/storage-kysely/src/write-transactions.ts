@@ -118,12 +118,20 @@ async function emptyInsert<DB>(trx: Kysely<DB>, table: string): Promise<void> {
   await sql`insert into ${sql.table(table)} select * from ${sql.table(table)} where 1 = 0`.execute(trx);
 }
 
-async function beginImmediate<DB>(connection: Kysely<DB>, busyTimeoutMs: number): Promise<void> {
+function beginImmediate<DB>(connection: Kysely<DB>, busyTimeoutMs: number): Promise<unknown> {
+  return whileBusy(() => sql`begin immediate`.execute(connection), busyTimeoutMs);
+}
+
+/**
+ * SQLite: `attempt`, again with an async backoff while it fails with `SQLITE_BUSY*` (another
+ * connection holds the lock it needs), for up to `busyTimeoutMs`; then its error. The event
+ * loop keeps running meanwhile, so another connection of this process can finish and let go.
+ */
+export async function whileBusy<T>(attempt: () => T | Promise<T>, busyTimeoutMs: number): Promise<T> {
   const deadline = Date.now() + busyTimeoutMs;
   for (let delayMs = 1; ; delayMs = Math.min(delayMs * 2, 50)) {
     try {
-      await sql`begin immediate`.execute(connection);
-      return;
+      return await attempt();
     } catch (error) {
       if (!isBusy(error) || Date.now() >= deadline) throw error;
       await sleep(delayMs * (0.5 + Math.random()));

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 
 /** What a store contract suite needs of a backend: a store, and how to reopen, share and clean up. */
 export interface StoreUnderTest<S> {
@@ -42,4 +42,45 @@ export async function onPostgresSchema<S>(open: (pool: pg.Pool) => Promise<S>): 
     await cleanup();
     throw error;
   }
+}
+
+/**
+ * New PostgreSQL schemas for the tests of the calling `describe` block, each first on the
+ * `search_path` of the URL it comes with; all dropped after the block. `admin` queries the
+ * server directly.
+ */
+export function postgresSchemas(prefix: string): {
+  admin: pg.Pool;
+  newSchema(): Promise<{ schema: string; url: URL }>;
+} {
+  const admin = new pg.Pool({ connectionString, max: 1 });
+  const schemas: string[] = [];
+  afterAll(async () => {
+    try {
+      for (const schema of schemas) await admin.query(`drop schema if exists ${schema} cascade`);
+    } finally {
+      await admin.end();
+    }
+  });
+  return {
+    admin,
+    async newSchema() {
+      const schema = `${prefix}_${randomUUID().replaceAll("-", "")}`;
+      schemas.push(schema);
+      await admin.query(`create schema ${schema}`);
+      const url = new URL(connectionString);
+      url.searchParams.set("options", `-c search_path=${schema}`);
+      return { schema, url };
+    },
+  };
+}
+
+/** New SQLite file names for the tests of the calling `describe` block, in one temporary directory removed after it. */
+export function sqliteFiles(prefix: string): { newFile(): string } {
+  let directory: string | undefined;
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), `${prefix}-`));
+  });
+  afterAll(() => (directory ? rm(directory, { recursive: true, force: true }) : undefined));
+  return { newFile: () => join(directory!, `${randomUUID()}.sqlite`) };
 }

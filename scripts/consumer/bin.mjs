@@ -1,6 +1,6 @@
 // The command from the installed tarball, as `npx @bundlekit/server` runs it: `bundlekit-server
 // --help` prints its usage and exits 0; with no RPC URL the command starts the service on its
-// embedded devnet, `eth_supportedEntryPoints` over HTTP names the three EntryPoints, and SIGINT
+// embedded devnet, `eth_supportedEntryPoints` over HTTP names the four EntryPoints, and SIGINT
 // stops the service and its devnet. Then `startServiceProcess` runs the same service from code, in
 // a process of its own, on a devnet. `pnpm check:consumer` runs it with Node 22 and Node 24: the
 // command's `#!/usr/bin/env node` finds the Node running this script first on PATH. Every wait is
@@ -19,6 +19,7 @@ const ENTRY_POINTS = [
   "0x5ff137d4b0fdcd49dca30c7cf57e578a026d2789", // v0.6
   "0x0000000071727de22e5e9d8baf0edac6f37da032", // v0.7
   "0x4337084d9e255ff0702461cf8895ce9e3b5ff108", // v0.8
+  "0x433709009b8330fda32311df1c2afa402ed8d009", // v0.9
 ];
 
 /** This Node first on PATH, no BUNDLEKIT_* settings from outside, and any free port. */

@@ -1,20 +1,48 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { mempoolPolicies } from "@bundlekit/core";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { BundlerConfigError, mergeBundlerSettings } from "@bundlekit/core";
 import { createPublicClient, http, type PublicClient } from "viem";
-import { parseResearchArguments, type ResearchCommand, UsageError, usage } from "./arguments.ts";
+import {
+  type CompareCommand,
+  flagOf,
+  parseResearchArguments,
+  type ResearchCommand,
+  settingsFromJson,
+  UsageError,
+  usage,
+} from "./arguments.ts";
 import { captureWorkload } from "./capture.ts";
-import { renderChart } from "./chart.ts";
-import { type PolicyReport, replay } from "./replay.ts";
+import { renderChart, renderPng } from "./chart.ts";
+import { type ExperimentReport, runExperiment, type SeededWorkload } from "./experiment.ts";
+import { PolicyFileError, resolvePolicies } from "./policies.ts";
+import { scenarios } from "./scenarios.ts";
+import { formatReport } from "./table.ts";
 import { generateWorkload, type Workload } from "./workload.ts";
+
+/**
+ * Where the user ran the command: pnpm runs its scripts in the workspace's folder, and says where
+ * it was started in `INIT_CWD` (as does `./bundlekit research`); paths on the command line are
+ * taken from there.
+ */
+const cwd = process.env.INIT_CWD || process.cwd();
+const fromCwd = (path: string) => resolve(cwd, path);
+/** A path as the user would type it from where they are. */
+const shown = (path: string) => {
+  const near = relative(cwd, path);
+  return near && !near.startsWith("..") && !isAbsolute(near) ? near : path;
+};
+
+function fail(message: string): never {
+  process.stderr.write(`research: ${message}\n`);
+  process.exit(2);
+}
 
 let parsed: ResearchCommand;
 try {
   parsed = parseResearchArguments(process.argv.slice(2));
 } catch (error) {
   if (!(error instanceof UsageError)) throw error;
-  process.stderr.write(`research: ${error.message}\n`);
-  process.exit(2);
+  fail(error.message);
 }
 if (parsed.command === "help") {
   process.stdout.write(`${usage}\n`);
@@ -22,44 +50,89 @@ if (parsed.command === "help") {
 }
 if (parsed.command === "capture") {
   const client = createPublicClient({ transport: http(parsed.rpc) }) as PublicClient;
-  const captured = await captureWorkload({ client, fromBlock: parsed.fromBlock, toBlock: parsed.toBlock });
-  writeFileSync(parsed.out, `${JSON.stringify(captured, null, 2)}\n`);
-  process.stdout.write(`${captured.description}\n${parsed.out}\n`);
+  const captured = await captureWorkload({
+    client,
+    fromBlock: parsed.fromBlock,
+    toBlock: parsed.toBlock,
+  });
+  const out = fromCwd(parsed.out);
+  writeFileSync(out, `${JSON.stringify(captured, null, 2)}\n`);
+  process.stdout.write(`${captured.description}\n${shown(out)}\n`);
   process.exit(0);
 }
-const { policies, ops, seed, out, entryPointVersion } = parsed;
+const report = await compare(parsed);
+const out = fromCwd(parsed.out);
+mkdirSync(out, { recursive: true });
+const files = {
+  json: join(out, "report.json"),
+  svg: join(out, "report.svg"),
+  png: join(out, "report.png"),
+};
+writeFileSync(
+  files.json,
+  `${JSON.stringify(report, (_, value) => (typeof value === "bigint" ? value.toString() : value), 2)}\n`,
+);
+const svg = await renderChart(report);
+writeFileSync(files.svg, svg);
+writeFileSync(files.png, renderPng(svg));
+process.stdout.write(`${formatReport(report)}\n${Object.values(files).map(shown).join(", ")}\n`);
 
-const workload: Workload = parsed.workload ? JSON.parse(readFileSync(parsed.workload, "utf8")) : generateWorkload({ ops, seed });
-const reports: PolicyReport[] = [];
-for (const name of policies) {
-  const report = await replay(workload, mempoolPolicies[name](), {
-    entryPointVersion,
-    onProgress: (share) => {
-      if (process.stderr.isTTY) process.stderr.write(`\r${name.padEnd(8)} [${"#".repeat(Math.round(share * 30)).padEnd(30)}] ${Math.round(share * 100)}%`);
-    },
-  });
-  if (process.stderr.isTTY) process.stderr.write("\r\u001b[2K");
-  reports.push(report);
+/** Run the comparison `command` asks for; a bad policy file, setting or workload parameter ends the process with its message. */
+async function compare(command: CompareCommand): Promise<ExperimentReport> {
+  const scenario = scenarios[command.scenario];
+  try {
+    const fileSettings = command.settingsFile
+      ? settingsFromJson(readJson(command.settingsFile, "--settings"), command.settingsFile)
+      : undefined;
+    const settings = mergeBundlerSettings(scenario.settings, fileSettings, command.settings);
+    const policies = await resolvePolicies(command.policies, command.policyFiles, cwd);
+    const parameters = { ...scenario.workload, ...command.workload };
+    const workloads: SeededWorkload[] = command.workloadFile
+      ? [{ seed: undefined, workload: readJson(command.workloadFile, "--workload") as Workload }]
+      : Array.from({ length: command.seeds }, (_, i) => ({
+          seed: command.seed + i,
+          workload: generateWorkload({ ...parameters, ops: command.ops, seed: command.seed + i }),
+        }));
+    const described = command.workloadFile
+      ? workloads[0]!.workload.description
+      : workloads[0]!.workload.description.replace(/, seed -?\d+/, "");
+    return await runExperiment({
+      policies,
+      ...(command.baseline ? { baseline: command.baseline } : {}),
+      workloads,
+      description: `${command.workloadFile ? "workload file" : command.scenario}: ${described}`,
+      replay: { ...scenario.chain, ...command.chain, settings, pacing: command.pacing },
+      bootstrap: command.bootstrap,
+      statisticsSeed: command.seed,
+      onProgress: ({ policy, run, runs, share }) => {
+        if (!process.stderr.isTTY) return;
+        process.stderr.write(
+          `\r\u001b[2K${policy} (${run}/${runs}) [${"#".repeat(Math.round(share * 30)).padEnd(30)}] ${Math.round(share * 100)}%`,
+        );
+        if (run === runs && share >= 1) process.stderr.write("\r\u001b[2K");
+      },
+    });
+  } catch (error) {
+    if (
+      error instanceof UsageError ||
+      error instanceof PolicyFileError ||
+      error instanceof BundlerConfigError
+    )
+      fail(error.message);
+    // A workload parameter out of range, named as the generator names it: say the flag instead.
+    if (error instanceof RangeError)
+      fail(error.message.replace(/^(\w+) must/, (_, name: string) => `${flagOf(name)} must`));
+    throw error;
+  } finally {
+    if (process.stderr.isTTY) process.stderr.write("\r\u001b[2K");
+  }
 }
 
-const gwei = (wei: string) => (Number(BigInt(wei) / 1_000_000n) / 1000).toFixed(3);
-const rows = [
-  ["policy", "admitted", "included", "dropped", "latency p50/p95/p99 (blocks)", "latency p50/p95/p99 (s)", "net revenue (gwei)", "fairness (Jain)", "wall (s)"],
-  ...reports.map((r) => [
-    r.policy,
-    `${r.admitted}/${r.offered}`,
-    String(r.included),
-    String(Object.values(r.dropped).reduce((a, b) => a + b, 0)),
-    `${r.latencyBlocks.p50} / ${r.latencyBlocks.p95} / ${r.latencyBlocks.p99}`,
-    `${r.latencySeconds.p50} / ${r.latencySeconds.p95} / ${r.latencySeconds.p99}`,
-    gwei(r.revenue.net),
-    String(r.fairness),
-    String(r.wallSeconds),
-  ]),
-];
-const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-process.stdout.write(`${workload.description}\n\n${rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ")).join("\n")}\n`);
-mkdirSync(out, { recursive: true });
-writeFileSync(join(out, "report.json"), `${JSON.stringify({ workload: workload.description, reports }, null, 2)}\n`);
-writeFileSync(join(out, "report.svg"), await renderChart(reports));
-process.stdout.write(`\n${join(out, "report.json")}, ${join(out, "report.svg")}\n`);
+/** The JSON in file `path` (relative to where the command was run), or the end of the process saying why not. */
+function readJson(path: string, flag: string): unknown {
+  try {
+    return JSON.parse(readFileSync(fromCwd(path), "utf8"));
+  } catch (error) {
+    fail(`${flag} ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -4,7 +4,7 @@ import { compile, type TopLevelSpec } from "vega-lite";
 import type { Field } from "vega-lite/types_unstable/channeldef.js";
 import type { LayerSpec } from "vega-lite/types_unstable/spec/index.js";
 import type { ExperimentReport } from "./experiment.ts";
-import type { Interval } from "./statistics.ts";
+import type { Interval, Metric } from "./statistics.ts";
 
 /** One colour per policy, in the report's order, the same in every panel (Tableau 10). */
 const palette = [
@@ -19,6 +19,9 @@ const palette = [
   "#ff9da6",
   "#bab0ac",
 ];
+
+/** The most reasons of refusal or drop the chart shows; report.json has them all. */
+const maxReasons = 8;
 
 /** The font the chart names, found on most systems and used for the PNG. */
 const font = "DejaVu Sans, Helvetica, Arial, sans-serif";
@@ -105,11 +108,14 @@ export async function renderChart(report: ExperimentReport): Promise<string> {
   const cdf = report.policies.flatMap((p) =>
     p.latencyPercentilesSeconds.map((seconds, q) => ({ policy: p.name, seconds, share: q / 100 })),
   );
-  const reasons = report.metrics
-    .filter(
-      (m) =>
-        !m.headline && report.policies.some((p) => p.metrics[m.key]!.perSeed.some((v) => v > 0)),
-    )
+  // The reasons that occurred, the most frequent first, at most `maxReasons` of them.
+  const largest = (m: Metric) =>
+    Math.max(...report.policies.map((p) => Math.max(...p.metrics[m.key]!.perSeed)));
+  const occurred = report.metrics
+    .filter((m) => !m.headline && largest(m) > 0)
+    .sort((a, b) => largest(b) - largest(a));
+  const reasons = occurred
+    .slice(0, maxReasons)
     .flatMap((m) =>
       report.policies.map((p) => ({ reason: m.label, ...row(p.name, p.metrics[m.key]!) })),
     );
@@ -183,12 +189,13 @@ export async function renderChart(report: ExperimentReport): Promise<string> {
       },
       reasons.length > 0
         ? {
-            title: "Refused and dropped, by reason: operations per workload (median, 95% interval)",
+            title: `Refused and dropped, by reason: operations per workload (median, 95% interval)${occurred.length > maxReasons ? `; the ${maxReasons} most frequent of ${occurred.length} reasons` : ""}`,
             data: { values: reasons },
             facet: {
               row: {
                 field: "reason",
                 type: "nominal",
+                sort: occurred.slice(0, maxReasons).map((m) => m.label),
                 title: null,
                 header: {
                   labelAngle: 0,

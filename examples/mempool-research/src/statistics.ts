@@ -20,7 +20,7 @@ export type Comparison = "difference" | "ratio";
 export interface Metric {
   key: string;
   label: string;
-  /** Its unit, as printed after a value ("s", "%", "gwei"); "" for counts and indices. */
+  /** Its unit, as printed after a value ("s", "%", "gwei", "operations"); "" for an index. */
   unit: string;
   compare: Comparison;
   /** True for the metrics a verdict line may be about; the counts by reason are not. */
@@ -42,9 +42,15 @@ export interface RunData {
 /** The metrics every experiment reports, before the counts by reason. */
 export const headlineMetrics: readonly Metric[] = [
   { key: "inclusion", label: "inclusion", unit: "%", compare: "difference", headline: true },
-  { key: "refused", label: "refused", unit: "", compare: "difference", headline: true },
-  { key: "dropped", label: "dropped", unit: "", compare: "difference", headline: true },
-  { key: "unsettled", label: "unsettled", unit: "", compare: "difference", headline: true },
+  { key: "refused", label: "refused", unit: "operations", compare: "difference", headline: true },
+  { key: "dropped", label: "dropped", unit: "operations", compare: "difference", headline: true },
+  {
+    key: "unsettled",
+    label: "unsettled",
+    unit: "operations",
+    compare: "difference",
+    headline: true,
+  },
   {
     key: "latencyP50Seconds",
     label: "latency p50",
@@ -77,14 +83,14 @@ export function metricsFor(reasons: readonly string[]): Metric[] {
     ...reasons.map((reason) => ({
       key: `refused: ${reason}`,
       label: `refused: ${reason}`,
-      unit: "",
+      unit: "operations",
       compare: "difference" as const,
       headline: false,
     })),
     ...reasons.map((reason) => ({
       key: `dropped: ${reason}`,
       label: `dropped: ${reason}`,
-      unit: "",
+      unit: "operations",
       compare: "difference" as const,
       headline: false,
     })),

@@ -1,10 +1,17 @@
 import { type ExperimentReport, formatNumber } from "./experiment.ts";
 import type { Interval } from "./statistics.ts";
 
-/** `median [low, high]`, with a unit after it. */
+/** A count of operations: whole, or to one decimal where a median or percentile falls between two. */
+function formatCount(value: number): string {
+  const tenths = Math.round(value * 10) / 10;
+  return Number.isInteger(tenths) ? String(tenths) : tenths.toFixed(1);
+}
+
+/** `median [low, high]`; counts of operations as counts. */
 function withInterval({ median, low, high }: Interval, unit = ""): string {
   if (Number.isNaN(median)) return "–";
-  return `${formatNumber(median)}${unit} [${formatNumber(low)}, ${formatNumber(high)}]`;
+  const format = unit === "operations" ? formatCount : formatNumber;
+  return `${format(median)} [${format(low)}, ${format(high)}]`;
 }
 
 /** `+median% [+low, +high]`: a change relative to the baseline. */
@@ -58,8 +65,8 @@ export function formatReport(report: ExperimentReport): string {
     ...report.policies.map((p) => [
       p.name,
       withInterval(p.metrics.inclusion!),
-      withInterval(p.metrics.refused!),
-      withInterval(p.metrics.dropped!),
+      withInterval(p.metrics.refused!, "operations"),
+      withInterval(p.metrics.dropped!, "operations"),
       withInterval(p.metrics.latencyP50Seconds!),
       withInterval(p.metrics.latencyP95Seconds!),
       withInterval(p.metrics.fairness!),
@@ -72,7 +79,10 @@ export function formatReport(report: ExperimentReport): string {
     ["refused or dropped, by reason", ...report.policies.map((p) => p.name)],
     ...byReason
       .filter((m) => report.policies.some((p) => p.metrics[m.key]!.perSeed.some((v) => v > 0)))
-      .map((m) => [m.label, ...report.policies.map((p) => withInterval(p.metrics[m.key]!))]),
+      .map((m) => [
+        m.label,
+        ...report.policies.map((p) => withInterval(p.metrics[m.key]!, m.unit)),
+      ]),
   ];
   const unsettled = report.policies.filter((p) => p.metrics.unsettled!.median > 0);
   const sections = [
@@ -81,7 +91,7 @@ export function formatReport(report: ExperimentReport): string {
     reasonRows.length > 1 ? columns(reasonRows) : "refused or dropped: none",
     ...(unsettled.length > 0
       ? [
-          `unsettled at the end (still pooled, or held back by their sender): ${unsettled.map((p) => `${p.name} ${withInterval(p.metrics.unsettled!)}`).join(", ")}`,
+          `unsettled at the end (still pooled, or held back by their sender): ${unsettled.map((p) => `${p.name} ${withInterval(p.metrics.unsettled!, "operations")}`).join(", ")}`,
         ]
       : []),
     report.verdicts.length > 0

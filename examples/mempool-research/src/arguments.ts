@@ -369,8 +369,14 @@ function parse<const O extends Options>(args: readonly string[], options: O) {
   try {
     return parseArgs({ args: [...args], options, allowPositionals: false, strict: true });
   } catch (error) {
-    const message =
-      error instanceof Error ? error.message.split(/\.? To specify|\n/)[0]! : String(error);
-    throw new UsageError(`${message}; pnpm research --help lists the options`);
+    // Node's first sentence ("Unknown option '--rates'"), not its advice on positionals.
+    const text = error instanceof Error ? error.message : String(error);
+    const first = text.split(/\.(?:\s|$)|\n/)[0]!;
+    const dash = /use '(--[\w-]+)=-XYZ'/.exec(text);
+    throw new UsageError(
+      dash
+        ? `${first}: write a value starting with a dash as ${dash[1]}=-VALUE`
+        : `${first}; pnpm research --help lists the options`,
+    );
   }
 }

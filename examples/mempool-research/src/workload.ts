@@ -283,3 +283,63 @@ export function senderAddress(index: number): Address {
 export function paymasterAddress(index: number): Address {
   return keccak256(toHex(`bundlekit research paymaster ${index}`)).slice(0, 42) as Address;
 }
+
+/**
+ * `value` (a workload file's JSON) as a workload, or a `RangeError` naming the first thing wrong:
+ * operations in arrival order, each with whole-number `at` (ms), `sender`, `nonce` and optional
+ * `paymaster`, and its fees and call gas as decimal strings.
+ */
+export function checkWorkload(value: unknown): Workload {
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === "object" && v !== null && !Array.isArray(v);
+  if (!isObject(value) || !Array.isArray(value.operations))
+    throw new RangeError('must be a JSON object with an "operations" array (a workload file)');
+  const given: unknown[] = value.operations;
+  let senders = 0;
+  let paymasters = 0;
+  let previousAt = 0;
+  const operations = given.map((op, i): WorkloadOperation => {
+    if (!isObject(op)) throw new RangeError(`operation ${i} must be an object`);
+    const whole = (field: string, optional = false) => {
+      if (optional && op[field] === undefined) return;
+      if (!Number.isSafeInteger(op[field]) || (op[field] as number) < 0)
+        throw new RangeError(
+          `operation ${i}: ${field} must be a whole number, got ${JSON.stringify(op[field])}`,
+        );
+    };
+    whole("at");
+    whole("sender");
+    whole("nonce");
+    whole("paymaster", true);
+    for (const field of ["maxPriorityFeePerGas", "maxFeePerGas", "callGasLimit"]) {
+      if (typeof op[field] !== "string" || !/^\d+$/.test(op[field]))
+        throw new RangeError(
+          `operation ${i}: ${field} must be a whole number as a decimal string, got ${JSON.stringify(op[field])}`,
+        );
+    }
+    if ((op.at as number) < previousAt)
+      throw new RangeError(
+        `operation ${i}: at (${op.at}) is before the previous operation's (${previousAt}): operations must be in arrival order`,
+      );
+    previousAt = op.at as number;
+    senders = Math.max(senders, (op.sender as number) + 1);
+    if (op.paymaster !== undefined) paymasters = Math.max(paymasters, (op.paymaster as number) + 1);
+    return {
+      at: op.at as number,
+      sender: op.sender as number,
+      nonce: op.nonce as number,
+      maxPriorityFeePerGas: op.maxPriorityFeePerGas as string,
+      maxFeePerGas: op.maxFeePerGas as string,
+      callGasLimit: op.callGasLimit as string,
+      ...(op.paymaster !== undefined ? { paymaster: op.paymaster as number } : {}),
+      ...(typeof op.failsAtBundling === "string" ? { failsAtBundling: op.failsAtBundling } : {}),
+      ...(op.reverts === true ? { reverts: true } : {}),
+    };
+  });
+  return {
+    description: typeof value.description === "string" ? value.description : "a workload file",
+    senders,
+    ...(paymasters > 0 ? { paymasters } : {}),
+    operations,
+  };
+}

@@ -5,9 +5,16 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { mempoolPolicyNames } from "@bundlekit/core";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseResearchArguments, settingsFromJson, UsageError } from "../src/arguments.ts";
+import {
+  type CompareCommand,
+  parseResearchArguments,
+  settingsFromJson,
+  UsageError,
+} from "../src/arguments.ts";
+import { compare } from "../src/compare.ts";
 import type { ExperimentReport } from "../src/experiment.ts";
 import { scenarioNames } from "../src/scenarios.ts";
+import { generateWorkload } from "../src/workload.ts";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 const away = mkdtempSync(join(tmpdir(), "bundlekit-research-"));
@@ -129,6 +136,10 @@ describe("pnpm research's arguments", () => {
       'bundling.maxFeePerGas must be an amount of wei ("1000", "5 gwei", "0.1 eth"), got "cheap"',
     ],
     [["--rates", "5"], "Unknown option '--rates'; pnpm research --help lists the options"],
+    [
+      ["--sender-gap-ms", "-5"],
+      "Option '--sender-gap-ms' argument is ambiguous: write a value starting with a dash as --sender-gap-ms=-VALUE",
+    ],
     [["capture", "--rpc", "http://127.0.0.1:1"], "capture needs --rpc URL --from N --to M"],
   ])("refuses %j, saying what is wrong (pnpm research prints it and exits 2)", (argv, message) => {
     expect(() => parseResearchArguments(argv)).toThrow(new UsageError(message));
@@ -238,5 +249,95 @@ describe("pnpm research's arguments", () => {
         'engine.json must hold a JSON object of settings groups, e.g. {"bundling": {"maxOperations": 50}}',
       ),
     );
+  });
+});
+
+describe("pnpm research's comparison of what the command line names", () => {
+  const command = (argv: readonly string[]) => parseResearchArguments(argv) as CompareCommand;
+  const write = (name: string, json: unknown) => {
+    writeFileSync(join(away, name), typeof json === "string" ? json : JSON.stringify(json));
+    return name;
+  };
+
+  it("replays a workload file as it replays generated ones, relative to where it runs", async () => {
+    const workload = {
+      ...generateWorkload({ ops: 80, seed: 9, rate: 40 }),
+      description: "captured from somewhere",
+    };
+    const file = write("workload.json", workload);
+    const report = await compare(
+      command(["--workload", file, "--policies", "default,fifo", "--bootstrap", "100"]),
+      { cwd: away },
+    );
+    expect(report.title).toBe(
+      "workload file: captured from somewhere; one workload; baseline default",
+    );
+    expect(report.workload.seeds).toEqual([null]);
+    expect(report.runs.map((r) => r.offered)).toEqual([80, 80]);
+    const { low, high } = report.policies[0]!.metrics.latencyP50Seconds!;
+    expect(high).toBeGreaterThan(low);
+  });
+
+  it.each([
+    [["--rate", "0"], "--rate must be above 0, got 0"],
+    [["--sender-gap-ms=-5"], "--sender-gap-ms must be at least 0, got -5"],
+    [
+      ["--baseline", "lifo"],
+      'the baseline "lifo" is not among the policies compared (default, fifo)',
+    ],
+    [
+      ["--policies", ""],
+      "no policy to compare: name shipped ones with --policies, or load one with --policy ./file.ts",
+    ],
+    [
+      ["--policy", "./nowhere.ts"],
+      `--policy ./nowhere.ts: no such file ${join(away, "nowhere.ts")}`,
+    ],
+    [
+      ["--settings", "bad-settings.json"],
+      'bundling.maxOperations must be an integer from 1 to 9007199254740991, got "0"',
+    ],
+    [
+      ["--settings", "missing.json"],
+      `--settings missing.json: ENOENT: no such file or directory, open '${join(away, "missing.json")}'`,
+    ],
+    [
+      ["--workload", "not-a-workload.json"],
+      '--workload not-a-workload.json: must be a JSON object with an "operations" array (a workload file)',
+    ],
+    [
+      ["--workload", "out-of-order.json"],
+      "--workload out-of-order.json: operation 1: at (5) is before the previous operation's (10): operations must be in arrival order",
+    ],
+    [
+      ["--workload", "bad-fee.json"],
+      "--workload bad-fee.json: operation 0: maxFeePerGas must be a whole number as a decimal string, got 5",
+    ],
+    [
+      ["--setting", "validation.mode=safe"],
+      'validation.mode must be unsafe in the lab: the simulated chain runs no EVM to trace, got "safe"',
+    ],
+  ])("refuses %j before replaying, saying what is wrong", async (argv, message) => {
+    write("bad-settings.json", { bundling: { maxOperations: 0 } });
+    write("not-a-workload.json", [1, 2]);
+    const op = {
+      sender: 0,
+      nonce: 0,
+      maxPriorityFeePerGas: "1",
+      maxFeePerGas: "5",
+      callGasLimit: "50000",
+    };
+    write("out-of-order.json", {
+      operations: [
+        { ...op, at: 10 },
+        { ...op, at: 5, nonce: 1 },
+      ],
+    });
+    write("bad-fee.json", { operations: [{ ...op, at: 0, maxFeePerGas: 5 }] });
+    await expect(
+      compare(command(["--policies", "default,fifo", "--ops", "20", "--seeds", "1", ...argv]), {
+        cwd: away,
+      }),
+    ).rejects.toThrow(new UsageError(message));
   });
 });

@@ -39,62 +39,39 @@ export interface RunData {
   reasonIds: Int32Array;
 }
 
+/** A headline metric. */
+const headline = (
+  key: string,
+  label: string,
+  unit: string,
+  compare: Comparison = "difference",
+): Metric => ({ key, label, unit, compare, headline: true });
+
 /** The metrics every experiment reports, before the counts by reason. */
 export const headlineMetrics: readonly Metric[] = [
-  { key: "inclusion", label: "inclusion", unit: "%", compare: "difference", headline: true },
-  { key: "refused", label: "refused", unit: "operations", compare: "difference", headline: true },
-  { key: "dropped", label: "dropped", unit: "operations", compare: "difference", headline: true },
-  {
-    key: "unsettled",
-    label: "unsettled",
-    unit: "operations",
-    compare: "difference",
-    headline: true,
-  },
-  {
-    key: "latencyP50Seconds",
-    label: "latency p50",
-    unit: "s",
-    compare: "difference",
-    headline: true,
-  },
-  {
-    key: "latencyP95Seconds",
-    label: "latency p95",
-    unit: "s",
-    compare: "difference",
-    headline: true,
-  },
-  { key: "fairness", label: "fairness (Jain)", unit: "", compare: "difference", headline: true },
-  { key: "revenueGwei", label: "net revenue", unit: "gwei", compare: "ratio", headline: true },
-  {
-    key: "revenuePerGasGwei",
-    label: "net revenue per gas",
-    unit: "gwei",
-    compare: "ratio",
-    headline: true,
-  },
+  headline("inclusion", "inclusion", "%"),
+  headline("refused", "refused", "operations"),
+  headline("dropped", "dropped", "operations"),
+  headline("unsettled", "unsettled", "operations"),
+  headline("latencyP50Seconds", "latency p50", "s"),
+  headline("latencyP95Seconds", "latency p95", "s"),
+  headline("fairness", "fairness (Jain)", ""),
+  headline("revenueGwei", "net revenue", "gwei", "ratio"),
+  headline("revenuePerGasGwei", "net revenue per gas", "gwei", "ratio"),
 ];
 
 /** The metrics of an experiment whose runs saw `reasons`: the headline ones, then refused and dropped counts per reason. */
 export function metricsFor(reasons: readonly string[]): Metric[] {
-  return [
-    ...headlineMetrics,
-    ...reasons.map((reason) => ({
-      key: `refused: ${reason}`,
-      label: `refused: ${reason}`,
+  const count =
+    (fate: "refused" | "dropped") =>
+    (reason: string): Metric => ({
+      key: `${fate}: ${reason}`,
+      label: `${fate}: ${reason}`,
       unit: "operations",
-      compare: "difference" as const,
+      compare: "difference",
       headline: false,
-    })),
-    ...reasons.map((reason) => ({
-      key: `dropped: ${reason}`,
-      label: `dropped: ${reason}`,
-      unit: "operations",
-      compare: "difference" as const,
-      headline: false,
-    })),
-  ];
+    });
+  return [...headlineMetrics, ...reasons.map(count("refused")), ...reasons.map(count("dropped"))];
 }
 
 /** A replay's outcomes prepared for measuring; `reasons` is the experiment's list, which this run's reasons join. */

@@ -140,6 +140,7 @@ describe("pnpm research's arguments", () => {
       ["--sender-gap-ms", "-5"],
       "Option '--sender-gap-ms' argument is ambiguous: write a value starting with a dash as --sender-gap-ms=-VALUE",
     ],
+    [["--entry-point", "0.6"], '--entry-point must be one of 0.7, 0.8, 0.9, got "0.6"'],
     [["capture", "--rpc", "http://127.0.0.1:1"], "capture needs --rpc URL --from N --to M"],
   ])("refuses %j, saying what is wrong (pnpm research prints it and exits 2)", (argv, message) => {
     expect(() => parseResearchArguments(argv)).toThrow(new UsageError(message));
@@ -182,6 +183,8 @@ describe("pnpm research's arguments", () => {
           "5000000",
           "--initial-base-fee-gwei",
           "0.5",
+          "--entry-point",
+          "0.9",
         ],
         ...[
           "--setting",
@@ -207,7 +210,12 @@ describe("pnpm research's arguments", () => {
       seeds: 3,
       workload: { rate: 120, senderSkew: 0, paymasterShare: 0.5 },
       pacing: false,
-      chain: { blockTimeMs: 2000, blockGasLimit: 5_000_000n, initialBaseFee: 500_000_000n },
+      chain: {
+        blockTimeMs: 2000,
+        blockGasLimit: 5_000_000n,
+        initialBaseFee: 500_000_000n,
+        entryPointVersion: "0.9",
+      },
       settings: {
         bundling: {
           maxOperations: 50,

@@ -1,4 +1,5 @@
 import type { TestProject } from "vitest/node";
+import { announceOrderSeed } from "./order-seed.ts";
 import { findOrStartPostgres } from "./postgres-server.ts";
 
 declare module "vitest" {
@@ -15,12 +16,12 @@ const described = {
 } as const;
 
 /**
- * Once per test run: say the seed of the shuffled order, so that a failure can be repeated; find
- * PostgreSQL or bring one, and stop it afterwards if this run started it.
+ * Once per test run that has a file of the `postgres` project (vitest.config.ts): say the seed of
+ * the shuffled order, so that a failure can be repeated; find PostgreSQL or bring one, and stop it
+ * afterwards if this run started it.
  */
 export default async function setup(project: TestProject) {
-  const { shuffle, seed } = project.globalConfig.sequence;
-  if (shuffle) process.stderr.write(`bundlekit: test order shuffled with seed ${seed}; repeat it with BUNDLEKIT_TEST_SEED=${seed}\n`);
+  announceOrderSeed(project);
   const postgres = await findOrStartPostgres();
   process.stderr.write(`bundlekit: tests use ${described[postgres.source]}\n`);
   project.provide("postgresUrl", postgres.url);

@@ -1,20 +1,37 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { mempoolPolicies } from "@bundlekit/core";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { createPublicClient, http, type PublicClient } from "viem";
 import { parseResearchArguments, type ResearchCommand, UsageError, usage } from "./arguments.ts";
 import { captureWorkload } from "./capture.ts";
-import { renderChart } from "./chart.ts";
-import { type PolicyReport, replay } from "./replay.ts";
-import { generateWorkload, type Workload } from "./workload.ts";
+import { renderChart, renderPng } from "./chart.ts";
+import { compare } from "./compare.ts";
+import type { ExperimentReport } from "./experiment.ts";
+import { formatReport } from "./table.ts";
+
+/**
+ * Where the user ran the command: pnpm runs its scripts in the workspace's folder, and says where
+ * it was started in `INIT_CWD` (as does `./bundlekit research`); paths on the command line are
+ * taken from there.
+ */
+const cwd = process.env.INIT_CWD || process.cwd();
+const fromCwd = (path: string) => resolve(cwd, path);
+/** A path as the user would type it from where they are. */
+const shown = (path: string) => {
+  const near = relative(cwd, path);
+  return near && !near.startsWith("..") && !isAbsolute(near) ? near : path;
+};
+
+function fail(message: string): never {
+  process.stderr.write(`research: ${message}\n`);
+  process.exit(2);
+}
 
 let parsed: ResearchCommand;
 try {
   parsed = parseResearchArguments(process.argv.slice(2));
 } catch (error) {
   if (!(error instanceof UsageError)) throw error;
-  process.stderr.write(`research: ${error.message}\n`);
-  process.exit(2);
+  fail(error.message);
 }
 if (parsed.command === "help") {
   process.stdout.write(`${usage}\n`);
@@ -22,44 +39,45 @@ if (parsed.command === "help") {
 }
 if (parsed.command === "capture") {
   const client = createPublicClient({ transport: http(parsed.rpc) }) as PublicClient;
-  const captured = await captureWorkload({ client, fromBlock: parsed.fromBlock, toBlock: parsed.toBlock });
-  writeFileSync(parsed.out, `${JSON.stringify(captured, null, 2)}\n`);
-  process.stdout.write(`${captured.description}\n${parsed.out}\n`);
+  const captured = await captureWorkload({
+    client,
+    fromBlock: parsed.fromBlock,
+    toBlock: parsed.toBlock,
+  });
+  const out = fromCwd(parsed.out);
+  writeFileSync(out, `${JSON.stringify(captured, null, 2)}\n`);
+  process.stdout.write(`${captured.description}\n${shown(out)}\n`);
   process.exit(0);
 }
-const { policies, ops, seed, out, entryPointVersion } = parsed;
-
-const workload: Workload = parsed.workload ? JSON.parse(readFileSync(parsed.workload, "utf8")) : generateWorkload({ ops, seed });
-const reports: PolicyReport[] = [];
-for (const name of policies) {
-  const report = await replay(workload, mempoolPolicies[name](), {
-    entryPointVersion,
-    onProgress: (share) => {
-      if (process.stderr.isTTY) process.stderr.write(`\r${name.padEnd(8)} [${"#".repeat(Math.round(share * 30)).padEnd(30)}] ${Math.round(share * 100)}%`);
+let report: ExperimentReport;
+try {
+  report = await compare(parsed, {
+    cwd,
+    onProgress: ({ policy, run, runs, share }) => {
+      if (!process.stderr.isTTY) return;
+      process.stderr.write(
+        `\r\u001b[2K${policy} (${run}/${runs}) [${"#".repeat(Math.round(share * 30)).padEnd(30)}] ${Math.round(share * 100)}%`,
+      );
     },
   });
+} catch (error) {
+  if (!(error instanceof UsageError)) throw error;
+  fail(error.message);
+} finally {
   if (process.stderr.isTTY) process.stderr.write("\r\u001b[2K");
-  reports.push(report);
 }
-
-const gwei = (wei: string) => (Number(BigInt(wei) / 1_000_000n) / 1000).toFixed(3);
-const rows = [
-  ["policy", "admitted", "included", "dropped", "latency p50/p95/p99 (blocks)", "latency p50/p95/p99 (s)", "net revenue (gwei)", "fairness (Jain)", "wall (s)"],
-  ...reports.map((r) => [
-    r.policy,
-    `${r.admitted}/${r.offered}`,
-    String(r.included),
-    String(Object.values(r.dropped).reduce((a, b) => a + b, 0)),
-    `${r.latencyBlocks.p50} / ${r.latencyBlocks.p95} / ${r.latencyBlocks.p99}`,
-    `${r.latencySeconds.p50} / ${r.latencySeconds.p95} / ${r.latencySeconds.p99}`,
-    gwei(r.revenue.net),
-    String(r.fairness),
-    String(r.wallSeconds),
-  ]),
-];
-const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-process.stdout.write(`${workload.description}\n\n${rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ")).join("\n")}\n`);
+const out = fromCwd(parsed.out);
 mkdirSync(out, { recursive: true });
-writeFileSync(join(out, "report.json"), `${JSON.stringify({ workload: workload.description, reports }, null, 2)}\n`);
-writeFileSync(join(out, "report.svg"), await renderChart(reports));
-process.stdout.write(`\n${join(out, "report.json")}, ${join(out, "report.svg")}\n`);
+const files = {
+  json: join(out, "report.json"),
+  svg: join(out, "report.svg"),
+  png: join(out, "report.png"),
+};
+writeFileSync(
+  files.json,
+  `${JSON.stringify(report, (_, value) => (typeof value === "bigint" ? value.toString() : value), 2)}\n`,
+);
+const svg = await renderChart(report);
+writeFileSync(files.svg, svg);
+writeFileSync(files.png, renderPng(svg));
+process.stdout.write(`${formatReport(report)}\n${Object.values(files).map(shown).join(", ")}\n`);

@@ -3,11 +3,12 @@ import { generatePrivateKey } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { createBundler } from "../src/engine/create-bundler.ts";
 import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
-import { createSimulatedChain, type SimulatedBehaviour, type SimulatedDelivery } from "../src/simulation/simulated-chain.ts";
+import { createSimulatedChain, type SimulatedBehaviour, type SimulatedDelivery, type SimulatedStake } from "../src/simulation/simulated-chain.ts";
 import { createSimulatedClock } from "../src/simulation/simulated-clock.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
 import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
 import type { UserOperationV07 } from "../src/userop/types.ts";
+import { maxCostOf } from "../src/userop/max-cost.ts";
 import { rejection, testSigner } from "./fixtures.ts";
 
 /** A synthetic v0.7 operation of sender `n`: the simulated chain decides how it behaves. */
@@ -33,11 +34,14 @@ async function simulated(
     retainBlocks?: number;
     /** Milliseconds between blocks and between bundling ticks. Default 1000. */
     blockTimeMs?: number;
+    stakeOf?: (entity: Address) => SimulatedStake | undefined;
+    depositOf?: (account: Address) => bigint;
   } = {},
 ) {
   const blockTimeMs = options.blockTimeMs ?? 1_000;
   const clock = createSimulatedClock(1_750_000_000_000);
-  const chain = createSimulatedChain({ clock, blockTimeMs, behaviour: options.behaviour as never, delivery: options.delivery, retainBlocks: options.retainBlocks });
+  const { stakeOf, depositOf } = options;
+  const chain = createSimulatedChain({ clock, blockTimeMs, behaviour: options.behaviour as never, delivery: options.delivery, retainBlocks: options.retainBlocks, stakeOf, depositOf });
   const bundler = await createBundler({
     client: chain.client,
     store: createMemoryMempoolStore(),
@@ -87,6 +91,34 @@ describe("the engine on a simulated chain and clock", () => {
     await clock.advanceBy(3_000);
     expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(false);
     await bundler.stop();
+  });
+
+  it("reports the entities' stakes and the paymaster's deposit: an unstaked paymaster is held to UREP-020 (-32504), a staked one is not, a deposit too small for its pooled operations is refused (-32508)", async () => {
+    const paymaster = (name: string) => keccak256(toHex(name)).slice(0, 42) as Address;
+    const [unstaked, staked, poor] = [paymaster("unstaked paymaster"), paymaster("staked paymaster"), paymaster("poor paymaster")];
+    const sponsored = (n: number, by: Address): UserOperationV07 => ({
+      ...syntheticOperation(n),
+      paymaster: by,
+      paymasterVerificationGasLimit: 50_000n,
+      paymasterPostOpGasLimit: 10_000n,
+      paymasterData: "0x",
+    });
+    const oneOperation = maxCostOf(sponsored(0, poor));
+    const { send } = await simulated({
+      stakeOf: (entity) => (entity.toLowerCase() === staked ? { stake: 10n ** 18n, unstakeDelaySec: 86_400n } : undefined),
+      depositOf: (account) => (account.toLowerCase() === poor ? (oneOperation * 3n) / 2n : 10n ** 24n),
+    });
+    // SAME_UNSTAKED_ENTITY_MEMPOOL_COUNT: ten operations of a new unstaked paymaster, not eleven.
+    for (let n = 1; n <= 10; n++) await send(sponsored(n, unstaked));
+    const limited = await rejection(send(sponsored(11, unstaked)));
+    expect(limited.code).toBe(RpcErrorCode.throttledOrBanned);
+    expect(limited.message).toContain("UREP-020");
+    for (let n = 1; n <= 11; n++) await send(sponsored(100 + n, staked));
+
+    await send(sponsored(200, poor));
+    const unfunded = await rejection(send(sponsored(201, poor)));
+    expect(unfunded.code).toBe(RpcErrorCode.paymasterDepositTooLow);
+    expect(unfunded.message).toContain(`deposit of ${(oneOperation * 3n) / 2n} wei`);
   });
 
   it("replaces a bundle the chain never saw, and follows an inclusion a reorg moved to another block", async () => {

@@ -6,6 +6,7 @@ export {
   type SimulatedChain,
   type CreateSimulatedChainParameters,
   type SimulatedDelivery,
+  type SimulatedStake,
   type SimulatedReceipt,
 } from "./simulated-chain.ts";
 export { createSimulatedClock, type SimulatedClock } from "./simulated-clock.ts";

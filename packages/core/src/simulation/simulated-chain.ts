@@ -2,6 +2,7 @@ import {
   type Address,
   createPublicClient,
   custom,
+  decodeAbiParameters,
   decodeFunctionData,
   encodeAbiParameters,
   encodeErrorResult,
@@ -11,6 +12,7 @@ import {
   keccak256,
   parseTransaction,
   recoverTransactionAddress,
+  toFunctionSelector,
   toHex,
   type TransactionSerialized,
   zeroAddress,
@@ -27,7 +29,7 @@ import type { Submitter } from "../ports/submitter.ts";
 import { userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
 import { fromPackedUserOperation, type PackedUserOperation } from "../userop/pack.ts";
-import type { UserOperation } from "../userop/types.ts";
+import { factoryOf, paymasterOf, type UserOperation } from "../userop/types.ts";
 import { maxOf, minOf } from "../utils/bigint-math.ts";
 import type { ValidationResult } from "../ports/validation-result.ts";
 import { parseValidationData } from "../validation/validation-data.ts";
@@ -71,6 +73,21 @@ export interface CreateSimulatedChainParameters {
    */
   retainBlocks?: number;
   delivery?: (transaction: { hash: Hash; sentAtBlock: bigint }) => SimulatedDelivery;
+  /**
+   * The stake and unstake delay an entity (account, factory or paymaster) has in the EntryPoint,
+   * as validation reports it. Default: none staked.
+   */
+  stakeOf?: (entity: Address) => SimulatedStake | undefined;
+  /** What the EntryPoint's `balanceOf` answers for an account's deposit, e.g. a paymaster's. Default 10^24 wei. */
+  depositOf?: (account: Address) => bigint;
+}
+
+/** An entity's stake in the EntryPoint: wei, and seconds it must wait to withdraw it. */
+export interface SimulatedStake {
+  /** Wei staked. */
+  stake: bigint;
+  /** Seconds the entity must wait between unlocking its stake and withdrawing it. */
+  unstakeDelaySec: bigint;
 }
 
 interface PooledTransaction {
@@ -108,6 +125,9 @@ export interface SimulatedReceipt {
   effectiveGasPrice: bigint;
 }
 
+/** The EntryPoint's `balanceOf(address)`: an account's deposit. */
+const balanceOfSelector = toFunctionSelector("balanceOf(address)");
+
 /** A JSON-RPC error a node would answer; viem turns it into its typed errors. */
 class NodeError extends Error {
   readonly code: number;
@@ -140,6 +160,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   const behaviourOf = (op: UserOperation) => parameters.behaviour?.(op) ?? {};
   const usedShare = BigInt(Math.round((parameters.gasUsedShare ?? 0.6) * 1000));
   const gasUsedBy = (op: UserOperation) => (bundleGasOf(op) * usedShare) / 1000n;
+  const unstaked: SimulatedStake = { stake: 0n, unstakeDelaySec: 0n };
+  const stakeOf = (entity: Address | undefined) => (entity && parameters.stakeOf?.(entity)) || unstaked;
 
   const blockHash = (number: bigint, salt: number) => keccak256(toHex(`bundlekit simulated block ${number} ${salt}`));
   let reorgs = 0;
@@ -354,32 +376,31 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     const op = fromPackedUserOperation(args![0] as PackedUserOperation);
     const failure = behaviourOf(op).validationFailure;
     if (failure) throw new NodeError(3, "execution reverted", encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [0n, failure] }));
-    const { preOpGas, prefund, sender: stake } = validationOf(op);
+    const { preOpGas, prefund, sender, factory, paymasterStake } = validationOf(op);
     return encodeFunctionResult({
       abi: simulationsAbi,
       functionName: "simulateValidation",
       result: {
         returnInfo: { preOpGas, prefund, accountValidationData: 0n, paymasterValidationData: 0n, paymasterContext: "0x" },
-        senderInfo: stake,
-        factoryInfo: stake,
-        paymasterInfo: stake,
-        aggregatorInfo: { aggregator: zeroAddress, stakeInfo: stake },
+        senderInfo: sender,
+        factoryInfo: factory,
+        paymasterInfo: paymasterStake,
+        aggregatorInfo: { aggregator: zeroAddress, stakeInfo: unstaked },
       },
     });
   }
 
-  /** What validation of a passing operation reports: no entity staked, no time range, all its verification gas used. */
+  /** What validation of a passing operation reports: the entities' stakes (`stakeOf`), no time range, all its verification gas used. */
   function validationOf(op: UserOperation): ValidationResult {
-    const stake = { stake: 0n, unstakeDelaySec: 0n };
     return {
       preOpGas: op.preVerificationGas + op.verificationGasLimit,
       prefund: bundleGasOf(op) * op.maxFeePerGas,
       account: parseValidationData(0n),
       paymaster: undefined,
       paymasterContext: "0x",
-      sender: stake,
-      factory: stake,
-      paymasterStake: stake,
+      sender: stakeOf(op.sender),
+      factory: stakeOf(factoryOf(op)),
+      paymasterStake: stakeOf(paymasterOf(op)),
     };
   }
 
@@ -423,6 +444,10 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     eth_maxPriorityFeePerGas: () => toHex(parameters.priorityFee ?? 100_000_000n),
     eth_call: (p: Params) => {
       if (key(p[0].to) !== key(entryPoint.address)) throw new NodeError(-32000, `the simulated chain has no contract at ${p[0].to}`);
+      if (p[0].data.startsWith(balanceOfSelector)) {
+        const [account] = decodeAbiParameters([{ type: "address" }], `0x${p[0].data.slice(10)}`);
+        return encodeAbiParameters([{ type: "uint256" }], [parameters.depositOf?.(account) ?? 10n ** 24n]);
+      }
       return simulateValidation(p[0].data);
     },
     eth_estimateGas: (p: Params) => estimateHandleOps(p[0].data),

@@ -113,6 +113,7 @@ function startupLines(
     `  bundler:     ${service.url}`,
     `  websocket:   ${service.webSocketUrl}`,
     ...(service.metricsUrl ? [`  metrics:     ${service.metricsUrl}`] : []),
+    ...(service.builderUrl ? [`  builder API: ${service.builderUrl}  (builder_* methods, JWT-authenticated)`] : []),
     `  node:        ${devnet ? devnet.rpcUrl : redactUrl(config.rpcUrl!)}${devnet ? "  (embedded devnet)" : ""}`,
     `  chain id:    ${service.chainId}`,
     `  database:    ${describeDatabase(config.database)}`,

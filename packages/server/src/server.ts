@@ -31,6 +31,7 @@ import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { createJsonRpcMetrics, startJsonRpcServer, startMetricsServer } from "@bundlekit/transport-jsonrpc";
 import { Cause, Context, Effect, Exit, Layer, Scope } from "effect";
 import { type Address, createPublicClient, type PublicClient } from "viem";
+import { startBuilderServer } from "./builder-api/builder-server.ts";
 import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
 import { type NodeTimeouts, nodeTransport } from "./node-transport.ts";
 import { createPaymasterMethods, type PaymasterEndpointConfig } from "./paymaster-endpoint.ts";
@@ -45,6 +46,8 @@ export interface BundlerService {
   url: string;
   /** The same endpoint over WebSocket (with `eth_subscribe`), `ws://host:port/v1/<chainId>/`. */
   webSocketUrl: string;
+  /** The builder API (`builder_*` methods, JWT-authenticated), `http://host:port/`; undefined when off (`config.builder`). */
+  builderUrl: string | undefined;
   /** The Prometheus scrape, `http://host:port/metrics` (on its own port with `metricsPort`); undefined with metrics off. */
   metricsUrl: string | undefined;
   chainId: number;
@@ -176,7 +179,7 @@ function transportLayer(parameters: {
   logger: Logger;
   redactor: Redactor;
   paymaster: PaymasterEndpointConfig | undefined;
-}): Layer.Layer<RunningService, unknown, EngineService | MempoolStoreService | StoreHealthService> {
+}): Layer.Layer<RunningService, unknown, EngineService | MempoolStoreService | StoreHealthService | RelayerSignerService> {
   const { config, client, chainId, logger, redactor, paymaster } = parameters;
   return Layer.effect(
     RunningService,
@@ -184,6 +187,7 @@ function transportLayer(parameters: {
       const { engine: bundler } = yield* EngineService;
       const store = yield* MempoolStoreService;
       const checkHealth = yield* StoreHealthService;
+      const signer = yield* RelayerSignerService;
       if (config.l1DataCost !== "none") logger.info("preVerificationGas covers the L1 data fee", { model: config.l1DataCost });
       // Off by default: when off, a debug method answers -32601 like any unknown method.
       const serveDebugMethods = config.debugMethods || config.testingMode;
@@ -243,7 +247,29 @@ function transportLayer(parameters: {
         ({ close }) => Effect.promise(() => close(requestGraceMs(config.shutdownGraceMs))),
       );
       const metricsUrl = metricsServer?.url ?? (metrics ? new URL("/metrics", server.running.url).href : undefined);
-      return { url: server.running.url, webSocketUrl: server.running.webSocketUrl, metricsUrl, chainId, bundler };
+      // Off by default; its own listener, every request authenticated by the JWT secret.
+      const builder = config.builder;
+      const builderServer = builder
+        ? yield* Effect.acquireRelease(
+            Effect.tryPromise({
+              try: () =>
+                startBuilderServer({
+                  bundler,
+                  signer,
+                  secret: Buffer.from(builder.jwtSecret.slice(2), "hex"),
+                  port: builder.port,
+                  host: builder.host,
+                  logger,
+                  redactor,
+                  maxBodyBytes: config.maxBodyBytes,
+                  maxBatchSize: config.maxBatchSize,
+                }),
+              catch: (error) => error,
+            }),
+            (opened) => Effect.promise(() => opened.close()),
+          )
+        : undefined;
+      return { url: server.running.url, webSocketUrl: server.running.webSocketUrl, builderUrl: builderServer?.url, metricsUrl, chainId, bundler };
     }),
   );
 }

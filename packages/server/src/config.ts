@@ -167,12 +167,9 @@ function readConfig(env: NodeJS.ProcessEnv, json: Source): ServerConfig {
     const problem = privateKeyProblem(key);
     if (problem) throw new ConfigError(`relayer key #${index + 1} of ${relayerKeys.length} in BUNDLEKIT_RELAYER_KEYS (relayerKeys) ${problem}`);
   });
-  if (rpcUrl !== undefined && relayerKeys.length === 0) {
-    throw new ConfigError("BUNDLEKIT_RELAYER_KEYS (or relayerKeys) is required with an RPC URL");
-  }
 
   const port = integer(pick("BUNDLEKIT_PORT", "port") ?? 4337, "port", 0, 65535);
-  return {
+  const config: ServerConfig = {
     rpcUrl: rpcUrl as string | undefined,
     relayerKeys: relayerKeys as Hex[],
     entryPoints: parseEntryPoints(pick("BUNDLEKIT_ENTRYPOINTS", "entryPoints")),
@@ -210,6 +207,11 @@ function readConfig(env: NodeJS.ProcessEnv, json: Source): ServerConfig {
     ),
     bundler: engineSettings(env, json),
   };
+  // In pull mode the block builder signs the bundles it pulls: the service needs no relayer.
+  if (rpcUrl !== undefined && relayerKeys.length === 0 && resolveBundlerSettings(config.bundler).bundling.mode !== "pull") {
+    throw new ConfigError("BUNDLEKIT_RELAYER_KEYS (or relayerKeys) is required with an RPC URL, unless BUNDLEKIT_BUNDLING_MODE is pull (the block builder signs)");
+  }
+  return config;
 }
 
 /** The builder API's settings, or undefined (off) without a port. */

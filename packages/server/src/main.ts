@@ -137,7 +137,7 @@ function startupLines(
           `    paymaster signer key: ${DEVNET_PAYMASTER_SIGNER_KEY}`,
         ]
       : []),
-    `  relayers:    ${service.bundler.relayers.join(", ")}`,
+    `  relayers:    ${service.bundler.relayers.length > 0 ? service.bundler.relayers.join(", ") : "none (pull mode: the block builder signs)"}`,
     "Press Ctrl-C to stop.",
   ];
 }

@@ -14,6 +14,7 @@ import {
   mempoolPolicies,
   resolveBundlerSettings,
   type Redactor,
+  type RelayerSigner,
   redactingLogger,
   silentLogger,
 } from "@bundlekit/core";
@@ -107,7 +108,8 @@ async function startRedacted(
   }
   const ports = Layer.mergeAll(
     Layer.succeed(ChainClientService, client as ChainClient),
-    Layer.succeed(RelayerSignerService, createLocalKeySigner(config.relayerKeys)),
+    // No keys (pull mode, where the block builder signs): an engine without relayers.
+    Layer.succeed(RelayerSignerService, config.relayerKeys.length > 0 ? createLocalKeySigner(config.relayerKeys) : noRelayers),
     Layer.succeed(MempoolPolicyService, options.policy ?? mempoolPolicies[config.mempoolPolicy]({ sameSenderMempoolCount: config.bundler.mempool?.sameSenderCount })),
     Layer.succeed(EngineLoggerService, logger),
     storesLayer(config.database, logger),
@@ -128,6 +130,9 @@ async function startRedacted(
   }
   return { ...Context.get(built.value, RunningService), close: () => Effect.runPromise(Scope.close(scope, Exit.void)) };
 }
+
+/** No relayer: the signer of a pull-mode service whose block builder signs. */
+const noRelayers: RelayerSigner = { addresses: [], lease: () => undefined };
 
 /**
  * A separate submission endpoint (`relaying.submitUrl`, `rpcEndpointSubmit`) gets the node timeouts too; a send is not

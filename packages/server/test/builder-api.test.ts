@@ -4,15 +4,61 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { EntryPointVersion } from "@bundlekit/devnet";
 import { type Hash, type Hex, keccak256 } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signBuilderJwt } from "../src/builder-api/builder-jwt.ts";
+import type { BuilderProposalJson } from "../src/builder-api/builder-methods.ts";
 import { loadConfig } from "../src/config.ts";
 import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
 
 const secret = randomBytes(32);
 const secretHex = secret.toString("hex");
 const now = () => Math.floor(Date.now() / 1000);
+
+/** The service reports the operation included, successfully, by `transactionHash`. */
+async function expectIncluded(fixture: ServiceFixture, userOpHash: Hash, transactionHash: Hash) {
+  const receipt = async () =>
+    (await fixture.call("eth_getUserOperationReceipt", [userOpHash])).result;
+  await expect
+    .poll(async () => (await receipt())?.receipt?.transactionHash, { timeout: 10_000 })
+    .toBe(transactionHash);
+  expect((await receipt()).success).toBe(true);
+}
+
+/** What a builder knows of the next block, as a `builder_proposeBundle` request, with `extra` fields. */
+async function nextBlockRequest(fixture: ServiceFixture, extra: Record<string, unknown> = {}) {
+  const latest = await fixture.client.getBlock({ blockTag: "latest" });
+  return {
+    blockNumber: `0x${(latest.number + 1n).toString(16)}`,
+    timestamp: `0x${(latest.timestamp + 1n).toString(16)}`,
+    baseFee: `0x${(latest.baseFeePerGas ?? 0n).toString(16)}`,
+    gasBudget: `0x${(15_000_000).toString(16)}`,
+    ...extra,
+  };
+}
+
+/** The proposal's transaction signed with the builder's own key at its next nonce, and sent: its hash. */
+async function signAndSend(
+  fixture: ServiceFixture,
+  builder: PrivateKeyAccount,
+  proposal: BuilderProposalJson,
+): Promise<Hash> {
+  const signed = await builder.signTransaction({
+    chainId: fixture.devnet.chainId,
+    type: "eip1559",
+    to: proposal.to,
+    data: proposal.data,
+    gas: BigInt(proposal.gas),
+    maxFeePerGas: BigInt(proposal.maxFeePerGas),
+    maxPriorityFeePerGas: BigInt(proposal.maxPriorityFeePerGas),
+    nonce: await fixture.client.getTransactionCount({
+      address: builder.address,
+      blockTag: "pending",
+    }),
+    ...(proposal.accessList ? { accessList: proposal.accessList } : {}),
+  });
+  return fixture.client.sendRawTransaction({ serializedTransaction: signed });
+}
 
 /**
  * The builder API on its own listener, through the stand-alone service on the devnet: a builder
@@ -70,23 +116,15 @@ describe("builder API", () => {
     return sent.result;
   }
 
-  async function proposalRequest(extra: Record<string, unknown> = {}) {
-    const latest = await fixture.client.getBlock({ blockTag: "latest" });
-    return {
-      blockNumber: `0x${(latest.number + 1n).toString(16)}`,
-      timestamp: `0x${(latest.timestamp + 1n).toString(16)}`,
-      baseFee: `0x${(latest.baseFeePerGas ?? 0n).toString(16)}`,
-      gasBudget: `0x${(15_000_000).toString(16)}`,
-      ...extra,
-    };
-  }
-
   it("proposes a bundle the builder signs with its own key and sends, commits it, and the operation is included in that transaction", async () => {
     const userOpHash = await sendOperation("0.7");
     const builder = privateKeyToAccount(generatePrivateKey());
     await fixture.fund(builder.address);
     const proposed = await builderCall("builder_proposeBundle", [
-      await proposalRequest({ from: builder.address, entryPoint: fixture.entryPoint("0.7") }),
+      await nextBlockRequest(fixture, {
+        from: builder.address,
+        entryPoint: fixture.entryPoint("0.7"),
+      }),
     ]);
     expect(proposed.error).toBeUndefined();
     const proposal = proposed.result;
@@ -98,39 +136,13 @@ describe("builder API", () => {
     expect(proposal.transactionHash).toBeNull();
     expect(proposal.gas).toMatch(/^0x[0-9a-f]+$/);
 
-    const signed = await builder.signTransaction({
-      chainId: fixture.devnet.chainId,
-      type: "eip1559",
-      to: proposal.to,
-      data: proposal.data,
-      gas: BigInt(proposal.gas),
-      maxFeePerGas: BigInt(proposal.maxFeePerGas),
-      maxPriorityFeePerGas: BigInt(proposal.maxPriorityFeePerGas),
-      nonce: await fixture.client.getTransactionCount({
-        address: builder.address,
-        blockTag: "pending",
-      }),
-      ...(proposal.accessList ? { accessList: proposal.accessList } : {}),
-    });
-    const transactionHash = await fixture.client.sendRawTransaction({
-      serializedTransaction: signed,
-    });
+    const transactionHash = await signAndSend(fixture, builder, proposal);
     const committed = await builderCall("builder_commitBundle", [proposal.id, transactionHash]);
     expect(committed).toEqual({ jsonrpc: "2.0", id: 1, result: true });
 
     const receipt = await fixture.client.waitForTransactionReceipt({ hash: transactionHash });
     expect(receipt.status).toBe("success");
-    await expect
-      .poll(
-        async () =>
-          (await fixture.call("eth_getUserOperationReceipt", [userOpHash])).result?.receipt
-            ?.transactionHash,
-        { timeout: 10_000 },
-      )
-      .toBe(transactionHash);
-    expect((await fixture.call("eth_getUserOperationReceipt", [userOpHash])).result.success).toBe(
-      true,
-    );
+    await expectIncluded(fixture, userOpHash, transactionHash);
     // A proposal is committed once.
     const again = await builderCall("builder_commitBundle", [proposal.id, transactionHash]);
     expect(again.error.code).toBe(-32602);
@@ -141,7 +153,7 @@ describe("builder API", () => {
     const userOpHash = await sendOperation("0.8");
     const proposal = (
       await builderCall("builder_proposeBundle", [
-        await proposalRequest({ sign: true, entryPoint: fixture.entryPoint("0.8") }),
+        await nextBlockRequest(fixture, { sign: true, entryPoint: fixture.entryPoint("0.8") }),
       ])
     ).result;
     expect(proposal.userOpHashes).toEqual([userOpHash]);
@@ -172,7 +184,7 @@ describe("builder API", () => {
     };
     const first = (
       await builderCall("builder_proposeBundle", [
-        await proposalRequest({ from: builder.address, entryPoint: builder.entryPoint }),
+        await nextBlockRequest(fixture, { from: builder.address, entryPoint: builder.entryPoint }),
       ])
     ).result;
     expect(first.userOpHashes).toEqual([userOpHash]);
@@ -180,7 +192,10 @@ describe("builder API", () => {
     expect(
       (
         await builderCall("builder_proposeBundle", [
-          await proposalRequest({ from: builder.address, entryPoint: builder.entryPoint }),
+          await nextBlockRequest(fixture, {
+            from: builder.address,
+            entryPoint: builder.entryPoint,
+          }),
         ])
       ).result,
     ).toBeNull();
@@ -189,7 +204,7 @@ describe("builder API", () => {
     expect(lookup.transactionHash).toBeNull();
     const second = (
       await builderCall("builder_proposeBundle", [
-        await proposalRequest({ from: builder.address, entryPoint: builder.entryPoint }),
+        await nextBlockRequest(fixture, { from: builder.address, entryPoint: builder.entryPoint }),
       ])
     ).result;
     expect(second.userOpHashes).toEqual([userOpHash]);
@@ -236,11 +251,11 @@ describe("builder API", () => {
 
   it("serves only the builder methods on its listener, and says what is wrong with a bad request", async () => {
     expect((await builderCall("eth_supportedEntryPoints", [])).error.code).toBe(-32601);
-    const noFrom = await builderCall("builder_proposeBundle", [await proposalRequest()]);
+    const noFrom = await builderCall("builder_proposeBundle", [await nextBlockRequest(fixture)]);
     expect(noFrom.error.code).toBe(-32602);
     expect(noFrom.error.message).toContain("from");
     const unknownField = await builderCall("builder_proposeBundle", [
-      await proposalRequest({
+      await nextBlockRequest(fixture, {
         from: "0x0000000000000000000000000000000000000001",
         gasbudget: "0x1",
       }),
@@ -249,7 +264,7 @@ describe("builder API", () => {
     expect(unknownField.error.message).toContain("gasbudget");
     const badBlock = await builderCall("builder_proposeBundle", [
       {
-        ...(await proposalRequest()),
+        ...(await nextBlockRequest(fixture)),
         blockNumber: "latest",
         from: "0x0000000000000000000000000000000000000001",
       },
@@ -258,5 +273,72 @@ describe("builder API", () => {
     expect(badBlock.error.message).toContain("blockNumber");
     // The public endpoint does not serve the builder methods.
     expect((await fixture.call("builder_releaseBundle", ["x"])).error.code).toBe(-32601);
+  });
+});
+
+/** Pull mode with no relayer key: the service starts, and the builder signs what it pulls. */
+describe("builder API on a service without relayers", () => {
+  let fixture: ServiceFixture;
+  let directory: string;
+
+  beforeAll(async () => {
+    directory = mkdtempSync(join(tmpdir(), "bundlekit-builder-"));
+    const file = join(directory, "jwt.hex");
+    writeFileSync(file, secretHex);
+    const { builder } = loadConfig({
+      BUNDLEKIT_BUILDER_PORT: "0",
+      BUNDLEKIT_BUILDER_JWT_SECRET_FILE: file,
+    });
+    fixture = await serviceFixture({
+      builder,
+      relayerKeys: [],
+      bundler: { bundling: { mode: "pull" } },
+    });
+  });
+  afterAll(async () => {
+    await fixture?.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  // biome-ignore lint/suspicious/noExplicitAny: a test reads arbitrary JSON shapes
+  async function builderCall(method: string, params: unknown[]): Promise<any> {
+    const response = await fetch(fixture.service.builderUrl!, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${signBuilderJwt(secret, now())}`,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    });
+    return response.json();
+  }
+
+  it("includes an operation the builder pulled, signed and committed, with no relayer of the service", async () => {
+    expect(fixture.service.bundler.relayers).toEqual([]);
+    expect(fixture.service.bundler.bundling.mode).toBe("pull");
+    const account = await fixture.makeAccount("0.7");
+    const userOpHash: Hash = (
+      await fixture.call("eth_sendUserOperation", [
+        await fixture.signedOperation(account),
+        fixture.entryPoint("0.7"),
+      ])
+    ).result;
+    const request = await nextBlockRequest(fixture);
+    // The service holds no key to sign with.
+    const refused = await builderCall("builder_proposeBundle", [{ ...request, sign: true }]);
+    expect(refused.error.code).toBe(-32602);
+    expect(refused.error.message).toContain("params[0].sign");
+
+    const builder = privateKeyToAccount(generatePrivateKey());
+    await fixture.fund(builder.address);
+    const proposal = (
+      await builderCall("builder_proposeBundle", [{ ...request, from: builder.address }])
+    ).result;
+    expect(proposal.userOpHashes).toEqual([userOpHash]);
+    const transactionHash = await signAndSend(fixture, builder, proposal);
+    expect((await builderCall("builder_commitBundle", [proposal.id, transactionHash])).result).toBe(
+      true,
+    );
+    await expectIncluded(fixture, userOpHash, transactionHash);
   });
 });

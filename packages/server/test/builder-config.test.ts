@@ -81,6 +81,24 @@ describe("builder API settings", () => {
     );
   });
 
+  it("need no relayer key in pull mode, where the block builder signs; any other mode with an RPC URL does", () => {
+    expect(
+      loadConfig({ BUNDLEKIT_RPC_URL: "http://127.0.0.1:8545", BUNDLEKIT_BUNDLING_MODE: "pull" }),
+    ).toMatchObject({
+      relayerKeys: [],
+      bundler: { bundling: { mode: "pull" } },
+    });
+    for (const mode of ["auto", "manual"]) {
+      expect(() =>
+        loadConfig({ BUNDLEKIT_RPC_URL: "http://127.0.0.1:8545", BUNDLEKIT_BUNDLING_MODE: mode }),
+      ).toThrow(
+        new ConfigError(
+          "BUNDLEKIT_RELAYER_KEYS (or relayerKeys) is required with an RPC URL, unless BUNDLEKIT_BUNDLING_MODE is pull (the block builder signs)",
+        ),
+      );
+    }
+  });
+
   it("keep the secret out of every log line and error of the service", () => {
     const secretFile = file("jwt-redact.hex", secretHex);
     const redactor = serviceRedactor(

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { EntryPointVersion } from "@bundlekit/devnet";
-import { type Hash, type Hex, keccak256 } from "viem";
+import { createWalletClient, type Hash, type Hex, http, keccak256, parseEther, toHex } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signBuilderJwt } from "../src/builder-api/builder-jwt.ts";
@@ -340,5 +340,107 @@ describe("builder API on a service without relayers", () => {
       true,
     );
     await expectIncluded(fixture, userOpHash, transactionHash);
+  });
+
+  it("simulates a proposal on the builder's state: an operation valid only with the builder's state override is proposed, and included after the builder's own transaction", async () => {
+    const drained = async (version: "0.7" | "0.8") => {
+      const account = await fixture.makeAccount(version);
+      const userOpHash: Hash = (
+        await fixture.call("eth_sendUserOperation", [
+          await fixture.signedOperation(account),
+          fixture.entryPoint(version),
+        ])
+      ).result;
+      // After admission the account loses the ether its operation's prefund needs.
+      await fixture.client.request({
+        method: "anvil_setBalance" as never,
+        params: [account.address, "0x0"] as never,
+      });
+      return { account, userOpHash };
+    };
+    const builder = privateKeyToAccount(generatePrivateKey());
+    await fixture.fund(builder.address, parseEther("2"));
+    // On the node's latest state such an operation fails handleOps (AA21) and is not proposed.
+    const control = await drained("0.7");
+    expect(
+      (
+        await builderCall("builder_proposeBundle", [
+          await nextBlockRequest(fixture, {
+            from: builder.address,
+            entryPoint: fixture.entryPoint("0.7"),
+          }),
+        ])
+      ).result,
+    ).toBeNull();
+    expect(
+      (await fixture.call("eth_getUserOperationByHash", [control.userOpHash])).result,
+    ).toBeNull();
+
+    // The builder places a transaction paying the account 1 ETH before the bundle: its state says so.
+    const { account, userOpHash } = await drained("0.8");
+    const next = await nextBlockRequest(fixture, {
+      from: builder.address,
+      entryPoint: fixture.entryPoint("0.8"),
+    });
+    const proposal = (
+      await builderCall("builder_proposeBundle", [
+        {
+          ...next,
+          block: "pending",
+          stateOverride: { [account.address]: { balance: toHex(parseEther("1")) } },
+          blockOverride: { number: next.blockNumber, time: next.timestamp },
+        },
+      ])
+    ).result;
+    expect(proposal.userOpHashes).toEqual([userOpHash]);
+    await fixture.client.request({ method: "evm_setAutomine" as never, params: [false] as never });
+    try {
+      const wallet = createWalletClient({
+        account: builder,
+        chain: fixture.devnet.chain,
+        transport: http(fixture.devnet.rpcUrl),
+      });
+      const funding = await wallet.sendTransaction({
+        to: account.address,
+        value: parseEther("1"),
+        chain: fixture.devnet.chain,
+      });
+      const transactionHash = await signAndSend(fixture, builder, proposal);
+      expect(
+        (await builderCall("builder_commitBundle", [proposal.id, transactionHash])).result,
+      ).toBe(true);
+      await fixture.client.request({ method: "evm_mine" as never });
+      const block = await fixture.client.getBlock({ blockTag: "latest" });
+      expect(block.transactions).toEqual([funding, transactionHash]);
+      await expectIncluded(fixture, userOpHash, transactionHash);
+    } finally {
+      await fixture.client.request({ method: "evm_setAutomine" as never, params: [true] as never });
+    }
+  });
+
+  it("refuses a malformed builder state, naming the field", async () => {
+    const request = await nextBlockRequest(fixture, {
+      from: "0x0000000000000000000000000000000000000001",
+    });
+    const badBlock = await builderCall("builder_proposeBundle", [{ ...request, block: "safe" }]);
+    expect(badBlock.error).toMatchObject({
+      code: -32602,
+      message: 'invalid params[0].block: must be "latest" or "pending"',
+    });
+    const badOverride = await builderCall("builder_proposeBundle", [
+      {
+        ...request,
+        stateOverride: { "0x0000000000000000000000000000000000000002": { balanse: "0x1" } },
+      },
+    ]);
+    expect(badOverride.error.code).toBe(-32602);
+    expect(badOverride.error.message).toContain("balanse");
+    const badBlockOverride = await builderCall("builder_proposeBundle", [
+      { ...request, blockOverride: { timestamp: "0x1" } },
+    ]);
+    expect(badBlockOverride.error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("params[0].blockOverride.timestamp"),
+    });
   });
 });

@@ -1,5 +1,7 @@
 import {
+  type BlockOverride,
   type BundleProposal,
+  type CallState,
   expectParams,
   InvalidParamsError,
   isAbsent,
@@ -7,6 +9,7 @@ import {
   parseHash,
   parseObject,
   parseQuantity,
+  parseStateOverride,
   type RelayerSigner,
   RpcError,
   RpcErrorCode,
@@ -44,7 +47,50 @@ const knownFields = new Set([
   "entryPoint",
   "beneficiary",
   "sign",
+  "block",
+  "stateOverride",
+  "blockOverride",
 ]);
+
+const blockOverrideFields = [
+  "number",
+  "time",
+  "baseFee",
+  "gasLimit",
+  "feeRecipient",
+  "prevRandao",
+] as const;
+
+/** The builder's state a proposal names: `block` (`latest` or `pending`), `stateOverride`, `blockOverride`; undefined for none. */
+function callState(request: Record<string, unknown>): CallState | undefined {
+  const state: CallState = {};
+  if (!isAbsent(request.block)) {
+    if (request.block !== "latest" && request.block !== "pending")
+      throw new InvalidParamsError("params[0].block", 'must be "latest" or "pending"');
+    state.block = request.block;
+  }
+  if (!isAbsent(request.stateOverride))
+    state.stateOverride = parseStateOverride(request.stateOverride, "params[0].stateOverride");
+  if (!isAbsent(request.blockOverride)) {
+    const override: BlockOverride = {};
+    for (const [name, value] of Object.entries(
+      parseObject(request.blockOverride, "params[0].blockOverride"),
+    )) {
+      const field = `params[0].blockOverride.${name}`;
+      if (name === "feeRecipient") override.feeRecipient = parseAddress(value, field);
+      else if (name === "prevRandao") override.prevRandao = parseHash(value, field);
+      else if (name === "number" || name === "time" || name === "baseFee" || name === "gasLimit")
+        override[name] = toQuantity(parseQuantity(value, field));
+      else
+        throw new InvalidParamsError(
+          field,
+          `is not a block-override field (${blockOverrideFields.join(", ")})`,
+        );
+    }
+    state.blockOverride = override;
+  }
+  return Object.keys(state).length > 0 ? state : undefined;
+}
 
 function idParam(value: unknown): string {
   if (typeof value !== "string" || value.length === 0 || value.length > 100) {
@@ -114,6 +160,7 @@ export function createBuilderMethods(signer: RelayerSigner | undefined): Record<
         ...(isAbsent(request.beneficiary)
           ? {}
           : { beneficiary: parseAddress(request.beneficiary, "params[0].beneficiary") }),
+        state: callState(request),
       };
       if (!sign) {
         if (isAbsent(request.from))

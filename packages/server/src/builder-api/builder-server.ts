@@ -61,8 +61,9 @@ export async function startBuilderServer(options: BuilderServerOptions): Promise
     },
     basePath: "/",
     maxBodyBytes: options.maxBodyBytes,
-    // A builder is a program, never a browser; IP literals always pass.
-    allowedHosts: ["localhost"],
+    // Any host name (a builder may reach it by a service name): every request needs the JWT,
+    // which a page in a browser cannot make, so DNS rebinding gains nothing.
+    allowedHosts: ["*"],
     healthPath: false,
     metricsPath: false,
   });

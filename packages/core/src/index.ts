@@ -272,6 +272,8 @@ export {
 } from "./rpc/handle-request.ts";
 export { expectParams, type RpcMethod, type RpcRequestContext } from "./rpc/methods.ts";
 export { ForwardedRpcError, RpcError, RpcErrorCode, rpcErrorOf, toRpcError } from "./rpc/rpc-errors.ts";
+export type { AccountOverride, BlockOverride, CallState, StateOverride } from "./ports/eth-call.ts";
+export { parseStateOverride } from "./validation/state-override.ts";
 export {
   isAbsent,
   parseAddress,

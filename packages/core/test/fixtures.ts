@@ -74,8 +74,8 @@ export async function engineFixture() {
       store?: MempoolStore;
       settings?: BundlerSettingsInput;
       relayerKeys?: readonly Hex[];
-      /** Default: `testSigner` of `relayerKeys`. */
-      signer?: RelayerSigner;
+      /** Default: `testSigner` of `relayerKeys`; `"none"`: an engine without relayers (pull mode). */
+      signer?: RelayerSigner | "none";
     } = {},
   ) {
     const store = options.store ?? createMemoryMempoolStore();
@@ -87,7 +87,7 @@ export async function engineFixture() {
       clock: options.clock,
       instanceId: options.instanceId,
       l1DataCost: options.l1DataCost,
-      signer: options.signer ?? testSigner(options.relayerKeys ?? devnet.relayerKeys),
+      signer: options.signer === "none" ? undefined : (options.signer ?? testSigner(options.relayerKeys ?? devnet.relayerKeys)),
       settings: mergeBundlerSettings(testEngineSettings, options.settings),
     });
     return { bundler, store };

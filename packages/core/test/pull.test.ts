@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
 import { type BundlerSettingsInput, mergeBundlerSettings } from "../src/engine/settings.ts";
 import type { Bundler } from "../src/engine/create-bundler.ts";
+import { BundlerConfigError } from "../src/errors/bundler-config-error.ts";
 import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { Clock } from "../src/ports/clock.ts";
 import { engineFixture, rejection } from "./fixtures.ts";
@@ -82,6 +83,34 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     await bundler.commitBundle(proposal!.id, { transactionHash });
     await bundler.sendBundleNow(); // drives the tracker to the receipt
     expect(changes.filter((c) => c.userOpHash === hash).map((c) => c.status)).toEqual(["pending", "preconfirmed", "included"]);
+  });
+
+  it("runs in pull mode without a relayer signer: the builder signs, commits, and the operation is included", async () => {
+    const { bundler } = await fx.makeBundler({ signer: "none", settings: { bundling: { mode: "pull" } } });
+    engines.push(bundler);
+    const { changes } = recordStatusChanges(bundler);
+    expect(bundler.relayers).toEqual([]);
+    const { hash } = await admitted(bundler);
+    const proposal = await bundler.proposeBundle({ ...(await nextBlock()), signer: sequencer() });
+    expect(proposal?.userOpHashes).toEqual([hash]);
+    await fx.client.sendRawTransaction({ serializedTransaction: proposal!.signedTransaction! });
+    await bundler.commitBundle(proposal!.id);
+    bundler.start();
+    await expect.poll(async () => (await bundler.getUserOperationReceipt(hash))?.receipt.transactionHash, { timeout: 10_000 }).toBe(proposal!.transactionHash);
+    expect(changes.filter((c) => c.userOpHash === hash).map((c) => c.status)).toEqual(["pending", "preconfirmed", "included"]);
+    // It cannot push bundles: it stays in pull mode.
+    expect(() => bundler.setBundlingMode("auto")).toThrow(expect.objectContaining({ kind: "invalidParams", field: "mode" }));
+    expect(bundler.bundling.mode).toBe("pull");
+  });
+
+  it.each(["auto", "manual"] as const)("refuses to create a %s-mode engine without a relayer signer, naming the setting", async (mode) => {
+    const error = await fx.makeBundler({ signer: "none", settings: { bundling: { mode } } }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(BundlerConfigError);
+    expect(error).toMatchObject({ setting: "signer" });
+    expect((error as Error).message).toContain(`signer is required in ${mode} bundling mode`);
   });
 
   it("puts released operations back in the pool at once, and lapsed ones after proposalLeaseMs", async () => {

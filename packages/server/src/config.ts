@@ -18,6 +18,7 @@ import {
 import { privateKeyProblem } from "@bundlekit/signer-relayer";
 import { Config, ConfigProvider, Effect, Option } from "effect";
 import type { Address, Hex } from "viem";
+import { readBuilderJwtSecret } from "./builder-api/builder-jwt.ts";
 import { parseCommandLine } from "./command-line.ts";
 import { address, amount, ConfigError, integer } from "./config-values.ts";
 import { isPostgresDatabase, parsePostgresUrl } from "./database-url.ts";
@@ -104,8 +105,25 @@ export interface ServerConfig {
   redirectRpc: boolean;
   /** A block-explorer API key. A secret: `bundler_config` shows only whether one is set. Default unset. */
   explorerApiKey: string | undefined;
+  /**
+   * The builder API (docs/sequencer.md): a JSON-RPC listener of its own at `host:port`, each
+   * request authenticated by a JWT under the secret (a secret: never logged, never in
+   * `bundler_config`). Off (undefined) unless `builderPort` is set; it then needs
+   * `builderJwtSecretFile`.
+   */
+  builder: BuilderApiSettings | undefined;
   /** The engine's settings, checked (`resolveBundlerSettings`), from the flat keys below. */
   bundler: BundlerSettingsInput;
+}
+
+/** Where the builder API listens, and the shared secret its callers sign their JWTs with. */
+export interface BuilderApiSettings {
+  /** 0 picks a free port. */
+  port: number;
+  /** Default `127.0.0.1`. */
+  host: string;
+  /** 32 bytes, hex, from `builderJwtSecretFile`. */
+  jwtSecret: Hex;
 }
 
 /** The paymaster endpoint's settings: which verifying paymaster per EntryPoint version, and the key they trust (a secret). */
@@ -149,12 +167,9 @@ function readConfig(env: NodeJS.ProcessEnv, json: Source): ServerConfig {
     const problem = privateKeyProblem(key);
     if (problem) throw new ConfigError(`relayer key #${index + 1} of ${relayerKeys.length} in BUNDLEKIT_RELAYER_KEYS (relayerKeys) ${problem}`);
   });
-  if (rpcUrl !== undefined && relayerKeys.length === 0) {
-    throw new ConfigError("BUNDLEKIT_RELAYER_KEYS (or relayerKeys) is required with an RPC URL");
-  }
 
   const port = integer(pick("BUNDLEKIT_PORT", "port") ?? 4337, "port", 0, 65535);
-  return {
+  const config: ServerConfig = {
     rpcUrl: rpcUrl as string | undefined,
     relayerKeys: relayerKeys as Hex[],
     entryPoints: parseEntryPoints(pick("BUNDLEKIT_ENTRYPOINTS", "entryPoints")),
@@ -184,8 +199,34 @@ function readConfig(env: NodeJS.ProcessEnv, json: Source): ServerConfig {
     testingMode: boolean(pick("BUNDLEKIT_TESTING_MODE", "testingMode") ?? false, "testingMode"),
     redirectRpc: boolean(pick("BUNDLEKIT_REDIRECT_RPC", "redirectRpc") ?? false, "redirectRpc"),
     explorerApiKey: optionalSecret(pick("BUNDLEKIT_EXPLORER_API_KEY", "explorerApiKey"), "explorerApiKey"),
+    builder: builderApi(
+      pick("BUNDLEKIT_BUILDER_PORT", "builderPort"),
+      pick("BUNDLEKIT_BUILDER_HOST", "builderHost"),
+      pick("BUNDLEKIT_BUILDER_JWT_SECRET_FILE", "builderJwtSecretFile"),
+      port,
+    ),
     bundler: engineSettings(env, json),
   };
+  // In pull mode the block builder signs the bundles it pulls: the service needs no relayer.
+  if (rpcUrl !== undefined && relayerKeys.length === 0 && resolveBundlerSettings(config.bundler).bundling.mode !== "pull") {
+    throw new ConfigError("BUNDLEKIT_RELAYER_KEYS (or relayerKeys) is required with an RPC URL, unless BUNDLEKIT_BUNDLING_MODE is pull (the block builder signs)");
+  }
+  return config;
+}
+
+/** The builder API's settings, or undefined (off) without a port. */
+function builderApi(portValue: unknown, host: unknown, secretFile: unknown, publicPort: number): BuilderApiSettings | undefined {
+  if (portValue === undefined || portValue === "") {
+    if (secretFile !== undefined && secretFile !== "") throw new ConfigError("builderJwtSecretFile is set but builderPort is not: set BUNDLEKIT_BUILDER_PORT to serve the builder API");
+    return undefined;
+  }
+  const port = integer(portValue, "builderPort", 0, 65535);
+  if (port !== 0 && port === publicPort) throw new ConfigError(`builderPort must differ from port (${publicPort})`);
+  if (secretFile === undefined || secretFile === "") {
+    throw new ConfigError("the builder API needs BUNDLEKIT_BUILDER_JWT_SECRET_FILE (builderJwtSecretFile): a file holding a 32-byte hex secret");
+  }
+  const secret = readBuilderJwtSecret(String(secretFile));
+  return { port, host: String(host ?? "127.0.0.1"), jwtSecret: `0x${secret.toString("hex")}` };
 }
 
 type SettingPath = { [G in keyof BundlerSettings]: readonly [G, keyof BundlerSettings[G]] }[keyof BundlerSettings];

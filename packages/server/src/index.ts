@@ -4,6 +4,7 @@
 // The service: its settings, in this process or in a process of its own.
 export { startBundlerService, type BundlerService } from "./server.ts";
 export {
+  type BuilderApiSettings,
   ConfigError,
   loadConfig,
   serverConfig,

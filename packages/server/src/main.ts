@@ -113,6 +113,7 @@ function startupLines(
     `  bundler:     ${service.url}`,
     `  websocket:   ${service.webSocketUrl}`,
     ...(service.metricsUrl ? [`  metrics:     ${service.metricsUrl}`] : []),
+    ...(service.builderUrl ? [`  builder API: ${service.builderUrl}  (builder_* methods, JWT-authenticated)`] : []),
     `  node:        ${devnet ? devnet.rpcUrl : redactUrl(config.rpcUrl!)}${devnet ? "  (embedded devnet)" : ""}`,
     `  chain id:    ${service.chainId}`,
     `  database:    ${describeDatabase(config.database)}`,
@@ -136,7 +137,7 @@ function startupLines(
           `    paymaster signer key: ${DEVNET_PAYMASTER_SIGNER_KEY}`,
         ]
       : []),
-    `  relayers:    ${service.bundler.relayers.join(", ")}`,
+    `  relayers:    ${service.bundler.relayers.length > 0 ? service.bundler.relayers.join(", ") : "none (pull mode: the block builder signs)"}`,
     "Press Ctrl-C to stop.",
   ];
 }

@@ -14,6 +14,7 @@ import {
   mempoolPolicies,
   resolveBundlerSettings,
   type Redactor,
+  type RelayerSigner,
   redactingLogger,
   silentLogger,
 } from "@bundlekit/core";
@@ -31,6 +32,7 @@ import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { createJsonRpcMetrics, startJsonRpcServer, startMetricsServer } from "@bundlekit/transport-jsonrpc";
 import { Cause, Context, Effect, Exit, Layer, Scope } from "effect";
 import { type Address, createPublicClient, type PublicClient } from "viem";
+import { startBuilderServer } from "./builder-api/builder-server.ts";
 import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
 import { type NodeTimeouts, nodeTransport } from "./node-transport.ts";
 import { createPaymasterMethods, type PaymasterEndpointConfig } from "./paymaster-endpoint.ts";
@@ -45,6 +47,8 @@ export interface BundlerService {
   url: string;
   /** The same endpoint over WebSocket (with `eth_subscribe`), `ws://host:port/v1/<chainId>/`. */
   webSocketUrl: string;
+  /** The builder API (`builder_*` methods, JWT-authenticated), `http://host:port/`; undefined when off (`config.builder`). */
+  builderUrl: string | undefined;
   /** The Prometheus scrape, `http://host:port/metrics` (on its own port with `metricsPort`); undefined with metrics off. */
   metricsUrl: string | undefined;
   chainId: number;
@@ -104,7 +108,8 @@ async function startRedacted(
   }
   const ports = Layer.mergeAll(
     Layer.succeed(ChainClientService, client as ChainClient),
-    Layer.succeed(RelayerSignerService, createLocalKeySigner(config.relayerKeys)),
+    // No keys (pull mode, where the block builder signs): an engine without relayers.
+    Layer.succeed(RelayerSignerService, config.relayerKeys.length > 0 ? createLocalKeySigner(config.relayerKeys) : noRelayers),
     Layer.succeed(MempoolPolicyService, options.policy ?? mempoolPolicies[config.mempoolPolicy]({ sameSenderMempoolCount: config.bundler.mempool?.sameSenderCount })),
     Layer.succeed(EngineLoggerService, logger),
     storesLayer(config.database, logger),
@@ -125,6 +130,9 @@ async function startRedacted(
   }
   return { ...Context.get(built.value, RunningService), close: () => Effect.runPromise(Scope.close(scope, Exit.void)) };
 }
+
+/** No relayer: the signer of a pull-mode service whose block builder signs. */
+const noRelayers: RelayerSigner = { addresses: [], lease: () => undefined };
 
 /**
  * A separate submission endpoint (`relaying.submitUrl`, `rpcEndpointSubmit`) gets the node timeouts too; a send is not
@@ -176,7 +184,7 @@ function transportLayer(parameters: {
   logger: Logger;
   redactor: Redactor;
   paymaster: PaymasterEndpointConfig | undefined;
-}): Layer.Layer<RunningService, unknown, EngineService | MempoolStoreService | StoreHealthService> {
+}): Layer.Layer<RunningService, unknown, EngineService | MempoolStoreService | StoreHealthService | RelayerSignerService> {
   const { config, client, chainId, logger, redactor, paymaster } = parameters;
   return Layer.effect(
     RunningService,
@@ -184,6 +192,7 @@ function transportLayer(parameters: {
       const { engine: bundler } = yield* EngineService;
       const store = yield* MempoolStoreService;
       const checkHealth = yield* StoreHealthService;
+      const signer = yield* RelayerSignerService;
       if (config.l1DataCost !== "none") logger.info("preVerificationGas covers the L1 data fee", { model: config.l1DataCost });
       // Off by default: when off, a debug method answers -32601 like any unknown method.
       const serveDebugMethods = config.debugMethods || config.testingMode;
@@ -243,7 +252,29 @@ function transportLayer(parameters: {
         ({ close }) => Effect.promise(() => close(requestGraceMs(config.shutdownGraceMs))),
       );
       const metricsUrl = metricsServer?.url ?? (metrics ? new URL("/metrics", server.running.url).href : undefined);
-      return { url: server.running.url, webSocketUrl: server.running.webSocketUrl, metricsUrl, chainId, bundler };
+      // Off by default; its own listener, every request authenticated by the JWT secret.
+      const builder = config.builder;
+      const builderServer = builder
+        ? yield* Effect.acquireRelease(
+            Effect.tryPromise({
+              try: () =>
+                startBuilderServer({
+                  bundler,
+                  signer,
+                  secret: Buffer.from(builder.jwtSecret.slice(2), "hex"),
+                  port: builder.port,
+                  host: builder.host,
+                  logger,
+                  redactor,
+                  maxBodyBytes: config.maxBodyBytes,
+                  maxBatchSize: config.maxBatchSize,
+                }),
+              catch: (error) => error,
+            }),
+            (opened) => Effect.promise(() => opened.close()),
+          )
+        : undefined;
+      return { url: server.running.url, webSocketUrl: server.running.webSocketUrl, builderUrl: builderServer?.url, metricsUrl, chainId, bundler };
     }),
   );
 }

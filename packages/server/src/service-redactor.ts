@@ -5,7 +5,7 @@ import { postgresPassword } from "./database-url.ts";
 /**
  * The redaction every log line and error of the service passes through: URLs cut to scheme, host
  * and port, and the configuration's secrets hidden wherever they appear (relayer keys and the
- * paymaster signer key, also in decimal; the database password; the node URLs' keys; API keys).
+ * paymaster signer key, also in decimal; the database password; the node URLs' keys; API keys; the builder API's JWT secret).
  */
 export function serviceRedactor(
   config: ServerConfig,
@@ -20,6 +20,7 @@ export function serviceRedactor(
     ...(rpcUrl ? urlSecrets(rpcUrl) : []),
     ...(bundler.relaying?.submitUrl ? urlSecrets(bundler.relaying.submitUrl) : []),
     config.explorerApiKey,
+    config.builder?.jwtSecret,
     ...extraSecrets,
   ]);
 }

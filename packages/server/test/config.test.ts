@@ -345,7 +345,7 @@ describe("a bad configuration, in the one line pnpm start prints", () => {
   it.each([
     ["an RPC URL that is no URL", { BUNDLEKIT_RPC_URL: "not-a-url", BUNDLEKIT_RELAYER_KEYS: key }, 'BUNDLEKIT_RPC_URL "not-a-url" is not a valid URL'],
     ["a relayer key that is no key", { BUNDLEKIT_RPC_URL: "http://127.0.0.1:9", BUNDLEKIT_RELAYER_KEYS: "0x1234" }, "relayer key #1 of 1 in BUNDLEKIT_RELAYER_KEYS (relayerKeys) is not a 0x-prefixed 32-byte hex private key"],
-    ["an RPC URL without relayer keys", { BUNDLEKIT_RPC_URL: "http://127.0.0.1:9" }, "BUNDLEKIT_RELAYER_KEYS (or relayerKeys) is required with an RPC URL"],
+    ["an RPC URL without relayer keys", { BUNDLEKIT_RPC_URL: "http://127.0.0.1:9" }, "BUNDLEKIT_RELAYER_KEYS (or relayerKeys) is required with an RPC URL, unless BUNDLEKIT_BUNDLING_MODE is pull (the block builder signs)"],
     ["a port that is no number", { BUNDLEKIT_PORT: "http" }, 'port must be an integer from 0 to 65535, got "http"'],
     [
       "a PostgreSQL URL with no port number",

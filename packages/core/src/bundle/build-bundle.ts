@@ -4,6 +4,7 @@ import type { EntryPoint } from "../entrypoint/registry.ts";
 import { type FailureReason, parseFailureReason } from "../errors/failure-reason.ts";
 import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
+import type { CallState } from "../ports/eth-call.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
 import { toEntryPointStruct } from "../userop/pack.ts";
 import { decodeEntryPointRevert } from "../validation/entry-point-revert.ts";
@@ -40,8 +41,10 @@ export interface RejectedEntry {
 export interface BuildBundleOptions {
   /** Skip the `handleOps` simulation (`skipBundleValidation`): nothing is dropped, gas is the operations' limits. */
   skipValidation?: boolean | undefined;
-  /** Attach an EIP-2930 access list from `eth_createAccessList` (`eip2930`). */
+  /** Attach an EIP-2930 access list from `eth_createAccessList` (`eip2930`); never on a `state` other than the latest block's. */
   accessList?: boolean | undefined;
+  /** Simulate on this block and overrides (a block builder's state). Default the latest block. */
+  state?: CallState | undefined;
 }
 
 /**
@@ -73,10 +76,11 @@ export async function buildBundle(
     };
     const result = options.skipValidation
       ? { reverted: false as const, gas: candidates.reduce((sum, entry) => sum + bundleGasOf(entry.userOperation), 0n) }
-      : await estimateGas(client, call);
+      : await estimateGas(client, { ...call, ...callState(options.state) });
     if (!result.reverted) {
       const bundle: Bundle = { entryPoint, entries: candidates, data, gas: result.gas, authorizationList };
-      if (options.accessList) {
+      // eth_createAccessList takes no overrides: a list of the latest state would not be the builder's.
+      if (options.accessList && !options.state) {
         const created = await accessListOf(client, call);
         if (created) Object.assign(bundle, { accessList: created.accessList, gas: maxOf(bundle.gas, created.gasUsed) });
       }
@@ -95,6 +99,16 @@ export async function buildBundle(
     candidates = candidates.filter((_, i) => i !== index);
   }
   return { bundle: undefined, rejected };
+}
+
+/** The call fields of a simulation state; none for the latest block. */
+function callState(state: CallState | undefined) {
+  if (!state) return {};
+  return {
+    ...(state.block ? { block: state.block } : {}),
+    ...(state.stateOverride ? { stateOverride: state.stateOverride } : {}),
+    ...(state.blockOverride ? { blockOverride: state.blockOverride } : {}),
+  };
 }
 
 function rejectedEntry(entry: MempoolEntry, reason: string): RejectedEntry {

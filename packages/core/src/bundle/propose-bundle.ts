@@ -3,6 +3,7 @@ import type { EntryPoint } from "../entrypoint/registry.ts";
 import type { GasPrice } from "../gas/fee-oracle.ts";
 import type { BlockHead } from "../ports/block-source.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
+import type { CallState } from "../ports/eth-call.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import { type Bundle, buildBundle, type RejectedEntry } from "./build-bundle.ts";
@@ -46,6 +47,8 @@ export interface ProposeBundleParameters {
   head: BlockHead;
   gasBudget: bigint;
   maxOperations: number;
+  /** The state the checks before bundling and the `handleOps` simulation run on (a block builder's). Default the latest block. */
+  state?: CallState | undefined;
 }
 
 export interface ProposedBundle {
@@ -84,7 +87,7 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
   const inFlight = selected.some((e) => e.validation)
     ? (await Promise.all((["bundling", "submitted"] as const).map((status) => store.list(status, { entryPoint: entryPoint.address })))).flat()
     : [];
-  const { keep: valid, rejected: invalid } = await revalidateBundle(context.client, selected, inFlight).catch(async (error) => {
+  const { keep: valid, rejected: invalid } = await revalidateBundle(context.client, selected, inFlight, parameters.state).catch(async (error) => {
     await store.requeue(candidates.map((c) => c.userOpHash), context.now());
     throw error;
   });
@@ -101,7 +104,7 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
       chosen,
       parameters.relayer,
       parameters.beneficiary,
-      settings,
+      { ...settings, state: parameters.state },
     );
     if (!bundle) return { bundle: undefined, rejected: [...invalid, ...rejected] };
     const fees = bundleFees(await context.getGasPrice(), bundle.entries.map((e) => e.userOperation), bidCap);

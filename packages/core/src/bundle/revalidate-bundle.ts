@@ -3,7 +3,9 @@ import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
 import { entitiesOf } from "../userop/entities.ts";
+import type { CallState } from "../ports/eth-call.ts";
 import { ethCall } from "../validation/eth-call.ts";
+import { mergeStateOverrides } from "../validation/state-override.ts";
 import type { RejectedEntry } from "./build-bundle.ts";
 
 /** What the checks before bundling decided. */
@@ -35,6 +37,7 @@ export async function revalidateBundle(
   client: ChainClient,
   entries: readonly MempoolEntry[],
   inFlight: readonly MempoolEntry[] = [],
+  state: CallState = {},
 ): Promise<BundleRevalidation> {
   const senders = new Set([...entries, ...inFlight].map((e) => e.userOperation.sender.toLowerCase()));
   const keep: MempoolEntry[] = [];
@@ -46,7 +49,7 @@ export async function revalidateBundle(
   }
   const addresses = [...new Set(keep.flatMap((e) => Object.keys(e.validation?.codeHashes ?? {})))] as Address[];
   if (addresses.length === 0) return { keep, rejected: [], deferred };
-  const current = await readCodeHashes(client, addresses);
+  const current = await readCodeHashes(client, addresses, state);
   const rejected: RejectedEntry[] = [];
   const valid: MempoolEntry[] = [];
   for (const entry of keep) {
@@ -63,12 +66,14 @@ export async function revalidateBundle(
   return { keep: valid, rejected, deferred };
 }
 
-/** `EXTCODEHASH` of each address now, in one `eth_call` (lower-case address → hash). */
-async function readCodeHashes(client: ChainClient, addresses: readonly Address[]): Promise<Map<string, Hex>> {
+/** `EXTCODEHASH` of each address now (on `state`), in one `eth_call` (lower-case address → hash). */
+async function readCodeHashes(client: ChainClient, addresses: readonly Address[], state: CallState): Promise<Map<string, Hex>> {
   const result = await ethCall(client, {
     to: codeHashReaderAddress,
     data: concat(addresses.map((a) => pad(a))),
-    stateOverride: { [codeHashReaderAddress]: { code: codeHashReader } },
+    stateOverride: mergeStateOverrides(state.stateOverride, { [codeHashReaderAddress]: { code: codeHashReader } }),
+    block: state.block,
+    blockOverride: state.blockOverride,
   });
   if (result.reverted || size(result.data) !== addresses.length * 32) {
     throw new InfrastructureError("could not read code hashes for the checks before bundling");

@@ -8,6 +8,7 @@ import { type ProposeBundleContext, proposeBundle } from "../bundle/propose-bund
 import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import { InvalidParamsError, ProposalNotOpenError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
+import type { CallState } from "../ports/eth-call.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
@@ -36,6 +37,12 @@ export interface ProposeBundleRequest {
   beneficiary?: Address | undefined;
   /** Sign the bundle here, at `from`'s next pending nonce. Default: the caller signs `to` and `data` itself. */
   signer?: Pick<RelayerLease, "address" | "signTransaction"> | undefined;
+  /**
+   * The builder's state: the checks before bundling and the `handleOps` simulation run on the
+   * node's `block` (`latest` by default, or `pending`) with these overrides on top (e.g. the
+   * effects of the transactions placed before the bundle). No access list is attached then.
+   */
+  state?: CallState | undefined;
 }
 
 /** A bundle claimed for one block, until `commitBundle`, `releaseBundle`, or `expiresAt`. */
@@ -117,6 +124,7 @@ export function createBundlePuller(context: BundlePullerContext) {
             head,
             gasBudget: minOf(budget, context.maxBundleGas),
             maxOperations: context.settings.maxOperations,
+            state: request.state,
           },
         );
         await context.bundleSender.settleRejected(entryPoint, rejected);

@@ -37,6 +37,8 @@ import { type BundleProposal, createBundlePuller, type ProposeBundleRequest } fr
 import { createBundleSender } from "./bundle-sender.ts";
 import { type BundlingState, createBundlingLoop } from "./bundling-loop.ts";
 import { estimateForCaller } from "./estimation.ts";
+import { BundlerConfigError } from "../errors/bundler-config-error.ts";
+import { InvalidParamsError } from "../errors/errors.ts";
 import { createHousekeeping } from "./housekeeping.ts";
 import { createRelayerPool } from "./relayer-pool.ts";
 import { type BundlerSettings, type BundlerSettingsInput, type BundlingMode, resolveBundlerSettings } from "./settings.ts";
@@ -53,8 +55,11 @@ export interface CreateBundlerParameters {
   policy?: MempoolPolicy;
   /** ERC-7562 reputation counters. Default: in memory (they start afresh on restart). */
   reputation?: ReputationStore;
-  /** Relayer accounts that send bundles. */
-  signer: RelayerSigner;
+  /**
+   * Relayer accounts that send bundles. Optional in pull mode (`bundling.mode: "pull"`), where
+   * the block builder signs the bundles it pulls; required in `auto` and `manual` mode.
+   */
+  signer?: RelayerSigner | undefined;
   /** How bundles reach the chain. Default: the one `settings.relaying.mode` names (`eth_sendRawTransaction` through `client`). */
   submitter?: Submitter;
   /** Runs validation. Default: the one `settings.validation.mode` and `.tracer` name (safe, in-process). */
@@ -119,7 +124,10 @@ export interface Bundler {
   releaseBundle(id: string): Promise<void>;
   /** Follow operations' status changes; returns the unsubscribe function. */
   onStatusChange(listener: StatusListener): () => void;
-  /** Switch between automatic bundling (every `bundling.intervalMs`) and manual (`sendBundleNow` only), at run time. */
+  /**
+   * Switch between automatic bundling (every `bundling.intervalMs`) and manual (`sendBundleNow` only), at run time.
+   * An engine without relayers stays in pull mode: any other mode throws `InvalidParamsError`.
+   */
   setBundlingMode(mode: BundlingMode): void;
   /** Change the automatic bundling interval (milliseconds), from the next bundle on. */
   setBundleInterval(ms: number): void;
@@ -153,9 +161,13 @@ export interface Bundler {
  * with its own settings and the ports it uses. Reads the chain id and the head from the node.
  */
 export async function createBundler(parameters: CreateBundlerParameters): Promise<Bundler> {
-  const { client, store, signer } = parameters;
+  const { client, store } = parameters;
   const requested = resolveBundlerSettings(parameters.settings);
   const { mempool, validation, gas, bundling, relaying, tracking } = requested;
+  const signer = parameters.signer ?? noRelayers;
+  if (signer.addresses.length === 0 && bundling.mode !== "pull") {
+    throw new BundlerConfigError("signer", `is required in ${bundling.mode} bundling mode, which sends bundles with the engine's relayers: give a RelayerSigner, or use bundling.mode "pull" where the block builder signs`);
+  }
   const clock = parameters.clock ?? systemClock;
   const logger = redactingLogger(parameters.logger ?? silentLogger, parameters.redactor);
   const entryPoints = createEntryPointRegistry(parameters.entryPoints);
@@ -240,6 +252,9 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     releaseBundle: (id) => puller.release(id),
     onStatusChange: status.subscribe,
     setBundlingMode(mode) {
+      if (mode !== "pull" && signer.addresses.length === 0) {
+        throw new InvalidParamsError("mode", `the engine holds no relayer signer: it cannot send bundles in ${mode} mode, only pull mode`);
+      }
       state.mode = mode;
     },
     setBundleInterval(ms) {
@@ -262,6 +277,9 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     },
   };
 }
+
+/** No relayer: a pull-mode engine whose block builder signs. */
+const noRelayers: RelayerSigner = { addresses: [], lease: () => undefined };
 
 const oldestFirst = (a: MempoolEntry, b: MempoolEntry) => a.receivedAt - b.receivedAt || (a.userOpHash < b.userOpHash ? -1 : 1);
 

@@ -23,6 +23,11 @@ export interface RpcHandlerOptions {
   maxBatchSize?: number;
   /** Extra or replacement methods (e.g. debug methods when enabled). */
   methods?: Record<string, RpcMethod>;
+  /**
+   * Serve the standard ERC-4337 methods and the service's own beside `methods`. Default true;
+   * false serves `methods` alone (e.g. a listener of the builder API only).
+   */
+  standardMethods?: boolean;
   logger?: Logger;
   /**
    * Applied to every error answer (message and data) and to the handler's log lines, so no node
@@ -67,7 +72,7 @@ function withoutTrailingNulls(params: readonly unknown[]): readonly unknown[] {
 
 /** The JSON-RPC 2.0 envelope around the engine: validation of requests, batches and error mapping. */
 export function createRpcHandler(bundler: Bundler, options: RpcHandlerOptions = {}): RpcHandler {
-  const methods: Record<string, RpcMethod> = { ...rpcMethods, ...options.methods };
+  const methods: Record<string, RpcMethod> = { ...(options.standardMethods === false ? {} : rpcMethods), ...options.methods };
   const maxBatchSize = options.maxBatchSize ?? 100;
   const redactor = options.redactor ?? createRedactor();
   const logger = redactingLogger(options.logger ?? silentLogger, redactor);

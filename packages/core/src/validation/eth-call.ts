@@ -1,7 +1,7 @@
 import type { Address, Hex } from "viem";
 import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
-import type { EthCallResult, StateOverride } from "../ports/eth-call.ts";
+import type { BlockOverride, CallState, EthCallResult, StateOverride } from "../ports/eth-call.ts";
 
 export interface EthCallParameters {
   to: Address;
@@ -10,11 +10,17 @@ export interface EthCallParameters {
   gas?: bigint;
   stateOverride?: StateOverride;
   authorizationList?: readonly unknown[];
+  /** The block the call runs on (default `latest`), and a block override on top (with `stateOverride`, if any). */
+  block?: CallState["block"];
+  blockOverride?: BlockOverride | undefined;
 }
 
 /** The call as `eth_call` and `eth_estimateGas` take it: hex quantities. */
 type RpcCall = { to: Address; data: Hex; from?: Address; gas?: Hex; authorizationList?: readonly unknown[] };
-type RpcCallParameters = [call: RpcCall, block: "latest"] | [call: RpcCall, block: "latest", stateOverride: StateOverride];
+type RpcCallParameters =
+  | [call: RpcCall, block: "latest" | "pending"]
+  | [call: RpcCall, block: "latest" | "pending", stateOverride: StateOverride]
+  | [call: RpcCall, block: "latest" | "pending", stateOverride: StateOverride, blockOverride: BlockOverride];
 
 /**
  * `eth_estimateGas` with the same split: the gas, or the revert data when the call reverts.
@@ -40,12 +46,17 @@ async function rpcCall(
   method: "eth_call" | "eth_estimateGas",
   parameters: EthCallParameters,
 ): Promise<EthCallResult> {
-  const { to, data, from, gas, stateOverride, authorizationList } = parameters;
+  const { to, data, from, gas, stateOverride, authorizationList, blockOverride } = parameters;
+  const block = parameters.block ?? "latest";
   const call: RpcCall = { to, data };
   if (from) call.from = from;
   if (gas !== undefined) call.gas = `0x${gas.toString(16)}`;
   if (authorizationList) call.authorizationList = authorizationList;
-  const params: RpcCallParameters = stateOverride ? [call, "latest", stateOverride] : [call, "latest"];
+  const params: RpcCallParameters = blockOverride
+    ? [call, block, stateOverride ?? {}, blockOverride]
+    : stateOverride
+      ? [call, block, stateOverride]
+      : [call, block];
   try {
     const result = await client.request<{ Parameters: RpcCallParameters; ReturnType: Hex }>({ method, params });
     return { reverted: false, data: result };

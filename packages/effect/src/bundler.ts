@@ -1,9 +1,9 @@
 import {
-  type Bundler,
   type BundleProposal,
   type BundlerSettingsInput,
-  createBundler,
   type CreateBundlerParameters,
+  createBundler,
+  type Bundler as Engine,
   type GasEstimate,
   type ProposeBundleRequest,
   type StatusChange,
@@ -15,21 +15,21 @@ import { Context, Effect, Layer, Option, Queue, Stream } from "effect";
 import type { Address, Hash } from "viem";
 import { type BundlekitError, toBundlekitError } from "./errors.ts";
 import {
-  BlockSourceService,
-  ChainClientService,
-  EngineClockService,
-  EngineLoggerService,
-  MempoolPolicyService,
-  MempoolStoreService,
-  RelayerSignerService,
-  ReputationStoreService,
-  SubmitterService,
+  Blocks,
+  BundleSubmitter,
+  Chain,
+  EngineClock,
+  EngineLogger,
+  MempoolStorage,
+  PoolPolicy,
+  Relayers,
+  ReputationStorage,
 } from "./ports.ts";
 
 /** The engine as an Effect service: each method an `Effect` failing with a tagged error, status changes a `Stream`. */
 export interface BundlerShape {
   /** The Promise API underneath, for what this face does not wrap. */
-  readonly engine: Bundler;
+  readonly engine: Engine;
   sendUserOperation(op: UserOperation, entryPoint: Address): Effect.Effect<Hash, BundlekitError>;
   estimateUserOperationGas(op: UserOperation, entryPoint: Address): Effect.Effect<GasEstimate, BundlekitError>;
   getUserOperationByHash(userOpHash: Hash): Effect.Effect<UserOperationLookup | undefined, BundlekitError>;
@@ -51,25 +51,25 @@ const lift = <A>(run: () => Promise<A>): Effect.Effect<A, BundlekitError> => Eff
  * logger and clock when provided) and starts it on acquire; on release it stops: bundling runs in
  * progress finish, and sent bundles stay recorded for the next engine to reconcile.
  */
-export class BundlerService extends Context.Service<BundlerService, BundlerShape>()("@bundlekit/Bundler") {
+export class Bundler extends Context.Service<Bundler, BundlerShape>()("@bundlekit/Bundler") {
   static layer = (
     settings: BundlerSettingsInput = {},
     options: Pick<CreateBundlerParameters, "instanceId" | "entryPoints" | "l1DataCost" | "preVerificationGas"> = {},
-  ): Layer.Layer<BundlerService, BundlekitError, ChainClientService | MempoolStoreService | RelayerSignerService> =>
+  ): Layer.Layer<Bundler, BundlekitError, Chain | MempoolStorage | Relayers> =>
     Layer.effect(
-      BundlerService,
+      Bundler,
       Effect.gen(function* () {
         const optional = <I, S>(key: Context.Key<I, S>) => Effect.map(Effect.serviceOption(key), Option.getOrUndefined);
         const parameters = {
-          client: yield* ChainClientService,
-          store: yield* MempoolStoreService,
-          signer: yield* RelayerSignerService,
-          reputation: yield* optional(ReputationStoreService),
-          submitter: yield* optional(SubmitterService),
-          policy: yield* optional(MempoolPolicyService),
-          blocks: yield* optional(BlockSourceService),
-          logger: yield* optional(EngineLoggerService),
-          clock: yield* optional(EngineClockService),
+          client: yield* Chain,
+          store: yield* MempoolStorage,
+          signer: yield* Relayers,
+          reputation: yield* optional(ReputationStorage),
+          submitter: yield* optional(BundleSubmitter),
+          policy: yield* optional(PoolPolicy),
+          blocks: yield* optional(Blocks),
+          logger: yield* optional(EngineLogger),
+          clock: yield* optional(EngineClock),
           settings,
           ...options,
         };

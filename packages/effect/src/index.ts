@@ -1,24 +1,8 @@
 // @bundlekit/effect: the engine as an Effect service, its ports as services with layers.
 
 // The engine.
-export { BundlerService, type BundlerShape } from "./bundler.ts";
-
-// Ports as services.
-export {
-  BlockSourceService,
-  ChainClientService,
-  EngineClockService,
-  EngineLoggerService,
-  MempoolPolicyService,
-  MempoolStoreService,
-  RelayerSignerService,
-  ReputationStoreService,
-  SubmitterService,
-} from "./ports.ts";
-export { memoryStores } from "./stores.ts";
+export { Bundler, type BundlerShape } from "./bundler.ts";
 export { effectClock } from "./clock.ts";
-export { effectLogger } from "./logger.ts";
-
 // Errors: one tagged error per domain error, with its facts and its ERC-7769 code.
 export {
   BundleGasTooLarge,
@@ -55,3 +39,17 @@ export {
   UnsupportedEntryPoint,
   UserOperationTooLarge,
 } from "./errors.ts";
+export { effectLogger } from "./logger.ts";
+// Ports as services.
+export {
+  Blocks,
+  BundleSubmitter,
+  Chain,
+  EngineClock,
+  EngineLogger,
+  MempoolStorage,
+  PoolPolicy,
+  Relayers,
+  ReputationStorage,
+} from "./ports.ts";
+export { memoryStores } from "./stores.ts";

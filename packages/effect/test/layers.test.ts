@@ -1,14 +1,14 @@
 import { Effect, Layer, Logger, References } from "effect";
 import { describe, expect, it } from "vitest";
 import { effectLogger } from "../src/logger.ts";
-import { EngineLoggerService, MempoolStoreService, ReputationStoreService } from "../src/ports.ts";
+import { EngineLogger, MempoolStorage, ReputationStorage } from "../src/ports.ts";
 import { memoryStores } from "../src/stores.ts";
 
 /** The memory store layer and the logger bridge, each on its own (the SQL store layers: storage-kysely's effect-stores.test.ts). */
 describe("@bundlekit/effect layers", () => {
   const counts = Effect.gen(function* () {
-    const store = yield* MempoolStoreService;
-    const reputation = yield* ReputationStoreService;
+    const store = yield* MempoolStorage;
+    const reputation = yield* ReputationStorage;
     return { store, pending: (yield* Effect.promise(() => store.countByStatus())).pending, entities: (yield* Effect.promise(() => reputation.list("0x0000000071727De22E5E9d8BAf0edAc6f37da032"))).length };
   });
 
@@ -25,7 +25,7 @@ describe("@bundlekit/effect layers", () => {
       lines.push({ level: logLevel, message, annotations: { ...fiber.getRef(References.CurrentLogAnnotations) } });
     });
     const program = Effect.gen(function* () {
-      const logger = yield* EngineLoggerService;
+      const logger = yield* EngineLogger;
       logger.debug("hidden below the minimum level", {});
       logger.info("bundle submitted", { ops: 3, nonce: 7n });
       logger.error("could not follow a bundle transaction", { transactionHash: "0xabc" });

@@ -6,22 +6,22 @@ import {
   paymasterLines,
   startDevnet,
 } from "@bundlekit/devnet";
-import { EngineLoggerService, effectLogger } from "@bundlekit/effect";
+import { EngineLogger, effectLogger } from "@bundlekit/effect";
 import { NodeRuntime } from "@effect/platform-node";
 import { Cause, Effect, Exit, Layer, Logger, References, Schedule } from "effect";
 import { ConfigError, redactUrl, type ServerConfig, serverConfig } from "./config.ts";
 import { describeDatabase } from "./database-url.ts";
-import { describeFailure } from "./start-failure.ts";
 import { jsonLinesLogger } from "./logger.ts";
+import { type BundlerService, startBundlerService } from "./server.ts";
 import { serviceRedactor } from "./service-redactor.ts";
+import { exitAfterGracePeriod } from "./shutdown.ts";
 import {
   createConfiguredSponsorshipPolicy,
   describeSponsorship,
   devnetSponsorLimits,
   limitsPolicy,
 } from "./sponsorship/configured-policy.ts";
-import { type BundlerService, startBundlerService } from "./server.ts";
-import { exitAfterGracePeriod } from "./shutdown.ts";
+import { describeFailure } from "./start-failure.ts";
 
 /**
  * `pnpm start`: serve the chain at BUNDLEKIT_RPC_URL, or with no RPC URL start the embedded
@@ -44,7 +44,7 @@ const program = Effect.gen(function* () {
 /** The devnet if there is no node, the service on it, the start-up lines; then serve until the scope closes. */
 const serve = (config: ServerConfig) =>
   Effect.gen(function* () {
-    const logger = yield* EngineLoggerService;
+    const logger = yield* EngineLogger;
     const devnet = config.rpcUrl
       ? undefined
       : yield* Effect.acquireRelease(
@@ -71,7 +71,7 @@ const serve = (config: ServerConfig) =>
 function start(
   config: ServerConfig,
   devnet: Devnet | undefined,
-  logger: EngineLoggerService["Service"],
+  logger: EngineLogger["Service"],
 ): Promise<BundlerService> {
   if (!devnet) return startBundlerService({ ...config, rpcUrl: config.rpcUrl! }, logger);
   return startBundlerService(

@@ -1,31 +1,31 @@
 import {
-  type Bundler,
+  bundlerConfigMethod,
   type ChainClient,
   createConfiguredSubmitter,
   createRedirectMethods,
   createRequestDrain,
   debugMethods,
-  bundlerConfigMethod,
   defaultBundlerSettings,
   defineEntryPoint,
   type Logger,
   l1DataCosts,
   type MempoolPolicy,
   mempoolPolicies,
-  resolveBundlerSettings,
   type Redactor,
   redactingLogger,
+  resolveBundlerSettings,
   silentLogger,
 } from "@bundlekit/core";
 import {
-  ChainClientService,
-  BundlerService as EngineService,
-  EngineLoggerService,
-  MempoolPolicyService,
-  MempoolStoreService,
-  RelayerSignerService,
-  ReputationStoreService,
-  SubmitterService,
+  Bundler,
+  type BundlerShape,
+  BundleSubmitter,
+  Chain,
+  EngineLogger,
+  MempoolStorage,
+  PoolPolicy,
+  Relayers,
+  ReputationStorage,
 } from "@bundlekit/effect";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { createJsonRpcMetrics, startJsonRpcServer, startMetricsServer } from "@bundlekit/transport-jsonrpc";
@@ -35,8 +35,8 @@ import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
 import { type NodeTimeouts, nodeTransport } from "./node-transport.ts";
 import { createPaymasterMethods, type PaymasterEndpointConfig } from "./paymaster-endpoint.ts";
 import { serviceRedactor } from "./service-redactor.ts";
-import { createConfiguredSponsorshipPolicy } from "./sponsorship/configured-policy.ts";
 import { gracefulClose, requestGraceMs } from "./shutdown.ts";
+import { createConfiguredSponsorshipPolicy } from "./sponsorship/configured-policy.ts";
 import { openStores } from "./stores.ts";
 
 /** A running stand-alone bundler service. */
@@ -48,7 +48,8 @@ export interface BundlerService {
   /** The Prometheus scrape, `http://host:port/metrics` (on its own port with `metricsPort`); undefined with metrics off. */
   metricsUrl: string | undefined;
   chainId: number;
-  bundler: Bundler;
+  /** The engine (core's `Bundler`). */
+  bundler: BundlerShape["engine"];
   /**
    * Stop accepting, give requests in flight until the grace period (`shutdownGraceMs`) nearly
    * ends and answer those still running with an error, close the connections, stop bundling
@@ -103,14 +104,14 @@ async function startRedacted(
     if (!code || code === "0x") throw new ConfigError(`EntryPoint ${address} has no code on chain ${chainId}`);
   }
   const ports = Layer.mergeAll(
-    Layer.succeed(ChainClientService, client as ChainClient),
-    Layer.succeed(RelayerSignerService, createLocalKeySigner(config.relayerKeys)),
-    Layer.succeed(MempoolPolicyService, options.policy ?? mempoolPolicies[config.mempoolPolicy]({ sameSenderMempoolCount: config.bundler.mempool?.sameSenderCount })),
-    Layer.succeed(EngineLoggerService, logger),
+    Layer.succeed(Chain, client as ChainClient),
+    Layer.succeed(Relayers, createLocalKeySigner(config.relayerKeys)),
+    Layer.succeed(PoolPolicy, options.policy ?? mempoolPolicies[config.mempoolPolicy]({ sameSenderMempoolCount: config.bundler.mempool?.sameSenderCount })),
+    Layer.succeed(EngineLogger, logger),
     storesLayer(config.database, logger),
     submitterLayer(client as ChainClient, config.bundler, timeouts),
   );
-  const engine = EngineService.layer(withOwnPaymastersWhitelisted(config.bundler, paymaster), {
+  const engine = Bundler.layer(withOwnPaymastersWhitelisted(config.bundler, paymaster), {
     instanceId: config.instanceId,
     entryPoints: config.entryPoints.map(({ version, address }) => defineEntryPoint(version, address)),
     l1DataCost: config.l1DataCost === "none" ? undefined : l1DataCosts[config.l1DataCost](client as ChainClient),
@@ -130,11 +131,11 @@ async function startRedacted(
  * A separate submission endpoint (`relaying.submitUrl`, `rpcEndpointSubmit`) gets the node timeouts too; a send is not
  * retried (as the engine's own submitter does). Without one the engine's default submitter uses the client.
  */
-function submitterLayer(client: ChainClient, bundler: ServerConfig["bundler"], timeouts: NodeTimeouts): Layer.Layer<never> | Layer.Layer<SubmitterService> {
+function submitterLayer(client: ChainClient, bundler: ServerConfig["bundler"], timeouts: NodeTimeouts): Layer.Layer<never> | Layer.Layer<BundleSubmitter> {
   const relaying = resolveBundlerSettings(bundler).relaying;
   if (!relaying.submitUrl) return Layer.empty;
   const submitter = createConfiguredSubmitter(client, relaying, (url) => nodeTransport(url, { ...timeouts, retryCount: 0 }));
-  return Layer.succeed(SubmitterService, submitter);
+  return Layer.succeed(BundleSubmitter, submitter);
 }
 
 /** The configured paymaster endpoint under the configured policy (quotas on the wall clock); never one without a policy. */
@@ -152,15 +153,15 @@ class RunningService extends Context.Service<RunningService, Omit<BundlerService
 class StoreHealthService extends Context.Service<StoreHealthService, () => Promise<void>>()("@bundlekit/standalone/StoreHealth") {}
 
 /** The mempool and reputation stores on the service's database, opened with its own errors (`openStores`) and closed with the scope. */
-function storesLayer(database: string, logger: Logger): Layer.Layer<MempoolStoreService | ReputationStoreService | StoreHealthService, unknown> {
+function storesLayer(database: string, logger: Logger): Layer.Layer<MempoolStorage | ReputationStorage | StoreHealthService, unknown> {
   return Layer.effectContext(
     Effect.acquireRelease(
       Effect.tryPromise({ try: () => openStores(database, logger), catch: (error) => error }),
       (stores) => Effect.promise(() => stores.close()),
     ).pipe(
       Effect.map((stores) =>
-        Context.make(MempoolStoreService, stores.store).pipe(
-          Context.add(ReputationStoreService, stores.reputation),
+        Context.make(MempoolStorage, stores.store).pipe(
+          Context.add(ReputationStorage, stores.reputation),
           Context.add(StoreHealthService, stores.checkHealth),
         ),
       ),
@@ -176,13 +177,13 @@ function transportLayer(parameters: {
   logger: Logger;
   redactor: Redactor;
   paymaster: PaymasterEndpointConfig | undefined;
-}): Layer.Layer<RunningService, unknown, EngineService | MempoolStoreService | StoreHealthService> {
+}): Layer.Layer<RunningService, unknown, Bundler | MempoolStorage | StoreHealthService> {
   const { config, client, chainId, logger, redactor, paymaster } = parameters;
   return Layer.effect(
     RunningService,
     Effect.gen(function* () {
-      const { engine: bundler } = yield* EngineService;
-      const store = yield* MempoolStoreService;
+      const { engine: bundler } = yield* Bundler;
+      const store = yield* MempoolStorage;
       const checkHealth = yield* StoreHealthService;
       if (config.l1DataCost !== "none") logger.info("preVerificationGas covers the L1 data fee", { model: config.l1DataCost });
       // Off by default: when off, a debug method answers -32601 like any unknown method.

@@ -40,6 +40,21 @@ export {
   UserOperationTooLarge,
 } from "./errors.ts";
 export { effectLogger } from "./logger.ts";
+// The errors each method can fail with.
+export {
+  type BundlerMethod,
+  type CommitBundleError,
+  type EstimateUserOperationGasError,
+  type LookupError,
+  type MethodError,
+  methodErrorTags,
+  type ProposeBundleError,
+  type ReleaseBundleError,
+  type SendBundleNowError,
+  type SendUserOperationError,
+  toMethodError,
+} from "./method-errors.ts";
+
 // Ports as services.
 export {
   Blocks,

@@ -11,8 +11,9 @@ import {
   type UserOperationLookup,
   type UserOperationReceipt,
 } from "@bundlekit/core";
-import { Context, Effect, Layer, Option, Queue, Stream } from "effect";
+import { type Config, Context, Effect, Layer, Option, Queue, Stream } from "effect";
 import type { Address, Hash } from "viem";
+import { type BundlerConfig, bundlerConfig, withSubmitUrl } from "./config.ts";
 import { type BundlekitError, toBundlekitError } from "./errors.ts";
 import {
   type BundlerMethod,
@@ -123,5 +124,19 @@ export class Bundler extends Context.Service<Bundler, BundlerShape>()("@bundleki
         );
         return make(engine);
       }),
+    );
+
+  /**
+   * `layer`, its settings and `instanceId` read from the program's `ConfigProvider` (`bundlerConfig`,
+   * or a `Config` of your own: e.g. `bundlerConfig.pipe(Config.nested("bundler"))`).
+   */
+  static layerConfig = (
+    config: Config.Config<BundlerConfig> = bundlerConfig,
+    options: Pick<CreateBundlerParameters, "entryPoints" | "l1DataCost" | "preVerificationGas"> = {},
+  ): Layer.Layer<Bundler, BundlekitError | Config.ConfigError, Chain | MempoolStorage | Relayers> =>
+    Layer.unwrap(
+      Effect.map(config, ({ settings, submitUrl, instanceId }) =>
+        Bundler.layer(withSubmitUrl(settings, submitUrl), { ...options, ...Option.match(instanceId, { onNone: () => ({}), onSome: (id) => ({ instanceId: id }) }) }),
+      ),
     );
 }

@@ -3,6 +3,8 @@
 // The engine.
 export { Bundler, type BundlerShape } from "./bundler.ts";
 export { effectClock } from "./clock.ts";
+// Config: the engine's settings from the program's ConfigProvider.
+export { type BundlerConfig, bundlerConfig } from "./config.ts";
 // Errors: one tagged error per domain error, with its facts and its ERC-7769 code.
 export {
   BundleGasTooLarge,
@@ -40,6 +42,7 @@ export {
   UserOperationTooLarge,
 } from "./errors.ts";
 export { effectLogger } from "./logger.ts";
+
 // The errors each method can fail with.
 export {
   type BundlerMethod,

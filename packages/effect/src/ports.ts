@@ -9,7 +9,9 @@ import type {
   ReputationStore,
   Submitter,
 } from "@bundlekit/core";
-import { Context } from "effect";
+import { createLocalKeySigner } from "@bundlekit/signer-relayer";
+import { Config, ConfigProvider, Context, Effect, Layer, Redacted } from "effect";
+import { createPublicClient, http } from "viem";
 
 /** The engine's ports as Effect services: one key each, provided by the layers of this package or your own. */
 
@@ -18,7 +20,13 @@ const ChainClientKey: Context.ServiceClass<Chain, "@bundlekit/ChainClient", Chai
   Context.Service<Chain, ChainClient>()("@bundlekit/ChainClient");
 
 /** Read access to the chain (a viem `PublicClient`). */
-export class Chain extends ChainClientKey {}
+export class Chain extends ChainClientKey {
+  /** A viem client over HTTP to the node at `rpcUrl` (read `Redacted`: node URLs carry API keys). */
+  static layerConfig: Layer.Layer<Chain, Config.ConfigError> = Layer.effect(
+    Chain,
+    Effect.map(Config.Redacted("rpcUrl"), (url): ChainClient => createPublicClient({ transport: http(Redacted.value(url)) })),
+  );
+}
 
 /** The mempool's durable state. */
 export class MempoolStorage extends Context.Service<MempoolStorage, MempoolStore>()("@bundlekit/MempoolStore") {}
@@ -27,7 +35,21 @@ export class MempoolStorage extends Context.Service<MempoolStorage, MempoolStore
 export class ReputationStorage extends Context.Service<ReputationStorage, ReputationStore>()("@bundlekit/ReputationStore") {}
 
 /** The relayer accounts that pay for bundles. */
-export class Relayers extends Context.Service<Relayers, RelayerSigner>()("@bundlekit/RelayerSigner") {}
+export class Relayers extends Context.Service<Relayers, RelayerSigner>()("@bundlekit/RelayerSigner") {
+  /**
+   * Local keys (`createLocalKeySigner`) from `relayerKeys`, comma-separated and read `Redacted`; a
+   * bad key fails with a `Config.ConfigError` naming its position, never its value.
+   */
+  static layerConfig: Layer.Layer<Relayers, Config.ConfigError> = Layer.effect(
+    Relayers,
+    Effect.flatMap(Config.Redacted("relayerKeys"), (keys) =>
+      Effect.try({
+        try: () => createLocalKeySigner(Redacted.value(keys).split(",").map((key) => key.trim()).filter((key) => key.length > 0)),
+        catch: (error) => new Config.ConfigError(new ConfigProvider.SourceError({ message: `relayerKeys: ${error instanceof Error ? error.message : "invalid"}` })),
+      }),
+    ),
+  );
+}
 
 /** How bundles reach the chain. Optional: without it the engine uses the submitter `relayingMode` names. */
 export class BundleSubmitter extends Context.Service<BundleSubmitter, Submitter>()("@bundlekit/Submitter") {}

@@ -57,19 +57,22 @@ export interface BundlerShape {
   readonly statusChanges: Stream.Stream<StatusChange>;
 }
 
-/** Lift a Promise API call of method `method` into an Effect failing with the method's tags. */
-const lift = <M extends BundlerMethod, A>(method: M, run: () => Promise<A>) =>
+/**
+ * Lift a Promise API call of method `method` into an Effect failing with the method's tags. The
+ * call gets the fiber's `AbortSignal`: interrupting the Effect aborts it.
+ */
+const lift = <M extends BundlerMethod, A>(method: M, run: (signal: AbortSignal) => Promise<A>) =>
   Effect.tryPromise({ try: run, catch: (error) => toMethodError(method, error) });
 
 /** The service's methods over an engine of the Promise API (which the caller starts and stops). */
 const make = (engine: Engine): BundlerShape => ({
   engine,
-  sendUserOperation: (op, entryPoint) => lift("sendUserOperation", () => engine.sendUserOperation(op, entryPoint)),
-  estimateUserOperationGas: (op, entryPoint) => lift("estimateUserOperationGas", () => engine.estimateUserOperationGas(op, entryPoint)),
+  sendUserOperation: (op, entryPoint) => lift("sendUserOperation", (signal) => engine.sendUserOperation(op, entryPoint, { signal })),
+  estimateUserOperationGas: (op, entryPoint) => lift("estimateUserOperationGas", (signal) => engine.estimateUserOperationGas(op, entryPoint, undefined, { signal })),
   getUserOperationByHash: (hash) => lift("getUserOperationByHash", () => engine.getUserOperationByHash(hash)),
   getUserOperationReceipt: (hash) => lift("getUserOperationReceipt", () => engine.getUserOperationReceipt(hash)),
   sendBundleNow: () => lift("sendBundleNow", () => engine.sendBundleNow()),
-  proposeBundle: (request) => lift("proposeBundle", () => engine.proposeBundle(request)),
+  proposeBundle: (request) => lift("proposeBundle", (signal) => engine.proposeBundle(request, { signal })),
   commitBundle: (id, parameters) => lift("commitBundle", () => engine.commitBundle(id, parameters)),
   releaseBundle: (id) => lift("releaseBundle", () => engine.releaseBundle(id)),
   statusChanges: Stream.callback<StatusChange>((queue) =>

@@ -130,4 +130,54 @@ describe("@bundlekit/effect", () => {
     expect(seen.submitted).toBe(1);
     expect(seen.heads).toBeGreaterThan(0);
   });
+
+  it("interrupting an estimate aborts the engine's work: no node call after the one in flight", async () => {
+    const account = await fx.makeAccount("0.7");
+    // The chain client port, counting calls; the one numbered `holdAt` waits for `release`.
+    let calls = 0;
+    let holdAt = Number.POSITIVE_INFINITY;
+    let reached!: () => void;
+    const held = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const counting = new Proxy(fx.client, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          calls++;
+          if (calls !== holdAt) return Reflect.apply(value, target, args);
+          reached();
+          return released.then(() => Reflect.apply(value, target, args));
+        };
+      },
+    });
+    const program = Effect.gen(function* () {
+      const bundler = yield* Bundler;
+      const op = yield* Effect.promise(() => fx.makeOperation(bundler.engine, account, { to: account.address, value: 1n }));
+      const start = calls;
+      yield* bundler.estimateUserOperationGas(op, account.entryPoint.address);
+      const whole = calls - start;
+      const begun = calls;
+      holdAt = begun + 2;
+      const estimate = yield* Effect.forkChild(bundler.estimateUserOperationGas(op, account.entryPoint.address), { startImmediately: true });
+      yield* Effect.promise(() => held);
+      estimate.interruptUnsafe();
+      release();
+      yield* Fiber.await(estimate);
+      // The engine resumes from the call in flight and finds its signal aborted before the next.
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)));
+      return { whole, interrupted: calls - begun };
+    });
+    const layer = Bundler.layer({ validation: { tracerWorkers: 0 }, bundling: { mode: "manual" } }).pipe(
+      Layer.provideMerge(Layer.mergeAll(Layer.succeed(Chain, counting), Layer.succeed(Relayers, createLocalKeySigner(fx.devnet.relayerKeys)), memoryStores, effectClock)),
+    );
+    const { whole, interrupted } = await Effect.runPromise(program.pipe(Effect.provide(layer), Effect.provide(TestClock.layer())));
+    expect(whole).toBeGreaterThan(2);
+    expect(interrupted).toBe(2);
+  });
 });

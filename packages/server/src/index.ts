@@ -1,32 +1,25 @@
 // @bundlekit/server: the stand-alone bundler service, to start from code as the command
 // `bundlekit-server` starts it. Named exports only.
 
+// The service: its settings, in this process or in a process of its own.
+export { startBundlerService, type BundlerService } from "./server.ts";
 export {
   ConfigError,
   loadConfig,
-  type ServerConfig,
   secretSettingNames,
   serverConfig,
+  type ServerConfig,
   settingNames,
 } from "./config.ts";
-export { createConsoleLogger, jsonLinesLogger, type LogLevel } from "./logger.ts";
-// The ERC-7677 paymaster endpoint and the sponsorship policies it signs under.
-export type { PaymasterEndpointConfig } from "./paymaster-endpoint.ts";
-// The service: its settings, in this process or in a process of its own.
-export { type BundlerService, startBundlerService } from "./server.ts";
 export {
   type ServiceProcess,
   type StartServiceProcessParameters,
   startServiceProcess,
 } from "./service-process.ts";
-export { type ApiKeyRoute, byApiKey } from "./sponsorship/api-keys.ts";
-export { type CallTargetDecoder, simpleAccountCallTargets } from "./sponsorship/call-targets.ts";
-export {
-  createConfiguredSponsorshipPolicy,
-  type SponsorKey,
-  type SponsorLimits,
-  type SponsorshipSettings,
-} from "./sponsorship/configured-policy.ts";
+export { createConsoleLogger, jsonLinesLogger, type LogLevel } from "./logger.ts";
+
+// The ERC-7677 paymaster endpoint and the sponsorship policies it signs under.
+export type { PaymasterEndpointConfig } from "./paymaster-endpoint.ts";
 export {
   allOf,
   refuse,
@@ -35,5 +28,13 @@ export {
   type SponsorshipRequest,
   sponsor,
 } from "./sponsorship/policy.ts";
+export { type ApiKeyRoute, byApiKey } from "./sponsorship/api-keys.ts";
+export { type CallTargetDecoder, simpleAccountCallTargets } from "./sponsorship/call-targets.ts";
 export { quotaPerWindow, type SponsorQuota } from "./sponsorship/quota.ts";
 export { capGas, type GasCaps, onlySenders, onlyTargets } from "./sponsorship/rules.ts";
+export {
+  createConfiguredSponsorshipPolicy,
+  type SponsorKey,
+  type SponsorLimits,
+  type SponsorshipSettings,
+} from "./sponsorship/configured-policy.ts";

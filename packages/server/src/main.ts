@@ -11,17 +11,17 @@ import { NodeRuntime } from "@effect/platform-node";
 import { Cause, Effect, Exit, Layer, Logger, References, Schedule } from "effect";
 import { ConfigError, redactUrl, type ServerConfig, serverConfig } from "./config.ts";
 import { describeDatabase } from "./database-url.ts";
+import { describeFailure } from "./start-failure.ts";
 import { jsonLinesLogger } from "./logger.ts";
-import { type BundlerService, startBundlerService } from "./server.ts";
 import { serviceRedactor } from "./service-redactor.ts";
-import { exitAfterGracePeriod } from "./shutdown.ts";
 import {
   createConfiguredSponsorshipPolicy,
   describeSponsorship,
   devnetSponsorLimits,
   limitsPolicy,
 } from "./sponsorship/configured-policy.ts";
-import { describeFailure } from "./start-failure.ts";
+import { type BundlerService, startBundlerService } from "./server.ts";
+import { exitAfterGracePeriod } from "./shutdown.ts";
 
 /**
  * `pnpm start`: serve the chain at BUNDLEKIT_RPC_URL, or with no RPC URL start the embedded

@@ -1,31 +1,31 @@
 import {
-  bundlerConfigMethod,
   type ChainClient,
   createConfiguredSubmitter,
   createRedirectMethods,
   createRequestDrain,
   debugMethods,
+  bundlerConfigMethod,
   defaultBundlerSettings,
   defineEntryPoint,
   type Logger,
   l1DataCosts,
   type MempoolPolicy,
   mempoolPolicies,
+  resolveBundlerSettings,
   type Redactor,
   redactingLogger,
-  resolveBundlerSettings,
   silentLogger,
 } from "@bundlekit/core";
 import {
+  Chain,
   Bundler,
   type BundlerShape,
-  BundleSubmitter,
-  Chain,
   EngineLogger,
-  MempoolStorage,
   PoolPolicy,
+  MempoolStorage,
   Relayers,
   ReputationStorage,
+  BundleSubmitter,
 } from "@bundlekit/effect";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { createJsonRpcMetrics, startJsonRpcServer, startMetricsServer } from "@bundlekit/transport-jsonrpc";
@@ -35,8 +35,8 @@ import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
 import { type NodeTimeouts, nodeTransport } from "./node-transport.ts";
 import { createPaymasterMethods, type PaymasterEndpointConfig } from "./paymaster-endpoint.ts";
 import { serviceRedactor } from "./service-redactor.ts";
-import { gracefulClose, requestGraceMs } from "./shutdown.ts";
 import { createConfiguredSponsorshipPolicy } from "./sponsorship/configured-policy.ts";
+import { gracefulClose, requestGraceMs } from "./shutdown.ts";
 import { openStores } from "./stores.ts";
 
 /** A running stand-alone bundler service. */

@@ -5,7 +5,7 @@ import { createPollingBlockSource } from "../chain/polling-block-source.ts";
 import { createEntryPointRegistry, type EntryPoint, type EntryPointRegistry } from "../entrypoint/registry.ts";
 import type { GasEstimate } from "../gas/estimate-user-operation-gas.ts";
 import { createChainFeeOracle, type FeeOracle, type GasPrice } from "../gas/fee-oracle.ts";
-import { type FeeHistory, type GetFeeHistoryParameters, getFeeHistory } from "../gas/get-fee-history.ts";
+import { type FeeHistory, getFeeHistory, type GetFeeHistoryParameters } from "../gas/get-fee-history.ts";
 import { type L1DataCost, l1DataGas as l1DataGasOf } from "../gas/l1-data-cost.ts";
 import { createDefaultMempoolPolicy } from "../mempool/default-mempool-policy.ts";
 import { listInPool } from "../mempool/list-in-pool.ts";

@@ -2,9 +2,44 @@
 
 // The engine.
 export { Bundler, type BundlerShape } from "./bundler.ts";
-export { effectClock } from "./clock.ts";
+
 // Config: the engine's settings from the program's ConfigProvider.
 export { type BundlerConfig, bundlerConfig } from "./config.ts";
+
+// Ports as services.
+export {
+  Blocks,
+  BundleSubmitter,
+  Chain,
+  EngineClock,
+  EngineLogger,
+  MempoolStorage,
+  PoolPolicy,
+  Relayers,
+  ReputationStorage,
+} from "./ports.ts";
+export { memoryStores } from "./stores.ts";
+export { effectClock } from "./clock.ts";
+export { effectLogger } from "./logger.ts";
+
+// Schema: user operations between the wire and the domain.
+export { UserOperationFromWire, UserOperationSchema } from "./schema.ts";
+
+// The errors each method can fail with.
+export {
+  type BundlerMethod,
+  type CommitBundleError,
+  type EstimateUserOperationGasError,
+  type LookupError,
+  type MethodError,
+  methodErrorTags,
+  type ProposeBundleError,
+  type ReleaseBundleError,
+  type SendBundleNowError,
+  type SendUserOperationError,
+  toMethodError,
+} from "./method-errors.ts";
+
 // Errors: one tagged error per domain error, with its facts and its ERC-7769 code.
 export {
   BundleGasTooLarge,
@@ -41,33 +76,3 @@ export {
   UnsupportedEntryPoint,
   UserOperationTooLarge,
 } from "./errors.ts";
-export { effectLogger } from "./logger.ts";
-
-// The errors each method can fail with.
-export {
-  type BundlerMethod,
-  type CommitBundleError,
-  type EstimateUserOperationGasError,
-  type LookupError,
-  type MethodError,
-  methodErrorTags,
-  type ProposeBundleError,
-  type ReleaseBundleError,
-  type SendBundleNowError,
-  type SendUserOperationError,
-  toMethodError,
-} from "./method-errors.ts";
-
-// Ports as services.
-export {
-  Blocks,
-  BundleSubmitter,
-  Chain,
-  EngineClock,
-  EngineLogger,
-  MempoolStorage,
-  PoolPolicy,
-  Relayers,
-  ReputationStorage,
-} from "./ports.ts";
-export { memoryStores } from "./stores.ts";

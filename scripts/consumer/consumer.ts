@@ -11,21 +11,21 @@ import {
 } from "@bundlekit/core";
 import { type Devnet, startDevnet } from "@bundlekit/devnet";
 import {
-  BundlerService,
-  ChainClientService,
-  RelayerSignerService,
   type BundlekitError,
+  Chain,
+  Bundler as EffectBundler,
+  Relayers,
 } from "@bundlekit/effect";
 import {
-  type BundlerService as StandaloneService,
   createConsoleLogger,
   loadConfig,
   type ServerConfig,
+  type BundlerService as StandaloneService,
   startBundlerService,
 } from "@bundlekit/server";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { createPostgresMempoolStore, createSqliteMempoolStore } from "@bundlekit/storage-kysely";
-import { sqliteStores, type StoreOpenFailed } from "@bundlekit/storage-kysely/effect";
+import { type StoreOpenFailed, sqliteStores } from "@bundlekit/storage-kysely/effect";
 import { fixtureEntry, mempoolStoreContract, reputationStoreContract } from "@bundlekit/testing";
 import { createJsonRpcFetchHandler, startJsonRpcServer } from "@bundlekit/transport-jsonrpc";
 import { Effect, Layer } from "effect";
@@ -71,14 +71,14 @@ export function receiptProgram(
 ): Effect.Effect<UserOperationReceipt | undefined, BundlekitError | StoreOpenFailed> {
   const client = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpcUrl) });
   const ports = Layer.mergeAll(
-    Layer.succeed(ChainClientService, client),
-    Layer.succeed(RelayerSignerService, createLocalKeySigner(devnet.relayerKeys)),
+    Layer.succeed(Chain, client),
+    Layer.succeed(Relayers, createLocalKeySigner(devnet.relayerKeys)),
     sqliteStores(":memory:"),
   );
   return Effect.gen(function* () {
-    const bundler = yield* BundlerService;
+    const bundler = yield* EffectBundler;
     return yield* bundler.getUserOperationReceipt(hash);
-  }).pipe(Effect.provide(BundlerService.layer(settings).pipe(Layer.provide(ports))), Effect.scoped);
+  }).pipe(Effect.provide(EffectBundler.layer(settings).pipe(Layer.provide(ports))), Effect.scoped);
 }
 
 /** An adapter's own test file: the contract suites from the test kit, run against the SQLite store. */

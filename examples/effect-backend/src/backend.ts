@@ -1,6 +1,6 @@
 import { createServer } from "node:http";
 import { createRpcHandler } from "@bundlekit/core";
-import { BundlerService } from "@bundlekit/effect";
+import { Bundler } from "@bundlekit/effect";
 import { NodeHttpServer } from "@effect/platform-node";
 import { Effect, Layer } from "effect";
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http";
@@ -21,7 +21,7 @@ const jsonRpc = HttpRouter.add(
   "POST",
   bundlerPath,
   Effect.gen(function* () {
-    const bundler = yield* BundlerService;
+    const bundler = yield* Bundler;
     const handler = createRpcHandler(bundler.engine);
     const text = yield* (yield* HttpServerRequest.HttpServerRequest).text;
     let body: unknown;
@@ -45,7 +45,7 @@ const operationStatus = HttpRouter.add(
   Effect.gen(function* () {
     const { hash } = yield* HttpRouter.params;
     if (!hash || !isHash(hash)) return HttpServerResponse.jsonUnsafe({ error: "expected a 32-byte 0x-prefixed operation hash" }, { status: 400 });
-    const bundler = yield* BundlerService;
+    const bundler = yield* Bundler;
     const receipt = yield* bundler.getUserOperationReceipt(hash);
     if (receipt) {
       return HttpServerResponse.jsonUnsafe({ hash, status: receipt.success ? "included" : "reverted", transactionHash: receipt.receipt.transactionHash });
@@ -61,7 +61,7 @@ export const routes = Layer.mergeAll(hello, jsonRpc, operationStatus);
 
 /**
  * The backend as a layer: the routes served by Node's HTTP server on `port` (0: a free one), which
- * it also provides (`HttpServer`, for its address). Needs `BundlerService`; its scope owns the
+ * it also provides (`HttpServer`, for its address). Needs `Bundler`; its scope owns the
  * server, and closing the scope stops accepting.
  */
 export const backendLayer = (options: { port?: number; host?: string } = {}) =>

@@ -1,5 +1,5 @@
 import { startDevnet } from "@bundlekit/devnet";
-import { BundlerService, ChainClientService, effectLogger, RelayerSignerService } from "@bundlekit/effect";
+import { Bundler, Chain, effectLogger, Relayers } from "@bundlekit/effect";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { sqliteStores } from "@bundlekit/storage-kysely/effect";
 import { NodeRuntime } from "@effect/platform-node";
@@ -24,12 +24,12 @@ const program = Effect.gen(function* () {
   const rpcUrl = process.env.RPC_URL ?? devnet!.rpcUrl;
   const relayerKeys = process.env.RELAYER_KEYS ? (process.env.RELAYER_KEYS.split(",") as Hex[]) : devnet!.relayerKeys;
   const ports = Layer.mergeAll(
-    Layer.succeed(ChainClientService, createPublicClient({ transport: http(rpcUrl), pollingInterval: 250 }) as never),
-    Layer.succeed(RelayerSignerService, createLocalKeySigner(relayerKeys)),
+    Layer.succeed(Chain, createPublicClient({ transport: http(rpcUrl), pollingInterval: 250 }) as never),
+    Layer.succeed(Relayers, createLocalKeySigner(relayerKeys)),
     sqliteStores(process.env.DATABASE ?? "effect-backend.sqlite"),
     effectLogger,
   );
-  const backend = backendLayer({ port: Number(process.env.PORT ?? 3000) }).pipe(Layer.provide(BundlerService.layer()), Layer.provide(ports));
+  const backend = backendLayer({ port: Number(process.env.PORT ?? 3000) }).pipe(Layer.provide(Bundler.layer()), Layer.provide(ports));
   yield* Layer.build(backend).pipe(
     Effect.flatMap((context) =>
       HttpServer.addressFormattedWith((origin) =>

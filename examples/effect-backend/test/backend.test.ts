@@ -2,14 +2,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Devnet, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
-import { BundlerService, ChainClientService, RelayerSignerService } from "@bundlekit/effect";
+import { Bundler, Chain, Relayers } from "@bundlekit/effect";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { sqliteStores } from "@bundlekit/storage-kysely/effect";
 import { Effect, Layer } from "effect";
 import { HttpServer } from "effect/http";
-import { createPublicClient, createWalletClient, http, parseEther, type PublicClient } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { createPublicClient, createWalletClient, http, type PublicClient, parseEther } from "viem";
 import { createBundlerClient } from "viem/account-abstraction";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendLayer, bundlerPath } from "../src/backend.ts";
 
@@ -31,11 +31,11 @@ describe("examples/effect-backend", () => {
   /** Run `test` with the backend up on a free port (its stores in a new SQLite file), given its origin; the scope closes the backend after. */
   function withBackend<A>(test: (origin: string) => Promise<A>): Promise<A> {
     const ports = Layer.mergeAll(
-      Layer.succeed(ChainClientService, client as never),
-      Layer.succeed(RelayerSignerService, createLocalKeySigner(devnet.relayerKeys)),
+      Layer.succeed(Chain, client as never),
+      Layer.succeed(Relayers, createLocalKeySigner(devnet.relayerKeys)),
       sqliteStores(join(directory, "backend.sqlite")),
     );
-    const backend = backendLayer().pipe(Layer.provide(BundlerService.layer({ bundling: { intervalMs: 100 } })), Layer.provide(ports));
+    const backend = backendLayer().pipe(Layer.provide(Bundler.layer({ bundling: { intervalMs: 100 } })), Layer.provide(ports));
     const program = HttpServer.addressFormattedWith((origin) => Effect.promise(() => test(origin)));
     return Effect.runPromise(Effect.scoped(program.pipe(Effect.provide(backend))));
   }

@@ -8,6 +8,7 @@ export {
   type CreateBundlerParameters,
   createBundler,
 } from "./engine/create-bundler.ts";
+export type { AbortOptions } from "./engine/abortable.ts";
 export {
   type BundlerSettings,
   type BundlerSettingsInput,

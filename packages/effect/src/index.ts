@@ -1,23 +1,44 @@
 // @bundlekit/effect: the engine as an Effect service, its ports as services with layers.
 
 // The engine.
-export { BundlerService, type BundlerShape } from "./bundler.ts";
+export { Bundler, type BundlerShape } from "./bundler.ts";
+
+// Config: the engine's settings from the program's ConfigProvider.
+export { type BundlerConfig, bundlerConfig } from "./config.ts";
 
 // Ports as services.
 export {
-  BlockSourceService,
-  ChainClientService,
-  EngineClockService,
-  EngineLoggerService,
-  MempoolPolicyService,
-  MempoolStoreService,
-  RelayerSignerService,
-  ReputationStoreService,
-  SubmitterService,
+  Blocks,
+  BundleSubmitter,
+  Chain,
+  EngineClock,
+  EngineLogger,
+  MempoolStorage,
+  PoolPolicy,
+  Relayers,
+  ReputationStorage,
 } from "./ports.ts";
 export { memoryStores } from "./stores.ts";
 export { effectClock } from "./clock.ts";
 export { effectLogger } from "./logger.ts";
+
+// Schema: user operations between the wire and the domain.
+export { UserOperationFromWire, UserOperationSchema } from "./schema.ts";
+
+// The errors each method can fail with.
+export {
+  type BundlerMethod,
+  type CommitBundleError,
+  type EstimateUserOperationGasError,
+  type LookupError,
+  type MethodError,
+  methodErrorTags,
+  type ProposeBundleError,
+  type ReleaseBundleError,
+  type SendBundleNowError,
+  type SendUserOperationError,
+  toMethodError,
+} from "./method-errors.ts";
 
 // Errors: one tagged error per domain error, with its facts and its ERC-7769 code.
 export {

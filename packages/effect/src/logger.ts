@@ -1,16 +1,17 @@
-import type { Logger as EngineLogger } from "@bundlekit/core";
+import type { Logger } from "@bundlekit/core";
 import { Effect, Layer } from "effect";
-import { EngineLoggerService } from "./ports.ts";
+import { EngineLogger } from "./ports.ts";
 
 /**
  * The engine's `Logger` onto Effect's logging: each line becomes `Effect.log*` with its fields as
  * log annotations, so whatever `Logger` the program installs (JSON lines, pretty, your own) writes
- * it. The engine never puts a secret in its fields.
+ * it. Each line is written synchronously, in the call: no fiber is left running, and a line logged
+ * as the scope closes is not lost. The engine never puts a secret in its fields.
  */
-export const effectLogger: Layer.Layer<EngineLoggerService> = Layer.effect(
-  EngineLoggerService,
+export const effectLogger: Layer.Layer<EngineLogger> = Layer.effect(
+  EngineLogger,
   Effect.gen(function* () {
-    const run = Effect.runForkWith(yield* Effect.context<never>());
+    const run = Effect.runSyncExitWith(yield* Effect.context<never>());
     const at =
       (log: (message: string) => Effect.Effect<void>) =>
       (message: string, fields: Record<string, unknown> = {}) =>
@@ -20,7 +21,7 @@ export const effectLogger: Layer.Layer<EngineLoggerService> = Layer.effect(
       info: at((m) => Effect.logInfo(m)),
       warn: at((m) => Effect.logWarning(m)),
       error: at((m) => Effect.logError(m)),
-    } satisfies EngineLogger;
+    } satisfies Logger;
   }),
 );
 

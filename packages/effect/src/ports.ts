@@ -9,37 +9,59 @@ import type {
   ReputationStore,
   Submitter,
 } from "@bundlekit/core";
-import { Context } from "effect";
+import { createLocalKeySigner } from "@bundlekit/signer-relayer";
+import { Config, ConfigProvider, Context, Effect, Layer, Redacted } from "effect";
+import { createPublicClient, http } from "viem";
 
 /** The engine's ports as Effect services: one key each, provided by the layers of this package or your own. */
 
 // Annotated, so that the declaration names `ChainClient` instead of spelling out viem's internal types.
-const ChainClientKey: Context.ServiceClass<ChainClientService, "@bundlekit/ChainClient", ChainClient> =
-  Context.Service<ChainClientService, ChainClient>()("@bundlekit/ChainClient");
+const ChainClientKey: Context.ServiceClass<Chain, "@bundlekit/ChainClient", ChainClient> =
+  Context.Service<Chain, ChainClient>()("@bundlekit/ChainClient");
 
 /** Read access to the chain (a viem `PublicClient`). */
-export class ChainClientService extends ChainClientKey {}
+export class Chain extends ChainClientKey {
+  /** A viem client over HTTP to the node at `rpcUrl` (read `Redacted`: node URLs carry API keys). */
+  static layerConfig: Layer.Layer<Chain, Config.ConfigError> = Layer.effect(
+    Chain,
+    Effect.map(Config.Redacted("rpcUrl"), (url): ChainClient => createPublicClient({ transport: http(Redacted.value(url)) })),
+  );
+}
 
 /** The mempool's durable state. */
-export class MempoolStoreService extends Context.Service<MempoolStoreService, MempoolStore>()("@bundlekit/MempoolStore") {}
+export class MempoolStorage extends Context.Service<MempoolStorage, MempoolStore>()("@bundlekit/MempoolStore") {}
 
 /** ERC-7562 reputation counters. */
-export class ReputationStoreService extends Context.Service<ReputationStoreService, ReputationStore>()("@bundlekit/ReputationStore") {}
+export class ReputationStorage extends Context.Service<ReputationStorage, ReputationStore>()("@bundlekit/ReputationStore") {}
 
 /** The relayer accounts that pay for bundles. */
-export class RelayerSignerService extends Context.Service<RelayerSignerService, RelayerSigner>()("@bundlekit/RelayerSigner") {}
+export class Relayers extends Context.Service<Relayers, RelayerSigner>()("@bundlekit/RelayerSigner") {
+  /**
+   * Local keys (`createLocalKeySigner`) from `relayerKeys`, comma-separated and read `Redacted`; a
+   * bad key fails with a `Config.ConfigError` naming its position, never its value.
+   */
+  static layerConfig: Layer.Layer<Relayers, Config.ConfigError> = Layer.effect(
+    Relayers,
+    Effect.flatMap(Config.Redacted("relayerKeys"), (keys) =>
+      Effect.try({
+        try: () => createLocalKeySigner(Redacted.value(keys).split(",").map((key) => key.trim()).filter((key) => key.length > 0)),
+        catch: (error) => new Config.ConfigError(new ConfigProvider.SourceError({ message: `relayerKeys: ${error instanceof Error ? error.message : "invalid"}` })),
+      }),
+    ),
+  );
+}
 
 /** How bundles reach the chain. Optional: without it the engine uses the submitter `relayingMode` names. */
-export class SubmitterService extends Context.Service<SubmitterService, Submitter>()("@bundlekit/Submitter") {}
+export class BundleSubmitter extends Context.Service<BundleSubmitter, Submitter>()("@bundlekit/Submitter") {}
 
 /** Who enters the pool and what goes into a bundle. Optional: the default ERC-7562 policy otherwise. */
-export class MempoolPolicyService extends Context.Service<MempoolPolicyService, MempoolPolicy>()("@bundlekit/MempoolPolicy") {}
+export class PoolPolicy extends Context.Service<PoolPolicy, MempoolPolicy>()("@bundlekit/MempoolPolicy") {}
 
 /** New blocks. Optional: polling the chain client otherwise. */
-export class BlockSourceService extends Context.Service<BlockSourceService, BlockSource>()("@bundlekit/BlockSource") {}
+export class Blocks extends Context.Service<Blocks, BlockSource>()("@bundlekit/BlockSource") {}
 
 /** The engine's logger (see `effectLogger`: the engine's lines go through Effect's `Logger`). */
-export class EngineLoggerService extends Context.Service<EngineLoggerService, Logger>()("@bundlekit/Logger") {}
+export class EngineLogger extends Context.Service<EngineLogger, Logger>()("@bundlekit/Logger") {}
 
 /** The engine's clock (see `effectClock`: Effect's `Clock`, so `TestClock` drives the engine's timers). */
-export class EngineClockService extends Context.Service<EngineClockService, Clock>()("@bundlekit/Clock") {}
+export class EngineClock extends Context.Service<EngineClock, Clock>()("@bundlekit/Clock") {}

@@ -16,7 +16,7 @@ import {
   resolveBundlerSettings,
 } from "@bundlekit/core";
 import { privateKeyProblem } from "@bundlekit/signer-relayer";
-import { Config, ConfigProvider, Effect, Option } from "effect";
+import { Config, ConfigProvider, Effect, Option, Redacted } from "effect";
 import type { Address, Hex } from "viem";
 import { readBuilderJwtSecret } from "./builder-api/builder-jwt.ts";
 import { parseCommandLine } from "./command-line.ts";
@@ -534,17 +534,33 @@ export const settings: readonly Setting[] = (() => {
 export const settingNames: readonly string[] = settings.map((setting) => setting.env);
 
 /**
+ * The settings that hold secrets, read `Redacted` by `serverConfig`: node and submit URLs (API
+ * keys), the database URL (a password), private keys.
+ */
+export const secretSettingNames: readonly string[] = [
+  "BUNDLEKIT_RPC_URL",
+  "BUNDLEKIT_RELAYER_KEYS",
+  "BUNDLEKIT_PAYMASTER_SIGNER_KEY",
+  "BUNDLEKIT_DATABASE",
+  "BUNDLEKIT_RPC_ENDPOINT_SUBMIT",
+];
+
+/**
  * The service's settings through Effect's `Config`: each of `settingNames` from the program's
  * `ConfigProvider` (the environment by default), read as `loadConfig` reads them, with the same
  * defaults and the same one-line errors (a `Config.ConfigError` whose cause's cause is the
- * `ConfigError`).
+ * `ConfigError`). The secret ones (`secretSettingNames`) are read `Config.Redacted`, so what the
+ * provider gives never prints.
  */
 export function serverConfig(argv: readonly string[] = []): Config.Config<ServerConfig> {
-  const raw = Config.all(Object.fromEntries(settingNames.map((name) => [name, Config.option(Config.String(name))])));
+  const read = (name: string): Config.Config<Option.Option<string | Redacted.Redacted<string>>> =>
+    secretSettingNames.includes(name) ? Config.option(Config.Redacted(name)) : Config.option(Config.String(name));
+  const raw = Config.all(Object.fromEntries(settingNames.map((name) => [name, read(name)])));
+  const text = (value: string | Redacted.Redacted<string>) => (typeof value === "string" ? value : Redacted.value(value));
   return raw.pipe(
     Config.mapEffect((values) =>
       Effect.try({
-        try: () => loadConfig(Object.fromEntries(Object.entries(values).flatMap(([name, value]) => (Option.isSome(value) ? [[name, value.value]] : []))), argv),
+        try: () => loadConfig(Object.fromEntries(Object.entries(values).flatMap(([name, value]) => (Option.isSome(value) ? [[name, text(value.value)]] : []))), argv),
         catch: (error) => new Config.ConfigError(new ConfigProvider.SourceError({ message: (error as Error).message, cause: error })),
       }),
     ),

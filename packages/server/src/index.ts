@@ -7,6 +7,7 @@ export {
   type BuilderApiSettings,
   ConfigError,
   loadConfig,
+  secretSettingNames,
   serverConfig,
   type ServerConfig,
   settingNames,

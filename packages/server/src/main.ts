@@ -6,7 +6,7 @@ import {
   paymasterLines,
   startDevnet,
 } from "@bundlekit/devnet";
-import { EngineLoggerService, effectLogger } from "@bundlekit/effect";
+import { EngineLogger, effectLogger } from "@bundlekit/effect";
 import { NodeRuntime } from "@effect/platform-node";
 import { Cause, Effect, Exit, Layer, Logger, References, Schedule } from "effect";
 import { ConfigError, redactUrl, type ServerConfig, serverConfig } from "./config.ts";
@@ -44,7 +44,7 @@ const program = Effect.gen(function* () {
 /** The devnet if there is no node, the service on it, the start-up lines; then serve until the scope closes. */
 const serve = (config: ServerConfig) =>
   Effect.gen(function* () {
-    const logger = yield* EngineLoggerService;
+    const logger = yield* EngineLogger;
     const devnet = config.rpcUrl
       ? undefined
       : yield* Effect.acquireRelease(
@@ -71,7 +71,7 @@ const serve = (config: ServerConfig) =>
 function start(
   config: ServerConfig,
   devnet: Devnet | undefined,
-  logger: EngineLoggerService["Service"],
+  logger: EngineLogger["Service"],
 ): Promise<BundlerService> {
   if (!devnet) return startBundlerService({ ...config, rpcUrl: config.rpcUrl! }, logger);
   return startBundlerService(

@@ -1,5 +1,4 @@
 import {
-  type Bundler,
   type ChainClient,
   createConfiguredSubmitter,
   createRedirectMethods,
@@ -19,14 +18,15 @@ import {
   silentLogger,
 } from "@bundlekit/core";
 import {
-  ChainClientService,
-  BundlerService as EngineService,
-  EngineLoggerService,
-  MempoolPolicyService,
-  MempoolStoreService,
-  RelayerSignerService,
-  ReputationStoreService,
-  SubmitterService,
+  Chain,
+  Bundler,
+  type BundlerShape,
+  EngineLogger,
+  PoolPolicy,
+  MempoolStorage,
+  Relayers,
+  ReputationStorage,
+  BundleSubmitter,
 } from "@bundlekit/effect";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { createJsonRpcMetrics, startJsonRpcServer, startMetricsServer } from "@bundlekit/transport-jsonrpc";
@@ -52,7 +52,8 @@ export interface BundlerService {
   /** The Prometheus scrape, `http://host:port/metrics` (on its own port with `metricsPort`); undefined with metrics off. */
   metricsUrl: string | undefined;
   chainId: number;
-  bundler: Bundler;
+  /** The engine (core's `Bundler`). */
+  bundler: BundlerShape["engine"];
   /**
    * Stop accepting, give requests in flight until the grace period (`shutdownGraceMs`) nearly
    * ends and answer those still running with an error, close the connections, stop bundling
@@ -107,15 +108,15 @@ async function startRedacted(
     if (!code || code === "0x") throw new ConfigError(`EntryPoint ${address} has no code on chain ${chainId}`);
   }
   const ports = Layer.mergeAll(
-    Layer.succeed(ChainClientService, client as ChainClient),
+    Layer.succeed(Chain, client as ChainClient),
     // No keys (pull mode, where the block builder signs): an engine without relayers.
-    Layer.succeed(RelayerSignerService, config.relayerKeys.length > 0 ? createLocalKeySigner(config.relayerKeys) : noRelayers),
-    Layer.succeed(MempoolPolicyService, options.policy ?? mempoolPolicies[config.mempoolPolicy]({ sameSenderMempoolCount: config.bundler.mempool?.sameSenderCount })),
-    Layer.succeed(EngineLoggerService, logger),
+    Layer.succeed(Relayers, config.relayerKeys.length > 0 ? createLocalKeySigner(config.relayerKeys) : noRelayers),
+    Layer.succeed(PoolPolicy, options.policy ?? mempoolPolicies[config.mempoolPolicy]({ sameSenderMempoolCount: config.bundler.mempool?.sameSenderCount })),
+    Layer.succeed(EngineLogger, logger),
     storesLayer(config.database, logger),
     submitterLayer(client as ChainClient, config.bundler, timeouts),
   );
-  const engine = EngineService.layer(withOwnPaymastersWhitelisted(config.bundler, paymaster), {
+  const engine = Bundler.layer(withOwnPaymastersWhitelisted(config.bundler, paymaster), {
     instanceId: config.instanceId,
     entryPoints: config.entryPoints.map(({ version, address }) => defineEntryPoint(version, address)),
     l1DataCost: config.l1DataCost === "none" ? undefined : l1DataCosts[config.l1DataCost](client as ChainClient),
@@ -138,11 +139,11 @@ const noRelayers: RelayerSigner = { addresses: [], lease: () => undefined };
  * A separate submission endpoint (`relaying.submitUrl`, `rpcEndpointSubmit`) gets the node timeouts too; a send is not
  * retried (as the engine's own submitter does). Without one the engine's default submitter uses the client.
  */
-function submitterLayer(client: ChainClient, bundler: ServerConfig["bundler"], timeouts: NodeTimeouts): Layer.Layer<never> | Layer.Layer<SubmitterService> {
+function submitterLayer(client: ChainClient, bundler: ServerConfig["bundler"], timeouts: NodeTimeouts): Layer.Layer<never> | Layer.Layer<BundleSubmitter> {
   const relaying = resolveBundlerSettings(bundler).relaying;
   if (!relaying.submitUrl) return Layer.empty;
   const submitter = createConfiguredSubmitter(client, relaying, (url) => nodeTransport(url, { ...timeouts, retryCount: 0 }));
-  return Layer.succeed(SubmitterService, submitter);
+  return Layer.succeed(BundleSubmitter, submitter);
 }
 
 /** The configured paymaster endpoint under the configured policy (quotas on the wall clock); never one without a policy. */
@@ -160,15 +161,15 @@ class RunningService extends Context.Service<RunningService, Omit<BundlerService
 class StoreHealthService extends Context.Service<StoreHealthService, () => Promise<void>>()("@bundlekit/standalone/StoreHealth") {}
 
 /** The mempool and reputation stores on the service's database, opened with its own errors (`openStores`) and closed with the scope. */
-function storesLayer(database: string, logger: Logger): Layer.Layer<MempoolStoreService | ReputationStoreService | StoreHealthService, unknown> {
+function storesLayer(database: string, logger: Logger): Layer.Layer<MempoolStorage | ReputationStorage | StoreHealthService, unknown> {
   return Layer.effectContext(
     Effect.acquireRelease(
       Effect.tryPromise({ try: () => openStores(database, logger), catch: (error) => error }),
       (stores) => Effect.promise(() => stores.close()),
     ).pipe(
       Effect.map((stores) =>
-        Context.make(MempoolStoreService, stores.store).pipe(
-          Context.add(ReputationStoreService, stores.reputation),
+        Context.make(MempoolStorage, stores.store).pipe(
+          Context.add(ReputationStorage, stores.reputation),
           Context.add(StoreHealthService, stores.checkHealth),
         ),
       ),
@@ -184,15 +185,15 @@ function transportLayer(parameters: {
   logger: Logger;
   redactor: Redactor;
   paymaster: PaymasterEndpointConfig | undefined;
-}): Layer.Layer<RunningService, unknown, EngineService | MempoolStoreService | StoreHealthService | RelayerSignerService> {
+}): Layer.Layer<RunningService, unknown, Bundler | MempoolStorage | StoreHealthService | Relayers> {
   const { config, client, chainId, logger, redactor, paymaster } = parameters;
   return Layer.effect(
     RunningService,
     Effect.gen(function* () {
-      const { engine: bundler } = yield* EngineService;
-      const store = yield* MempoolStoreService;
+      const { engine: bundler } = yield* Bundler;
+      const store = yield* MempoolStorage;
       const checkHealth = yield* StoreHealthService;
-      const signer = yield* RelayerSignerService;
+      const signer = yield* Relayers;
       if (config.l1DataCost !== "none") logger.info("preVerificationGas covers the L1 data fee", { model: config.l1DataCost });
       // Off by default: when off, a debug method answers -32601 like any unknown method.
       const serveDebugMethods = config.debugMethods || config.testingMode;

@@ -1,7 +1,7 @@
 import { Cause, ConfigProvider, Effect, Exit } from "effect";
 import { createPublicClient, type Hex, http, type PublicClient } from "viem";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, serverConfig } from "../src/config.ts";
+import { ConfigError, loadConfig, secretSettingNames, serverConfig, settingNames } from "../src/config.ts";
 import { createPaymasterMethods } from "../src/paymaster-endpoint.ts";
 import { describeFailure } from "../src/start-failure.ts";
 
@@ -126,5 +126,20 @@ describe("secrets in configuration errors", () => {
     expect(describeFailure(Cause.die(failure))).toBe(
       "failed to start: HTTP request failed. URL: https://mainnet.infura.io/…",
     );
+  });
+});
+
+describe("serverConfig reads secrets Redacted", () => {
+  it("names only settings the service reads, so a renamed one cannot fall back to plain text", () => {
+    expect(secretSettingNames.filter((name) => !settingNames.includes(name))).toEqual([]);
+  });
+
+  it("still hands the service the secret's value", async () => {
+    const config = await Effect.runPromise(
+      serverConfig([]).pipe(
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { BUNDLEKIT_RPC_URL: "http://127.0.0.1:8545/key", BUNDLEKIT_RELAYER_KEYS: key } })),
+      ),
+    );
+    expect([config.rpcUrl, config.relayerKeys]).toEqual(["http://127.0.0.1:8545/key", [key]]);
   });
 });

@@ -1,7 +1,7 @@
 // @bundlekit/storage-kysely/effect: the SQLite and PostgreSQL stores as layers of @bundlekit/effect's
 // store services. Its own entry, so that apps on the Promise API never load Effect, and
 // @bundlekit/effect never loads a database driver. Named exports only.
-import { MempoolStoreService, ReputationStoreService } from "@bundlekit/effect";
+import { MempoolStorage, ReputationStorage } from "@bundlekit/effect";
 import { Context, Data, Effect, Layer } from "effect";
 import type { KyselyStores } from "./kysely-stores.ts";
 import { createPostgresStores, type PostgresMempoolStoreOptions } from "./postgres.ts";
@@ -21,7 +21,7 @@ export class StoreOpenFailed extends Data.TaggedError("StoreOpenFailed")<{
 }> {}
 
 /** What the store layers provide. */
-export type StoreServices = MempoolStoreService | ReputationStoreService;
+export type StoreServices = MempoolStorage | ReputationStorage;
 
 /**
  * Mempool and reputation in one SQLite file (`":memory:"` keeps nothing), on one connection,
@@ -74,8 +74,8 @@ const storesLayer = (
         ),
     ).pipe(
       Effect.map((stores) =>
-        Context.make(MempoolStoreService, stores.mempool).pipe(
-          Context.add(ReputationStoreService, stores.reputation),
+        Context.make(MempoolStorage, stores.mempool).pipe(
+          Context.add(ReputationStorage, stores.reputation),
         ),
       ),
     ),

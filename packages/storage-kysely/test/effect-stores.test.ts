@@ -2,13 +2,13 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { canonicalEntryPoints, type MempoolStore, type ReputationStore } from "@bundlekit/core";
 import {
-  BundlerService,
-  ChainClientService,
+  Bundler,
+  Chain,
   effectClock,
   effectLogger,
-  MempoolStoreService,
-  RelayerSignerService,
-  ReputationStoreService,
+  MempoolStorage,
+  Relayers,
+  ReputationStorage,
 } from "@bundlekit/effect";
 import { Effect, Layer } from "effect";
 import { getAddress, type Hash } from "viem";
@@ -21,7 +21,7 @@ import { postgresSchemas, sqliteFiles } from "./backends.ts";
 /**
  * The SQLite and PostgreSQL store layers of `@bundlekit/storage-kysely/effect`: the documented
  * snippet on new files, typed failures, the scope, and that the engine writes to the stores
- * given: an operation admitted through `BundlerService` on a real anvil is pending in the given
+ * given: an operation admitted through `Bundler` on a real anvil is pending in the given
  * mempool store, and its factory's `opsSeen` counted in the given reputation store, as read back,
  * once the layer is released, by stores opened anew on the same SQLite file or PostgreSQL schema.
  */
@@ -40,18 +40,18 @@ describe("@bundlekit/storage-kysely/effect", () => {
       // docs/effect.md's snippet, on the devnet's node and keys and a new file; the tracer on
       // this thread, as in every engine test (a pool of tracer threads per engine is slow to start).
       const ports = Layer.mergeAll(
-        Layer.succeed(ChainClientService, fx.client),
-        Layer.succeed(RelayerSignerService, testSigner(fx.devnet.relayerKeys)),
+        Layer.succeed(Chain, fx.client),
+        Layer.succeed(Relayers, testSigner(fx.devnet.relayerKeys)),
         sqliteStores(filename),
         effectClock,
         effectLogger,
       );
-      const bundler = BundlerService.layer({
+      const bundler = Bundler.layer({
         bundling: { intervalMs: 1_000 },
         validation: { tracerWorkers: 0 },
       }).pipe(Layer.provideMerge(ports));
       const program = Effect.gen(function* () {
-        const engine = yield* BundlerService;
+        const engine = yield* Bundler;
         const op = yield* Effect.promise(() =>
           fx.makeOperation(engine.engine, account, { to: account.address, value: 1n }),
         );
@@ -71,8 +71,8 @@ describe("@bundlekit/storage-kysely/effect", () => {
   async function provided(layer: Layer.Layer<StoreServices, unknown>) {
     const { mempool, reputation, pending } = await Effect.runPromise(
       Effect.gen(function* () {
-        const mempool = yield* MempoolStoreService;
-        const reputation = yield* ReputationStoreService;
+        const mempool = yield* MempoolStorage;
+        const reputation = yield* ReputationStorage;
         return {
           mempool,
           reputation,
@@ -107,7 +107,7 @@ describe("@bundlekit/storage-kysely/effect", () => {
       Effect.flip(
         Effect.provide(
           Effect.gen(function* () {
-            return yield* MempoolStoreService;
+            return yield* MempoolStorage;
           }),
           layer,
         ),
@@ -151,18 +151,18 @@ describe("@bundlekit/storage-kysely/effect", () => {
   async function admitThrough(stores: Layer.Layer<StoreServices, unknown>) {
     const account = await fx.makeAccount("0.7");
     const ports = Layer.mergeAll(
-      Layer.succeed(ChainClientService, fx.client),
-      Layer.succeed(RelayerSignerService, testSigner(fx.devnet.relayerKeys)),
+      Layer.succeed(Chain, fx.client),
+      Layer.succeed(Relayers, testSigner(fx.devnet.relayerKeys)),
       stores,
     );
     const program = Effect.gen(function* () {
-      const bundler = yield* BundlerService;
+      const bundler = yield* Bundler;
       const op = yield* Effect.promise(() =>
         fx.makeOperation(bundler.engine, account, { to: account.address, value: 1n }),
       );
       return yield* bundler.sendUserOperation(op, account.entryPoint.address);
     });
-    const layer = BundlerService.layer({
+    const layer = Bundler.layer({
       bundling: { mode: "manual" },
       validation: { tracerWorkers: 0 },
     }).pipe(Layer.provideMerge(ports));

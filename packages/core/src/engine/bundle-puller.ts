@@ -4,6 +4,7 @@ import type { Bundle } from "../bundle/build-bundle.ts";
 import type { BundleFees } from "../bundle/bundle-fees.ts";
 import { defaultMaxBundleGas } from "../bundle/bundle-gas.ts";
 import { bundleTransaction } from "../bundle/bundle-transaction.ts";
+import type { BundlingSettings } from "../bundle/bundling-settings.ts";
 import { type ProposeBundleContext, proposeBundle } from "../bundle/propose-bundle.ts";
 import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import { InvalidParamsError, ProposalNotOpenError } from "../errors/errors.ts";
@@ -17,7 +18,6 @@ import type { StatusListener } from "../status/status-change.ts";
 import type { TransactionTracker } from "../submit/transaction-tracker.ts";
 import { minOf } from "../utils/bigint-math.ts";
 import type { BundleSender } from "./bundle-sender.ts";
-import type { BundlingSettings } from "../bundle/bundling-settings.ts";
 
 /** What a sequencer's block builder asks for: the best bundle for this block. */
 export interface ProposeBundleRequest {
@@ -109,12 +109,13 @@ export function createBundlePuller(context: BundlePullerContext) {
   }
 
   return {
-    async propose(request: ProposeBundleRequest): Promise<BundleProposal | undefined> {
+    async propose(request: ProposeBundleRequest, signal?: AbortSignal): Promise<BundleProposal | undefined> {
       for (const [id, proposal] of proposals) if (proposal.expiresAt <= clock.now()) proposals.delete(id);
       const candidates = request.entryPoint ? [context.entryPoints.get(request.entryPoint)] : context.entryPoints.all;
       const head = { number: request.blockNumber, hash: `0x${"0".repeat(64)}` as Hash, timestamp: request.timestamp, baseFeePerGas: request.baseFee, gasLimit: request.gasBudget };
       const budget = defaultMaxBundleGas(request.gasBudget, context.settings.gasLimitMarkupPercent);
       for (const entryPoint of candidates) {
+        signal?.throwIfAborted();
         const { bundle, rejected } = await proposeBundle(
           { ...context.propose, claimLeaseMs: context.settings.proposalLeaseMs },
           {

@@ -32,6 +32,7 @@ import { createTransactionTracker } from "../submit/transaction-tracker.ts";
 import type { PreVerificationGasConfig } from "../userop/pre-verification-gas.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { createSimulator } from "../validation/create-simulator.ts";
+import { type AbortOptions, withSignal } from "./abortable.ts";
 import { admitUserOperation } from "./admission.ts";
 import { type BundleProposal, createBundlePuller, type ProposeBundleRequest } from "./bundle-puller.ts";
 import { createBundleSender } from "./bundle-sender.ts";
@@ -98,10 +99,16 @@ export interface Bundler {
   /** Run-time state: how bundling starts and how often (`setBundlingMode`, `setBundleInterval`). */
   readonly bundling: Readonly<BundlingState>;
   readonly relayers: readonly Address[];
-  /** Validate and admit an operation; resolves with its hash once it is durable in the store. */
-  sendUserOperation(op: UserOperation, entryPoint: Address): Promise<Hash>;
-  /** Estimate gas limits by simulation, optionally on top of a caller's state override. */
-  estimateUserOperationGas(op: UserOperation, entryPoint: Address, stateOverride?: StateOverride): Promise<GasEstimate>;
+  /**
+   * Validate and admit an operation; resolves with its hash once it is durable in the store.
+   * `signal` abandons it: out of the simulation queue, or at its next node request.
+   */
+  sendUserOperation(op: UserOperation, entryPoint: Address, options?: AbortOptions): Promise<Hash>;
+  /**
+   * Estimate gas limits by simulation, optionally on top of a caller's state override. `signal`
+   * abandons it: out of the simulation queue, or at its next node request.
+   */
+  estimateUserOperationGas(op: UserOperation, entryPoint: Address, stateOverride?: StateOverride, options?: AbortOptions): Promise<GasEstimate>;
   /** What recently included operations on `entryPoint` offered and paid. */
   getFeeHistory(parameters: { entryPoint: Address } & Omit<GetFeeHistoryParameters, "entryPoint">): Promise<FeeHistory>;
   getUserOperationByHash(userOpHash: Hash): Promise<UserOperationLookup | undefined>;
@@ -115,9 +122,10 @@ export interface Bundler {
   /**
    * The pull path, for a sequencer's block builder: the bundle the policy picks for this block,
    * its operations claimed until `commitBundle`, `releaseBundle` or `bundling.proposalLeaseMs`. Undefined
-   * when nothing is ready.
+   * when nothing is ready. `signal` abandons it before the next EntryPoint's proposal (never
+   * halfway through one, which would leave operations claimed).
    */
-  proposeBundle(request: ProposeBundleRequest): Promise<BundleProposal | undefined>;
+  proposeBundle(request: ProposeBundleRequest, options?: AbortOptions): Promise<BundleProposal | undefined>;
   /** The block holds the proposal's bundle (as `transactionHash`, unless the engine signed it): followed to the chain; `preconfirmed` in pull mode. */
   commitBundle(id: string, parameters?: { transactionHash?: Hash | undefined }): Promise<void>;
   /** The block does not hold the proposal's bundle: its operations go back to the pool. */
@@ -236,8 +244,9 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     settings,
     bundling: state,
     relayers: signer.addresses,
-    sendUserOperation: (op, entryPoint) => simulations.run(() => admitUserOperation(admission, op, entryPoint)),
-    estimateUserOperationGas: (op, entryPoint, stateOverride) => simulations.run(() => estimateForCaller(estimation, op, entryPoint, stateOverride)),
+    sendUserOperation: (op, entryPoint, options) => simulations.run(() => admitUserOperation(withSignal(admission, options?.signal), op, entryPoint), options?.signal),
+    estimateUserOperationGas: (op, entryPoint, stateOverride, options) =>
+      simulations.run(() => estimateForCaller(withSignal(estimation, options?.signal), op, entryPoint, stateOverride), options?.signal),
     async getUserOperationByHash(userOpHash) {
       const found = await getUserOperationByHash(lookup, userOpHash);
       const promised = found?.blockNumber === undefined ? puller.preconfirmation(userOpHash) : undefined;
@@ -247,7 +256,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     getGasPrice: () => feeOracle.getGasPrice(),
     getFeeHistory: ({ entryPoint, ...range }) => getFeeHistory(client, { entryPoint: entryPoints.get(entryPoint), ...range }),
     sendBundleNow: () => loop.sendBundleNow(),
-    proposeBundle: (request) => puller.propose(request),
+    proposeBundle: (request, options) => puller.propose(request, options?.signal),
     commitBundle: (id, parameters) => puller.commit(id, parameters),
     releaseBundle: (id) => puller.release(id),
     onStatusChange: status.subscribe,

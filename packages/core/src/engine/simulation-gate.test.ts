@@ -46,4 +46,40 @@ describe("simulation gate", () => {
     );
     await expect(gate.run(async () => "next")).resolves.toBe("next");
   });
+
+  it("lets a waiting simulation go when its signal aborts: it never runs, rejects with the reason, and its place goes to the next", async () => {
+    const gate = createSimulationGate({ maxConcurrent: 1, maxQueued: 2 });
+    const [a, b, c] = [held(), held(), held()];
+    const running = gate.run(a.work);
+    const abort = new AbortController();
+    const abandoned = gate.run(b.work, abort.signal).catch((error: unknown) => error);
+    const next = gate.run(c.work);
+    abort.abort(new Error("caller left"));
+    expect(await abandoned).toEqual(new Error("caller left"));
+    a.finish("a");
+    await running;
+    await Promise.resolve();
+    expect([b.started(), c.started()]).toEqual([false, true]);
+    c.finish("c");
+    expect(await next).toBe("c");
+    // Both slots free again: a third and a fourth run, with nothing waiting in between.
+    const [d, e] = [held(), held()];
+    const runs = [gate.run(d.work), gate.run(e.work)];
+    expect([d.started(), e.started()]).toEqual([true, false]);
+    d.finish("d");
+    await runs[0];
+    await Promise.resolve();
+    expect(e.started()).toBe(true);
+    e.finish("e");
+    await runs[1];
+  });
+
+  it("refuses at once a simulation whose signal has already aborted", async () => {
+    const gate = createSimulationGate({ maxConcurrent: 1, maxQueued: 1 });
+    const a = held();
+    const abort = new AbortController();
+    abort.abort(new Error("gone"));
+    await expect(gate.run(a.work, abort.signal)).rejects.toThrow("gone");
+    expect(a.started()).toBe(false);
+  });
 });

@@ -4,9 +4,11 @@ import { BusyError } from "../errors/errors.ts";
 export interface SimulationGate {
   /**
    * Run `work` now if fewer than `maxConcurrent` are running; else wait in a queue of at most
-   * `maxQueued`; else reject at once with `BusyError` (-32005) without running it.
+   * `maxQueued`; else reject at once with `BusyError` (-32005) without running it. Once `signal`
+   * aborts, a waiting `work` leaves the queue (its place goes to the next) and rejects with the
+   * signal's reason without running.
    */
-  run<T>(work: () => Promise<T>): Promise<T>;
+  run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T>;
 }
 
 /**
@@ -28,11 +30,28 @@ export function createSimulationGate(limits: {
     else running--;
   }
 
+  /** Wait for a slot; leave the queue when `signal` aborts first. */
+  function queued(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const admitted = () => {
+        signal?.removeEventListener("abort", abandoned);
+        resolve();
+      };
+      const abandoned = () => {
+        const at = waiting.indexOf(admitted);
+        if (at >= 0) waiting.splice(at, 1);
+        reject(signal?.reason);
+      };
+      waiting.push(admitted);
+      signal?.addEventListener("abort", abandoned, { once: true });
+    });
+  }
+
   return {
-    async run(work) {
+    async run(work, signal) {
+      signal?.throwIfAborted();
       if (running < limits.maxConcurrent) running++;
-      else if (waiting.length < limits.maxQueued)
-        await new Promise<void>((resolve) => waiting.push(resolve));
+      else if (waiting.length < limits.maxQueued) await queued(signal);
       else throw new BusyError(running, waiting.length);
       try {
         return await work();

@@ -3,13 +3,16 @@ import {
   createPublicClient,
   custom,
   decodeFunctionData,
+  encodeAbiParameters,
   encodeErrorResult,
   encodeFunctionResult,
   type Hash,
   type Hex,
   keccak256,
   parseTransaction,
+  recoverTransactionAddress,
   toHex,
+  type TransactionSerialized,
   zeroAddress,
 } from "viem";
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
@@ -30,7 +33,7 @@ import type { ValidationResult } from "../ports/validation-result.ts";
 import { parseValidationData } from "../validation/validation-data.ts";
 import { keccak256Hex } from "../utils/keccak.ts";
 import type { SimulatedClock } from "./simulated-clock.ts";
-import { recoverTransactionSender } from "./transaction-sender.ts";
+import { recoverSenderNatively } from "./transaction-sender.ts";
 
 /** How the workload says an operation behaves on the simulated chain. */
 export interface SimulatedBehaviour {
@@ -276,7 +279,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     const hash = keccak256Hex(serialized);
     if (known.has(hash) && !receipts.has(hash)) throw new NodeError(-32000, "already known");
     const parsed = parseTransaction(serialized);
-    const from = await recoverTransactionSender(serialized, parsed);
+    const from = recoverSenderNatively(parsed) ?? (await recoverTransactionAddress({ serializedTransaction: serialized as TransactionSerialized }));
     const nonce = parsed.nonce ?? 0;
     if (nonce < (nonces.get(key(from)) ?? 0)) throw new NodeError(-32000, "nonce too low");
     const maxFeePerGas = parsed.maxFeePerGas ?? 0n;
@@ -326,12 +329,14 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   /** An ABI word of a uint256 or bool, without `0x`: what `encodeAbiParameters` writes, without its checks (the values are the chain's own). */
   const word = (value: bigint) => value.toString(16).padStart(64, "0");
   const addressWord = (address: Address) => `0x${"0".repeat(24)}${address.slice(2).toLowerCase()}` as Hex;
+  /** The event's `paymaster` topic: operations on the simulated chain have none. */
+  const noPaymasterTopic = encodeAbiParameters([{ type: "address" }], [zeroAddress]);
 
   function logJson(receipt: SimulatedReceipt, log: SimulatedReceipt["logs"][number]) {
     const block = receiptBlock(receipt)!;
     return {
       address: entryPoint.address,
-      topics: [userOperationEventTopic, log.userOpHash, addressWord(log.sender), addressWord(zeroAddress)],
+      topics: [userOperationEventTopic, log.userOpHash, addressWord(log.sender), noPaymasterTopic],
       data: `0x${word(log.nonce)}${word(log.success ? 1n : 0n)}${word(log.actualGasCost)}${word(log.actualGasUsed)}` as Hex,
       blockNumber: toHex(block.number),
       blockHash: block.hash,

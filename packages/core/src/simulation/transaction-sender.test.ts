@@ -6,10 +6,10 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
-import { recoverTransactionSender } from "./transaction-sender.ts";
+import { recoverSenderNatively } from "./transaction-sender.ts";
 
-describe("recoverTransactionSender", () => {
-  it("recovers the signer viem recovers, for EIP-1559 and legacy transactions of many keys", async () => {
+describe("recoverSenderNatively", () => {
+  it("recovers the signer viem recovers, from EIP-1559 and EIP-155 legacy transactions of many keys", async () => {
     for (let i = 1; i <= 40; i++) {
       const account = privateKeyToAccount(toHex(i * 7919, { size: 32 }));
       const common = {
@@ -28,11 +28,12 @@ describe("recoverTransactionSender", () => {
               maxFeePerGas: 10n ** 9n * BigInt(i),
               maxPriorityFeePerGas: BigInt(i),
             });
-      const sender = await recoverTransactionSender(signed, parseTransaction(signed));
-      expect(sender, `transaction ${i}`).toBe(account.address);
-      expect(sender).toBe(
-        await recoverTransactionAddress({ serializedTransaction: signed as TransactionSerialized }),
-      );
+      const sender = recoverSenderNatively(parseTransaction(signed));
+      const viemSender = await recoverTransactionAddress({
+        serializedTransaction: signed as TransactionSerialized,
+      });
+      expect(viemSender).toBe(account.address);
+      expect(sender, `transaction ${i}`).toBe(viemSender);
     }
   });
 });

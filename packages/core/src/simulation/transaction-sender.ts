@@ -1,29 +1,18 @@
 import { createRequire } from "node:module";
 import type * as Secp256k1 from "secp256k1";
-import {
-  type Address,
-  getAddress,
-  type Hex,
-  type parseTransaction,
-  recoverTransactionAddress,
-  serializeTransaction,
-  type TransactionSerialized,
-} from "viem";
+import { type Address, getAddress, type parseTransaction, serializeTransaction } from "viem";
 import { keccak256Bytes, keccak256Hex } from "../utils/keccak.ts";
 
 /**
  * The sender of a signed transaction, recovered as a node does: the hash of the unsigned
- * transaction through the native keccak, the key through libsecp256k1 (the `secp256k1` package's
- * prebuilt binding). Where the binding does not load, viem's `recoverTransactionAddress`, with the
- * same result.
+ * transaction (viem's serializer) through the native keccak, the key through libsecp256k1 (the
+ * `secp256k1` package's prebuilt binding). `undefined` where the binding does not load or the
+ * transaction carries no signature: the caller then asks viem's `recoverTransactionAddress`, which
+ * gives the same address more slowly.
  */
-export const recoverTransactionSender: (
-  serialized: Hex,
+export const recoverSenderNatively: (
   parsed: ReturnType<typeof parseTransaction>,
-) => Promise<Address> =
-  fromBinding(loadBinding()) ??
-  ((serialized) =>
-    recoverTransactionAddress({ serializedTransaction: serialized as TransactionSerialized }));
+) => Address | undefined = fromBinding(loadBinding()) ?? (() => undefined);
 
 function loadBinding(): typeof Secp256k1 | undefined {
   try {
@@ -35,13 +24,9 @@ function loadBinding(): typeof Secp256k1 | undefined {
 
 function fromBinding(secp256k1: typeof Secp256k1 | undefined) {
   if (!secp256k1) return undefined;
-  return async (serialized: Hex, parsed: ReturnType<typeof parseTransaction>): Promise<Address> => {
+  return (parsed: ReturnType<typeof parseTransaction>): Address | undefined => {
     const { r, s, v: _v, yParity, ...unsigned } = parsed;
-    // Legacy transactions (parity folded into `v` with the chain id) go the long way.
-    if (r === undefined || s === undefined || yParity === undefined)
-      return recoverTransactionAddress({
-        serializedTransaction: serialized as TransactionSerialized,
-      });
+    if (r === undefined || s === undefined || yParity === undefined) return undefined;
     const signature = Buffer.from(
       `${r.slice(2).padStart(64, "0")}${s.slice(2).padStart(64, "0")}`,
       "hex",

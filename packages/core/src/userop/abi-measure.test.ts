@@ -1,52 +1,10 @@
-import { type Address, encodeAbiParameters, type Hex, parseAbiParameters, toHex } from "viem";
+import { encodeAbiParameters, type Hex, parseAbiParameters } from "viem";
 import { describe, expect, it } from "vitest";
-import { seededRandom } from "../simulation/seeded-random.ts";
+import { randomDraws as random, randomOperation } from "../../test/random-operations.ts";
 import { encodedUserOperationSize, userOperationSize } from "../validation/size-limits.ts";
 import { measureEncoded, measureUserOperation } from "./abi-measure.ts";
 import { toEntryPointStruct } from "./pack.ts";
 import { isUserOperationV06, type UserOperation } from "./types.ts";
-
-/** Random fields, often zero-heavy (zero bytes are what the count must get right). */
-function random(seed: number) {
-  const { int } = seededRandom(seed);
-  const byte = () => (int(3) === 0 ? 0 : int(256));
-  const bytes = (length: number): Hex => toHex(Uint8Array.from({ length }, byte));
-  const uint = (bits: number) =>
-    [0n, (1n << BigInt(bits)) - 1n, BigInt(bytes(1 + int(bits / 8)))][int(3)]!;
-  return { int, bytes, uint, address: () => bytes(20) as Address };
-}
-
-function randomOperation(r: ReturnType<typeof random>, v06: boolean): UserOperation {
-  const common = {
-    sender: r.address(),
-    nonce: r.uint(256),
-    callData: r.bytes(r.int(3) === 0 ? 0 : r.int(300)),
-    callGasLimit: r.uint(128),
-    verificationGasLimit: r.uint(128),
-    preVerificationGas: r.uint(256),
-    maxFeePerGas: r.uint(128),
-    maxPriorityFeePerGas: r.uint(128),
-    signature: r.bytes(r.int(4) === 0 ? 0 : 65),
-  };
-  if (v06)
-    return {
-      ...common,
-      initCode: r.int(2) === 0 ? "0x" : r.bytes(20 + r.int(100)),
-      paymasterAndData: r.int(2) === 0 ? "0x" : r.bytes(20 + r.int(64)),
-    };
-  return {
-    ...common,
-    ...(r.int(2) === 0 ? {} : { factory: r.address(), factoryData: r.bytes(r.int(100)) }),
-    ...(r.int(2) === 0
-      ? {}
-      : {
-          paymaster: r.address(),
-          paymasterVerificationGasLimit: r.uint(128),
-          paymasterPostOpGasLimit: r.uint(128),
-          paymasterData: r.bytes(r.int(64)),
-        }),
-  } as UserOperation;
-}
 
 /** Any leading 32-byte word (the PVG calculation puts the struct's type hash there), zero bytes included. */
 const typeHash = "0x29a0bca4af4be3421398da0000000000d7de38cb492214754cb6a47507dd6f00";

@@ -279,7 +279,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     const hash = keccak256Hex(serialized);
     if (known.has(hash) && !receipts.has(hash)) throw new NodeError(-32000, "already known");
     const parsed = parseTransaction(serialized);
-    const from = recoverSenderNatively(parsed) ?? (await recoverTransactionAddress({ serializedTransaction: serialized as TransactionSerialized }));
+    // Awaited either way, as a node's answer would be: the engine's next steps run after this tick, not inside it.
+    const from = await (recoverSenderNatively(parsed) ?? recoverTransactionAddress({ serializedTransaction: serialized as TransactionSerialized }));
     const nonce = parsed.nonce ?? 0;
     if (nonce < (nonces.get(key(from)) ?? 0)) throw new NodeError(-32000, "nonce too low");
     const maxFeePerGas = parsed.maxFeePerGas ?? 0n;

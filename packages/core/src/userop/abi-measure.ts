@@ -82,38 +82,42 @@ export function measureEncoded(encoded: Hex): AbiMeasure {
  * `preVerificationGas`), and bundling again per candidate: counting is much cheaper than encoding.
  */
 export function measureUserOperation(op: UserOperation, prefix?: Hex): AbiMeasure {
-  const head: Field[] = prefix ? [{ fixed: prefix }] : [];
+  const fields: Field[] = [...(prefix ? [{ fixed: prefix }] : []), ...structFields(op)];
+  return measureFields(fields) ?? measureEncoded(encodeFields(fields));
+}
+
+/** The struct's fields in the EntryPoint's order: the v0.6 `UserOperation` or the v0.7+ `PackedUserOperation`. */
+function structFields(op: UserOperation): Field[] {
   if (isUserOperationV06(op)) {
-    const fields: Field[] = [
-      ...head,
+    const gas = [
+      op.callGasLimit,
+      op.verificationGasLimit,
+      op.preVerificationGas,
+      op.maxFeePerGas,
+      op.maxPriorityFeePerGas,
+    ];
+    return [
       { fixed: op.sender },
       { word: op.nonce },
       { bytes: op.initCode },
       { bytes: op.callData },
-      { word: op.callGasLimit },
-      { word: op.verificationGasLimit },
-      { word: op.preVerificationGas },
-      { word: op.maxFeePerGas },
-      { word: op.maxPriorityFeePerGas },
+      ...gas.map((word) => ({ word })),
       { bytes: op.paymasterAndData },
       { bytes: op.signature },
     ];
-    return measureFields(fields) ?? measureEncoded(encodeFields(fields));
   }
-  const packed = toEntryPointStruct(op);
-  const fields: Field[] = [
-    ...head,
-    { fixed: packed.sender },
-    { word: packed.nonce },
-    { bytes: packed.initCode },
-    { bytes: packed.callData },
-    { fixed: packed.accountGasLimits },
-    { word: packed.preVerificationGas },
-    { fixed: packed.gasFees },
-    { bytes: packed.paymasterAndData },
-    { bytes: packed.signature },
+  const p = toEntryPointStruct(op);
+  return [
+    { fixed: p.sender },
+    { word: p.nonce },
+    { bytes: p.initCode },
+    { bytes: p.callData },
+    { fixed: p.accountGasLimits },
+    { word: p.preVerificationGas },
+    { fixed: p.gasFees },
+    { bytes: p.paymasterAndData },
+    { bytes: p.signature },
   ];
-  return measureFields(fields) ?? measureEncoded(encodeFields(fields));
 }
 
 /** The fields through viem's encoder (addresses as `address`, other fixed hex as `bytes32`). */

@@ -29,3 +29,28 @@ describe("the memory store's keepFinal", () => {
     );
   });
 });
+
+describe("the memory store's copies", () => {
+  it("keeps what it was given, whatever the caller later does to the entry it passed or the ones it read", async () => {
+    const store = createMemoryMempoolStore();
+    const entry = await fixtureEntry({ sender: 1, receivedAt: 1_000 });
+    entry.validation = {
+      codeHashes: { [entry.userOperation.sender]: "0x01" },
+      storageContracts: [entry.userOperation.sender],
+    };
+    await store.admit(entry, replacingNothing);
+    const stored = await store.get(entry.userOpHash);
+
+    entry.userOperation.callGasLimit = 1n;
+    entry.validation.storageContracts.push(entry.entryPoint);
+    const read = (await store.get(entry.userOpHash))!;
+    read.userOperation.nonce = 99n;
+    read.validation!.codeHashes[entry.userOperation.sender] = "0x02";
+
+    expect(await store.get(entry.userOpHash)).toEqual(stored);
+    expect(stored?.validation).toEqual({
+      codeHashes: { [entry.userOperation.sender]: "0x01" },
+      storageContracts: [entry.userOperation.sender],
+    });
+  });
+});

@@ -103,7 +103,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
   /** Store `entry` as a fresh `pending` operation, over a final one of the same hash (`was`). */
   function insert(entry: NewMempoolEntry, was: UserOperationStatus | undefined): void {
     const stored: Stored = {
-      ...structuredClone(entry),
+      ...copyPlain(entry),
       userOpHash: hashKey(entry.userOpHash),
       entryPoint: getAddress(entry.entryPoint),
       sender: getAddress(entry.userOperation.sender),
@@ -344,6 +344,21 @@ function bySenderOrder(a: MempoolEntry, b: MempoolEntry): number {
   return nonceA < nonceB ? -1 : nonceA > nonceB ? 1 : byAge(a, b);
 }
 
+/**
+ * A deep copy of plain data (objects, arrays, strings, numbers, bigints), as `structuredClone` makes
+ * it but several times faster: the store copies every entry it takes in and every one it hands
+ * out, so that no caller holds what it keeps. Anything else inside goes through `structuredClone`.
+ */
+function copyPlain<T>(value: T): T {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyPlain) as T;
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return structuredClone(value);
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) copy[key] = copyPlain((value as Record<string, unknown>)[key]);
+  return copy as T;
+}
+
 /** A copy without the bookkeeping, and without unset optional fields. */
 function toEntry(stored: Stored): MempoolEntry {
   const {
@@ -351,7 +366,7 @@ function toEntry(stored: Stored): MempoolEntry {
     claimedBy: _claimedBy,
     claimedUntil: _claimedUntil,
     ...entry
-  } = structuredClone(stored);
+  } = copyPlain(stored);
   for (const key of ["transactionHash", "inclusion", "failureReason", "validation", "paymasterContextSize"] as const) {
     if (entry[key] === undefined) delete entry[key];
   }

@@ -1,4 +1,4 @@
-import { type Address, decodeAbiParameters, decodeErrorResult, decodeEventLog, type Hash, type Hex, parseAbi, toEventSelector } from "viem";
+import { type Address, decodeAbiParameters, decodeErrorResult, decodeEventLog, getAddress, type Hash, type Hex, parseAbi, toEventSelector } from "viem";
 import { entryPoint07Abi } from "viem/account-abstraction";
 import { revertReason } from "../utils/revert-reason.ts";
 
@@ -35,8 +35,28 @@ export interface UserOperationEvent {
   actualGasUsed: bigint;
 }
 
-/** Decode a `UserOperationEvent` log. */
+/**
+ * Decode a `UserOperationEvent` log. Its layout is fixed (three indexed words, four data words), so
+ * a well-formed one is read by hand: the tracker decodes every included operation's event. Anything
+ * else goes to viem's decoder, which answers or throws as it always has.
+ */
 export function decodeUserOperationEvent(log: RawLog): UserOperationEvent {
+  const { topics, data } = log;
+  if (topics.length === 4 && topics[0] === userOperationEventTopic && data.length === 2 + 4 * 64 && /^0x[0-9a-fA-F]*$/.test(data)) {
+    const word = (index: number) => BigInt(`0x${data.slice(2 + index * 64, 66 + index * 64)}`);
+    const success = word(1);
+    const addressOf = (topic: Hex) => (/^0x0{24}[0-9a-fA-F]{40}$/.test(topic) ? getAddress(`0x${topic.slice(26)}`) : undefined);
+    const sender = addressOf(topics[2]!);
+    const paymaster = addressOf(topics[3]!);
+    if ((success === 0n || success === 1n) && sender && paymaster && /^0x[0-9a-fA-F]{64}$/.test(topics[1]!)) {
+      return { userOpHash: topics[1]!, sender, paymaster, nonce: word(0), success: success === 1n, actualGasCost: word(2), actualGasUsed: word(3) };
+    }
+  }
+  return decodeUserOperationEventWithAbi(log);
+}
+
+/** `decodeUserOperationEvent` through viem's ABI decoder: what the hand decoding must equal. */
+export function decodeUserOperationEventWithAbi(log: RawLog): UserOperationEvent {
   const { args } = decodeEventLog({
     abi: entryPoint07Abi,
     eventName: "UserOperationEvent",

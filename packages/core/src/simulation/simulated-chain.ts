@@ -33,7 +33,9 @@ import { factoryOf, paymasterOf, type UserOperation } from "../userop/types.ts";
 import { maxOf, minOf } from "../utils/bigint-math.ts";
 import type { ValidationResult } from "../ports/validation-result.ts";
 import { parseValidationData } from "../validation/validation-data.ts";
+import { keccak256Hex } from "../utils/keccak.ts";
 import type { SimulatedClock } from "./simulated-clock.ts";
+import { recoverSenderNatively } from "./transaction-sender.ts";
 
 /** How the workload says an operation behaves on the simulated chain. */
 export interface SimulatedBehaviour {
@@ -200,11 +202,25 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   };
   const key = (address: Address) => address.toLowerCase() as Address;
 
+  /**
+   * The operations of `handleOps` calldata: a bundle is decoded when its gas is estimated and again
+   * when it is mined, so the last few decodings are kept (by calldata; operations are not changed).
+   */
+  const decoded = new Map<Hex, UserOperation[]>();
+  function opsOf(data: Hex): UserOperation[] {
+    let ops = decoded.get(data);
+    if (ops) return ops;
+    ops = decodeHandleOps(entryPoint, data);
+    if (decoded.size >= 32) decoded.delete(decoded.keys().next().value!);
+    decoded.set(data, ops);
+    return ops;
+  }
+
   /** A bundle transaction's effect: its operations, validated and executed as the workload says. */
   function execute(transaction: PooledTransaction, block: SimulatedBlock, effectiveGasPrice: bigint): SimulatedReceipt {
     const base = { transactionHash: transaction.hash, from: transaction.from, to: transaction.to, nonce: transaction.nonce, blockNumber: block.number, effectiveGasPrice };
     if (key(transaction.to) !== key(entryPoint.address)) return { ...base, status: "0x1", logs: [], gasUsed: 21_000n };
-    const ops = decodeHandleOps(entryPoint, transaction.data);
+    const ops = opsOf(transaction.data);
     if (ops.length === 0 || ops.some((op) => behaviourOf(op).validationFailure)) return { ...base, status: "0x0", logs: [], gasUsed: 50_000n };
     const logs = ops.map((op, logIndex) => {
       const used = gasUsedBy(op);
@@ -282,10 +298,11 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   clock.setTimeout(produce, blockTimeMs);
 
   async function submit(serialized: Hex): Promise<Hash> {
-    const hash = keccak256(serialized);
+    const hash = keccak256Hex(serialized);
     if (known.has(hash) && !receipts.has(hash)) throw new NodeError(-32000, "already known");
     const parsed = parseTransaction(serialized);
-    const from = await recoverTransactionAddress({ serializedTransaction: serialized as TransactionSerialized });
+    // Awaited either way, as a node's answer would be: the engine's next steps run after this tick, not inside it.
+    const from = await (recoverSenderNatively(parsed) ?? recoverTransactionAddress({ serializedTransaction: serialized as TransactionSerialized }));
     const nonce = parsed.nonce ?? 0;
     if (nonce < (nonces.get(key(from)) ?? 0)) throw new NodeError(-32000, "nonce too low");
     const maxFeePerGas = parsed.maxFeePerGas ?? 0n;
@@ -332,15 +349,18 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   const blockOf = (tag: unknown) => (tag === "latest" || tag === "pending" || tag === undefined ? head() : blocks[Number(BigInt(tag as string))]);
   const receiptBlock = (receipt: SimulatedReceipt) => blocks[Number(receipt.blockNumber)];
 
+  /** An ABI word of a uint256 or bool, without `0x`: what `encodeAbiParameters` writes, without its checks (the values are the chain's own). */
+  const word = (value: bigint) => value.toString(16).padStart(64, "0");
+  const addressWord = (address: Address) => `0x${"0".repeat(24)}${address.slice(2).toLowerCase()}` as Hex;
+  /** The event's `paymaster` topic: operations on the simulated chain have none. */
+  const noPaymasterTopic = encodeAbiParameters([{ type: "address" }], [zeroAddress]);
+
   function logJson(receipt: SimulatedReceipt, log: SimulatedReceipt["logs"][number]) {
     const block = receiptBlock(receipt)!;
     return {
       address: entryPoint.address,
-      topics: [userOperationEventTopic, log.userOpHash, encodeAbiParameters([{ type: "address" }], [log.sender]), encodeAbiParameters([{ type: "address" }], [zeroAddress])],
-      data: encodeAbiParameters(
-        [{ type: "uint256" }, { type: "bool" }, { type: "uint256" }, { type: "uint256" }],
-        [log.nonce, log.success, log.actualGasCost, log.actualGasUsed],
-      ),
+      topics: [userOperationEventTopic, log.userOpHash, addressWord(log.sender), noPaymasterTopic],
+      data: `0x${word(log.nonce)}${word(log.success ? 1n : 0n)}${word(log.actualGasCost)}${word(log.actualGasUsed)}` as Hex,
       blockNumber: toHex(block.number),
       blockHash: block.hash,
       transactionHash: receipt.transactionHash,
@@ -421,7 +441,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
 
   /** `eth_estimateGas` of `handleOps`: what the operations use, or the first one's `FailedOp`. */
   function estimateHandleOps(data: Hex): Hex {
-    const ops = decodeHandleOps(entryPoint, data);
+    const ops = opsOf(data);
     const failing = ops.findIndex((op) => behaviourOf(op).validationFailure);
     if (failing >= 0) {
       throw new NodeError(3, "execution reverted", encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [BigInt(failing), behaviourOf(ops[failing]!).validationFailure!] }));

@@ -1,4 +1,4 @@
-import { type Hash, keccak256, type TransactionSerializable } from "viem";
+import type { Hash, TransactionSerializable } from "viem";
 import type { Bundle } from "../bundle/build-bundle.ts";
 import type { BundleFees } from "../bundle/bundle-fees.ts";
 import { bundleTransaction } from "../bundle/bundle-transaction.ts";
@@ -9,6 +9,7 @@ import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { RelayerLease } from "../ports/relayer-signer.ts";
 import type { Submitter } from "../ports/submitter.ts";
 import type { StatusListener } from "../status/status-change.ts";
+import { keccak256Hex } from "../utils/keccak.ts";
 import { classifySendError, SendBundleError } from "./send-error.ts";
 
 export interface SendBundleContext {
@@ -86,7 +87,7 @@ export async function sendBundle(context: SendBundleContext, parameters: SendBun
  */
 export async function sendTransaction(context: SendBundleContext, sent: SentBundle, transaction: SentBundle["transaction"]): Promise<Hash> {
   const signed = await sent.relayer.signTransaction(transaction);
-  const transactionHash = keccak256(signed);
+  const transactionHash = keccak256Hex(signed);
   const carriesBundle = transaction.to === sent.bundle.entryPoint.address;
   if (carriesBundle) {
     await context.store.markSubmitted(sent.bundle.entries.map((e) => e.userOpHash), transactionHash, context.clock.now());

@@ -88,7 +88,9 @@ function packedWords(op: UserOperationV07, paymasterSignatures: boolean): Uint8A
 }
 
 const text = (value: string) => Buffer.from(value, "utf8");
-const hashOf = keccak256Bytes;
+/** keccak256 of the empty string: what most operations' initCode and paymasterAndData hash to. */
+const emptyHash = keccak256Bytes(Buffer.alloc(0));
+const hashOf = (data: Uint8Array) => (data.length === 0 ? emptyHash : keccak256Bytes(data));
 const bytes = (hex: Hex) => Buffer.from(hex.slice(2), "hex");
 const uint = (value: bigint) => Buffer.from(value.toString(16).padStart(64, "0"), "hex");
 const halfWord = (value: bigint) => Buffer.from(value.toString(16).padStart(32, "0"), "hex");

@@ -1,8 +1,8 @@
-import { encodeAbiParameters, type Hex, hexToBytes, keccak256, size, stringToHex } from "viem";
+import { keccak256, size, stringToHex } from "viem";
 import type { EntryPointVersion } from "../entrypoint/version.ts";
 import type { UserOperation } from "./types.ts";
 import { isUserOperationV06 } from "./types.ts";
-import { toEntryPointStruct } from "./pack.ts";
+import { measureUserOperation } from "./abi-measure.ts";
 
 /**
  * Overheads behind `preVerificationGas`: the part of a bundle's cost no gas limit of the
@@ -67,10 +67,10 @@ export function calculatePreVerificationGas(
   version: EntryPointVersion,
   config: PreVerificationGasConfig = defaultPreVerificationGasConfig,
 ): bigint {
-  const encoded = encodeForCalldata(op);
-  let tokens = 0;
-  for (const byte of hexToBytes(encoded)) tokens += byte === 0 ? 1 : config.tokensPerNonzeroByte;
-  const words = size(encoded) / 32;
+  // The operation as it sits in `handleOps` calldata (full bytes, not hashes), counted, not encoded.
+  const measured = measureUserOperation(op, isUserOperationV06(op) ? undefined : packedUserOpTypeHash);
+  const tokens = measured.zeroBytes + (measured.size - measured.zeroBytes) * config.tokensPerNonzeroByte;
+  const words = measured.size / 32;
 
   let perOp = config.perUserOpGasOverhead;
   if (op.authorization) perOp += config.eip7702AuthGas;
@@ -89,31 +89,4 @@ export function calculatePreVerificationGas(
   const floor = config.floorPerTokenGasCost * tokens;
   const total = Math.round(stipendShare + Math.max(standard, floor)) - executionGasUsed;
   return BigInt(Math.max(total, 0));
-}
-
-/** The operation as it sits in `handleOps` calldata (full bytes, not hashes). */
-function encodeForCalldata(op: UserOperation): Hex {
-  if (isUserOperationV06(op)) {
-    return encodeAbiParameters(
-      [
-        { type: "address" }, { type: "uint256" }, { type: "bytes" }, { type: "bytes" }, { type: "uint256" },
-        { type: "uint256" }, { type: "uint256" }, { type: "uint256" }, { type: "uint256" }, { type: "bytes" }, { type: "bytes" },
-      ],
-      [
-        op.sender, op.nonce, op.initCode, op.callData, op.callGasLimit, op.verificationGasLimit,
-        op.preVerificationGas, op.maxFeePerGas, op.maxPriorityFeePerGas, op.paymasterAndData, op.signature,
-      ],
-    );
-  }
-  const packed = toEntryPointStruct(op);
-  return encodeAbiParameters(
-    [
-      { type: "bytes32" }, { type: "address" }, { type: "uint256" }, { type: "bytes" }, { type: "bytes" },
-      { type: "bytes32" }, { type: "uint256" }, { type: "bytes32" }, { type: "bytes" }, { type: "bytes" },
-    ],
-    [
-      packedUserOpTypeHash, packed.sender, packed.nonce, packed.initCode, packed.callData,
-      packed.accountGasLimits, packed.preVerificationGas, packed.gasFees, packed.paymasterAndData, packed.signature,
-    ],
-  );
 }

@@ -17,6 +17,11 @@ export function keccak256(data: Uint8Array): Hex {
   return `0x${Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("hex")}`;
 }
 
+/** keccak256 of `0x`-prefixed hex (a serialized transaction, say), as `0x`-prefixed hex. */
+export function keccak256Hex(data: Hex): Hex {
+  return keccak256(Buffer.from(data.slice(2), "hex"));
+}
+
 /** The binding's `KeccakState`: initialise for keccak256 (rate 1088, capacity 512), absorb, squeeze 32 bytes. */
 interface KeccakState {
   initialize(rate: number, capacity: number): void;

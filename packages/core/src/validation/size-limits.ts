@@ -1,5 +1,6 @@
 import { encodeAbiParameters, getAddress, type Hex, parseAbiParameters, size } from "viem";
 import { RuleViolationError, UserOperationTooLargeError } from "../errors/errors.ts";
+import { measureUserOperation } from "../userop/abi-measure.ts";
 import { toEntryPointStruct } from "../userop/pack.ts";
 import { isUserOperationV06, paymasterOf, type UserOperation } from "../userop/types.ts";
 
@@ -28,6 +29,11 @@ const packedUserOperationStruct = parseAbiParameters(
  * points at it.
  */
 export function userOperationSize(op: UserOperation): number {
+  return measureUserOperation(op).size;
+}
+
+/** `userOperationSize` by encoding the struct: what the measured size must equal (kept for the tests). */
+export function encodedUserOperationSize(op: UserOperation): number {
   const encoded = isUserOperationV06(op)
     ? encodeAbiParameters(userOperationV06Struct, [op])
     : encodeAbiParameters(packedUserOperationStruct, [toEntryPointStruct(op)]);

@@ -1,0 +1,43 @@
+import { encodeFunctionData, type Hex } from "viem";
+import { describe, expect, it } from "vitest";
+import { randomDraws, randomOperation } from "../../test/random-operations.ts";
+import { createEntryPointRegistry } from "../entrypoint/registry.ts";
+import { decodeHandleOps, decodeHandleOpsWithAbi } from "./decode-handle-ops.ts";
+import { toEntryPointStruct } from "./pack.ts";
+import type { UserOperationV07 } from "./types.ts";
+
+const entryPoints = createEntryPointRegistry().all.filter((e) => e.version !== "0.6");
+
+/** `handleOps` calldata of a few random v0.7+ operations, as the engine encodes a bundle. */
+function randomBundle(seed: number, entryPoint: (typeof entryPoints)[number]): Hex {
+  const r = randomDraws(seed);
+  const ops = Array.from({ length: r.int(6) }, () => randomOperation(r, false) as UserOperationV07);
+  return encodeFunctionData({
+    abi: entryPoint.abi,
+    functionName: "handleOps",
+    args: [ops.map((op) => toEntryPointStruct(op)), r.address()],
+  } as Parameters<typeof encodeFunctionData>[0]);
+}
+
+describe("decodeHandleOps", () => {
+  it("reads v0.7+ bundles as viem's ABI decoder does, for 600 random bundles", () => {
+    for (let seed = 1; seed <= 600; seed++) {
+      const entryPoint = entryPoints[seed % entryPoints.length]!;
+      const data = randomBundle(seed, entryPoint);
+      const ops = decodeHandleOps(entryPoint, data);
+      expect(ops, `seed ${seed} (v${entryPoint.version})`).toEqual(
+        decodeHandleOpsWithAbi(entryPoint, data),
+      );
+    }
+  });
+
+  it("finds no operations in calldata cut short or of another call, as before", () => {
+    const entryPoint = entryPoints[0]!;
+    let data = randomBundle(3, entryPoint);
+    while (decodeHandleOpsWithAbi(entryPoint, data).length === 0)
+      data = randomBundle(Number.parseInt(data.slice(-4), 16), entryPoint);
+    expect(decodeHandleOps(entryPoint, data).length).toBeGreaterThan(0);
+    expect(decodeHandleOps(entryPoint, data.slice(0, -64) as Hex)).toEqual([]);
+    expect(decodeHandleOps(entryPoint, `0x12345678${data.slice(10)}`)).toEqual([]);
+  });
+});

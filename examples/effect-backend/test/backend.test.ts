@@ -31,7 +31,7 @@ describe("examples/effect-backend", () => {
   /** Run `test` with the backend up on a free port (its stores in a new SQLite file), given its origin; the scope closes the backend after. */
   function withBackend<A>(test: (origin: string) => Promise<A>): Promise<A> {
     const ports = Layer.mergeAll(
-      Layer.succeed(Chain, client as never),
+      Layer.succeed(Chain, client),
       Layer.succeed(Relayers, createLocalKeySigner(devnet.relayerKeys)),
       sqliteStores(join(directory, "backend.sqlite")),
     );
@@ -61,8 +61,13 @@ describe("examples/effect-backend", () => {
       expect((await fetch(`${origin}/operations/0x${"ab".repeat(32)}`)).status).toBe(404);
       expect((await fetch(`${origin}/operations/nope`)).status).toBe(400);
 
-      const notJson = await fetch(`${origin}${bundlerPath}`, { method: "POST", body: "{" });
+      // The transport's checks and limits hold on the mounted endpoint.
+      const post = (body: string) => fetch(`${origin}${bundlerPath}`, { method: "POST", headers: { "content-type": "application/json" }, body });
+      const notJson = await post("{");
       expect(((await notJson.json()) as { error: { code: number } }).error.code).toBe(-32700);
+      const tooLarge = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: ["x".repeat(2 * 1024 * 1024)] }));
+      expect(tooLarge.status).toBe(413);
+      expect(await (await fetch(`${origin}${bundlerPath}/health`)).json()).toEqual({ status: "ok" });
     });
     // The scope closed: the server no longer accepts.
     await expect(fetch(`${served}/hello`)).rejects.toThrow();

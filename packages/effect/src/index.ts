@@ -3,6 +3,9 @@
 // The engine.
 export { Bundler, type BundlerShape } from "./bundler.ts";
 
+// The JSON-RPC endpoint as routes of Effect's HTTP router.
+export { JsonRpcServer, type JsonRpcServerOptions } from "./json-rpc-server.ts";
+
 // Config: the engine's settings from the program's ConfigProvider.
 export { type BundlerConfig, bundlerConfig } from "./config.ts";
 

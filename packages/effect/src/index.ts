@@ -47,6 +47,7 @@ export {
 export {
   BundleGasTooLarge,
   type BundlekitError,
+  BundlekitErrorSchema,
   Busy,
   DuplicateUserOperation,
   EntityLimit,

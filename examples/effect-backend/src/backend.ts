@@ -1,8 +1,9 @@
 import { createServer } from "node:http";
-import { Bundler, JsonRpcServer } from "@bundlekit/effect";
+import { Bundler, BundlerApi, BundlerApiHandlers, JsonRpcServer } from "@bundlekit/effect";
 import { NodeHttpServer } from "@effect/platform-node";
 import { Effect, Layer } from "effect";
 import { HttpRouter, HttpServerResponse } from "effect/http";
+import { HttpApiBuilder } from "effect/http-api";
 import { isHash } from "viem";
 
 /** Where the bundler's JSON-RPC endpoint lives inside this backend. */
@@ -39,8 +40,11 @@ const operationStatus = HttpRouter.add(
  */
 const jsonRpc = JsonRpcServer.layer({ basePath: bundlerPath });
 
-/** The backend's routes: its own, the bundler's endpoint, and one on the `Bundler` service. */
-export const routes = Layer.mergeAll(hello, jsonRpc, operationStatus);
+/** `eth_sendUserOperation` as an `HttpApi` endpoint built from the package's schemas: `POST /eth_sendUserOperation`. */
+const api = HttpApiBuilder.layer(BundlerApi).pipe(Layer.provide(BundlerApiHandlers));
+
+/** The backend's routes: its own, the bundler's endpoint, its `HttpApi` group, and one on the `Bundler` service. */
+export const routes = Layer.mergeAll(hello, jsonRpc, api, operationStatus);
 
 /**
  * The backend as a layer: the routes served by Node's HTTP server on `port` (0: a free one), which

@@ -194,38 +194,7 @@ export class MethodNotFound extends Schema.TaggedError<MethodNotFound>()(
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", failure) {}
 
 /** Every error the Bundler service fails with: one tag per domain error. */
-export type BundlekitError =
-  | InvalidParams
-  | UnsupportedEntryPoint
-  | PriorityFeeAboveMaxFee
-  | GasLimitTooHigh
-  | UserOperationTooLarge
-  | BundleGasTooLarge
-  | FeeBelowBaseFee
-  | GasPriceTooLow
-  | PreVerificationGasTooLow
-  | InvalidAuthorization
-  | ProposalNotOpen
-  | EntryPointRejected
-  | PaymasterRejected
-  | SignatureInvalid
-  | OutOfTimeRange
-  | PaymasterDepositTooLow
-  | UnsupportedAggregator
-  | ExecutionReverted
-  | DuplicateUserOperation
-  | MempoolRejected
-  | ReplacementUnderpriced
-  | ThrottledOrBanned
-  | SenderLimit
-  | EntityLimit
-  | OpcodeOrStorageRule
-  | StakeTooLow
-  | TraceIncomplete
-  | Busy
-  | ShuttingDown
-  | MethodNotFound
-  | InternalError;
+export type BundlekitError = typeof BundlekitErrorSchema.Type;
 
 /**
  * The Schema of every tagged error (a union by `_tag`): it encodes an error to its tag, wire code,

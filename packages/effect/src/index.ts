@@ -6,6 +6,15 @@ export { Bundler, type BundlerShape } from "./bundler.ts";
 // The JSON-RPC endpoint as routes of Effect's HTTP router.
 export { JsonRpcServer, type JsonRpcServerOptions } from "./json-rpc-server.ts";
 
+// HttpApi: eth_sendUserOperation as an endpoint built from the schemas.
+export {
+  BundlerApi,
+  BundlerApiGroup,
+  BundlerApiHandlers,
+  SendUserOperationRequest,
+  SendUserOperationResponse,
+} from "./http-api.ts";
+
 // Config: the engine's settings from the program's ConfigProvider.
 export { type BundlerConfig, bundlerConfig } from "./config.ts";
 

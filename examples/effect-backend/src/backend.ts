@@ -1,9 +1,9 @@
 import { createServer } from "node:http";
-import { createRpcHandler } from "@bundlekit/core";
-import { Bundler } from "@bundlekit/effect";
+import { Bundler, BundlerApi, BundlerApiHandlers, JsonRpcServer } from "@bundlekit/effect";
 import { NodeHttpServer } from "@effect/platform-node";
 import { Effect, Layer } from "effect";
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http";
+import { HttpRouter, HttpServerResponse } from "effect/http";
+import { HttpApiBuilder } from "effect/http-api";
 import { isHash } from "viem";
 
 /** Where the bundler's JSON-RPC endpoint lives inside this backend. */
@@ -11,29 +11,6 @@ export const bundlerPath = "/bundler";
 
 /** The backend's own route: nothing to do with the bundler. */
 const hello = HttpRouter.add("GET", "/hello", HttpServerResponse.jsonUnsafe({ hello: "world" }));
-
-/**
- * The bundler's JSON-RPC endpoint (ERC-4337 and ERC-7769 methods, batches) mounted as a route:
- * the body goes to the engine's JSON-RPC handler, which never fails; a body that is not JSON gets
- * JSON-RPC's parse error.
- */
-const jsonRpc = HttpRouter.add(
-  "POST",
-  bundlerPath,
-  Effect.gen(function* () {
-    const bundler = yield* Bundler;
-    const handler = createRpcHandler(bundler.engine);
-    const text = yield* (yield* HttpServerRequest.HttpServerRequest).text;
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch (error) {
-      return HttpServerResponse.jsonUnsafe(handler.parseError((error as Error).message));
-    }
-    const answer = yield* Effect.promise(() => handler.handle(body));
-    return answer === undefined ? HttpServerResponse.empty({ status: 204 }) : HttpServerResponse.jsonUnsafe(answer);
-  }),
-);
 
 /**
  * A route of the backend's own that uses the `Bundler` service directly: where an operation is,
@@ -56,8 +33,18 @@ const operationStatus = HttpRouter.add(
   }).pipe(Effect.catch((error) => Effect.succeed(HttpServerResponse.jsonUnsafe({ error: error.message, code: error.code }, { status: 502 })))),
 );
 
-/** The backend's routes: its own, the bundler's endpoint, and one on the `Bundler` service. */
-export const routes = Layer.mergeAll(hello, jsonRpc, operationStatus);
+/**
+ * The bundler's JSON-RPC endpoint (ERC-4337 and ERC-7769 methods, batches) mounted at
+ * `bundlerPath`, with the transport's body limit, checks, health probe (`/bundler/health`) and
+ * metrics when given.
+ */
+const jsonRpc = JsonRpcServer.layer({ basePath: bundlerPath });
+
+/** `eth_sendUserOperation` as an `HttpApi` endpoint built from the package's schemas: `POST /eth_sendUserOperation`. */
+const api = HttpApiBuilder.layer(BundlerApi).pipe(Layer.provide(BundlerApiHandlers));
+
+/** The backend's routes: its own, the bundler's endpoint, its `HttpApi` group, and one on the `Bundler` service. */
+export const routes = Layer.mergeAll(hello, jsonRpc, api, operationStatus);
 
 /**
  * The backend as a layer: the routes served by Node's HTTP server on `port` (0: a free one), which

@@ -1,54 +1,82 @@
+import type { ChainClient } from "@bundlekit/core";
 import { startDevnet } from "@bundlekit/devnet";
 import { Bundler, Chain, effectLogger, Relayers } from "@bundlekit/effect";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { sqliteStores } from "@bundlekit/storage-kysely/effect";
 import { NodeRuntime } from "@effect/platform-node";
-import { Effect, Layer } from "effect";
+import { Config, Effect, Layer, Option, Redacted } from "effect";
 import { HttpServer } from "effect/http";
 import { createPublicClient, type Hex, http } from "viem";
 import { backendLayer, bundlerPath } from "./backend.ts";
 
 /**
- * `pnpm start`: the backend on the embedded devnet (or on RPC_URL with RELAYER_KEYS), at PORT
- * (default 3000), its mempool and reputation in the SQLite file DATABASE (default
- * `effect-backend.sqlite`). Ctrl-C closes the program's scope: the server stops accepting, the
- * engine stops, the database closes, the devnet stops.
+ * The backend's settings, from the environment (the default `ConfigProvider`): `PORT` (default
+ * 3000), `DATABASE` (the SQLite file, default `effect-backend.sqlite`), and `RPC_URL` with
+ * `RELAYER_KEYS` (comma-separated) for a node of your own; without `RPC_URL`, the embedded devnet.
  */
-const program = Effect.gen(function* () {
-  const devnet = process.env.RPC_URL
-    ? undefined
-    : yield* Effect.acquireRelease(
-        Effect.promise(() => startDevnet()),
-        (started) => Effect.promise(() => started.stop()),
-      );
-  const rpcUrl = process.env.RPC_URL ?? devnet!.rpcUrl;
-  const relayerKeys = process.env.RELAYER_KEYS ? (process.env.RELAYER_KEYS.split(",") as Hex[]) : devnet!.relayerKeys;
-  const ports = Layer.mergeAll(
-    Layer.succeed(Chain, createPublicClient({ transport: http(rpcUrl), pollingInterval: 250 }) as never),
-    Layer.succeed(Relayers, createLocalKeySigner(relayerKeys)),
-    sqliteStores(process.env.DATABASE ?? "effect-backend.sqlite"),
-    effectLogger,
-  );
-  const backend = backendLayer({ port: Number(process.env.PORT ?? 3000) }).pipe(Layer.provide(Bundler.layer()), Layer.provide(ports));
-  yield* Layer.build(backend).pipe(
-    Effect.flatMap((context) =>
-      HttpServer.addressFormattedWith((origin) =>
-        Effect.sync(() =>
-          process.stdout.write(
-            [
-              `Effect backend${devnet ? " on the embedded devnet" : ""}`,
-              `  own route:   GET ${origin}/hello`,
-              `  JSON-RPC:    POST ${origin}${bundlerPath}`,
-              `  operations:  GET ${origin}/operations/<userOpHash>  (through the Bundler service)`,
-              "Press Ctrl-C to stop.",
-              "",
-            ].join("\n"),
-          ),
-        ),
-      ).pipe(Effect.provide(context)),
-    ),
-  );
-  return yield* Effect.never;
+const settings = Config.all({
+  port: Config.Port("PORT").pipe(Config.withDefault(3000)),
+  database: Config.String("DATABASE").pipe(Config.withDefault("effect-backend.sqlite")),
+  rpcUrl: Config.option(Config.Redacted("RPC_URL")),
 });
 
-NodeRuntime.runMain(Effect.scoped(program));
+/** The node and relayer keys: `RPC_URL` and `RELAYER_KEYS`, or a devnet started with the program's scope and stopped with it. */
+const node = Effect.gen(function* () {
+  const { rpcUrl } = yield* settings;
+  if (Option.isSome(rpcUrl)) {
+    const keys = yield* Config.Redacted("RELAYER_KEYS");
+    const relayerKeys = Redacted.value(keys)
+      .split(",")
+      .map((key) => key.trim() as Hex);
+    return { rpcUrl: Redacted.value(rpcUrl.value), relayerKeys, devnet: false };
+  }
+  const devnet = yield* Effect.acquireRelease(
+    Effect.tryPromise(() => startDevnet()),
+    (started) => Effect.promise(() => started.stop()),
+  );
+  return { rpcUrl: devnet.rpcUrl, relayerKeys: devnet.relayerKeys, devnet: true };
+});
+
+/** Prints where the routes are once the server listens. */
+const announce = (devnet: boolean) =>
+  Layer.effectDiscard(
+    HttpServer.addressFormattedWith((origin) =>
+      Effect.log(
+        [
+          `Effect backend${devnet ? " on the embedded devnet" : ""}`,
+          `  own route:   GET ${origin}/hello`,
+          `  JSON-RPC:    POST ${origin}${bundlerPath}`,
+          `  operations:  GET ${origin}/operations/<userOpHash>  (through the Bundler service)`,
+        ].join("\n"),
+      ),
+    ),
+  );
+
+/**
+ * `pnpm start`: the backend at `PORT`, its mempool and reputation in the SQLite file `DATABASE`.
+ * Ctrl-C interrupts the program: the server stops accepting, the engine stops, the database
+ * closes, the devnet stops.
+ */
+const app = Layer.unwrap(
+  Effect.gen(function* () {
+    const { port, database } = yield* settings;
+    const { rpcUrl, relayerKeys, devnet } = yield* node;
+    const chain: ChainClient = createPublicClient({
+      transport: http(rpcUrl),
+      pollingInterval: 250,
+    });
+    const ports = Layer.mergeAll(
+      Layer.succeed(Chain, chain),
+      Layer.succeed(Relayers, createLocalKeySigner(relayerKeys)),
+      sqliteStores(database),
+      effectLogger,
+    );
+    return announce(devnet).pipe(
+      Layer.provideMerge(backendLayer({ port })),
+      Layer.provide(Bundler.layer()),
+      Layer.provide(ports),
+    );
+  }),
+);
+
+NodeRuntime.runMain(Layer.launch(app));

@@ -8,7 +8,7 @@ import { sqliteStores } from "@bundlekit/storage-kysely/effect";
 import { Effect, Layer } from "effect";
 import { HttpServer } from "effect/http";
 import { createPublicClient, createWalletClient, http, type PublicClient, parseEther } from "viem";
-import { createBundlerClient } from "viem/account-abstraction";
+import { createBundlerClient, formatUserOperationRequest, type UserOperation } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendLayer, bundlerPath } from "../src/backend.ts";
@@ -31,7 +31,7 @@ describe("examples/effect-backend", () => {
   /** Run `test` with the backend up on a free port (its stores in a new SQLite file), given its origin; the scope closes the backend after. */
   function withBackend<A>(test: (origin: string) => Promise<A>): Promise<A> {
     const ports = Layer.mergeAll(
-      Layer.succeed(Chain, client as never),
+      Layer.succeed(Chain, client),
       Layer.succeed(Relayers, createLocalKeySigner(devnet.relayerKeys)),
       sqliteStores(join(directory, "backend.sqlite")),
     );
@@ -61,10 +61,44 @@ describe("examples/effect-backend", () => {
       expect((await fetch(`${origin}/operations/0x${"ab".repeat(32)}`)).status).toBe(404);
       expect((await fetch(`${origin}/operations/nope`)).status).toBe(400);
 
-      const notJson = await fetch(`${origin}${bundlerPath}`, { method: "POST", body: "{" });
+      // The transport's checks and limits hold on the mounted endpoint.
+      const post = (body: string) => fetch(`${origin}${bundlerPath}`, { method: "POST", headers: { "content-type": "application/json" }, body });
+      const notJson = await post("{");
       expect(((await notJson.json()) as { error: { code: number } }).error.code).toBe(-32700);
+      const tooLarge = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: ["x".repeat(2 * 1024 * 1024)] }));
+      expect(tooLarge.status).toBe(413);
+      expect(await (await fetch(`${origin}${bundlerPath}/health`)).json()).toEqual({ status: "ok" });
     });
     // The scope closed: the server no longer accepts.
     await expect(fetch(`${served}/hello`)).rejects.toThrow();
+  });
+
+  it("serves eth_sendUserOperation through its HttpApi group, decoding the JSON-RPC body with the package's schemas", async () => {
+    await withBackend(async (origin) => {
+      const account = await toSimpleAccount({ client, owner: privateKeyToAccount(generatePrivateKey()), version: "0.7" });
+      const funder = createWalletClient({ chain: devnet.chain, transport: http(devnet.rpcUrl), account: privateKeyToAccount(devnet.accountKeys.at(-2)!) });
+      await client.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: account.address, value: parseEther("1") }) });
+      const bundler = createBundlerClient({ account, client, transport: http(`${origin}${bundlerPath}`), pollingInterval: 100 });
+      const { account: _, ...prepared }: UserOperation<"0.7"> & { account?: unknown } = await bundler.prepareUserOperation({ calls: [{ to: account.address, value: 0n }] });
+      const userOperation = { ...prepared, signature: await account.signUserOperation(prepared) };
+      const send = (body: unknown) => fetch(`${origin}/eth_sendUserOperation`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+      const answer = await send({ jsonrpc: "2.0", id: 7, method: "eth_sendUserOperation", params: [formatUserOperationRequest(userOperation), account.entryPoint.address] });
+      expect(answer.status).toBe(200);
+      const { id, result } = (await answer.json()) as { id: number; result: `0x${string}` };
+      expect(id).toBe(7);
+      const receipt = await bundler.waitForUserOperationReceipt({ hash: result, timeout: 30_000 });
+      expect(receipt.success).toBe(true);
+
+      // The same operation again: the engine's refusal, as its tagged error with its ERC-7769 code.
+      const again = await send({ jsonrpc: "2.0", id: 8, method: "eth_sendUserOperation", params: [formatUserOperationRequest(userOperation), account.entryPoint.address] });
+      expect(again.status).toBe(400);
+      expect(await again.json()).toMatchObject({ _tag: "DuplicateUserOperation", code: -32602 });
+
+      // A body the schema refuses (no nonce) never reaches the engine.
+      const { nonce: __, ...noNonce } = formatUserOperationRequest(userOperation);
+      const bad = await send({ jsonrpc: "2.0", id: 9, method: "eth_sendUserOperation", params: [noNonce, account.entryPoint.address] });
+      expect(bad.status).toBe(400);
+    });
   });
 });

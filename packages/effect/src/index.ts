@@ -3,6 +3,18 @@
 // The engine.
 export { Bundler, type BundlerShape } from "./bundler.ts";
 
+// The JSON-RPC endpoint as routes of Effect's HTTP router.
+export { JsonRpcServer, type JsonRpcServerOptions } from "./json-rpc-server.ts";
+
+// HttpApi: eth_sendUserOperation as an endpoint built from the schemas.
+export {
+  BundlerApi,
+  BundlerApiGroup,
+  BundlerApiHandlers,
+  SendUserOperationRequest,
+  SendUserOperationResponse,
+} from "./http-api.ts";
+
 // Config: the engine's settings from the program's ConfigProvider.
 export { type BundlerConfig, bundlerConfig } from "./config.ts";
 
@@ -44,6 +56,7 @@ export {
 export {
   BundleGasTooLarge,
   type BundlekitError,
+  BundlekitErrorSchema,
   Busy,
   DuplicateUserOperation,
   EntityLimit,

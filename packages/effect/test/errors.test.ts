@@ -1,6 +1,7 @@
 import * as core from "@bundlekit/core";
 import { describe, expect, it } from "vitest";
-import { toBundlekitError } from "../src/errors.ts";
+import { Schema } from "effect";
+import { BundlekitErrorSchema, FeeBelowBaseFee, toBundlekitError } from "../src/errors.ts";
 import { address, examples } from "./domain-errors.ts";
 
 describe("toBundlekitError: one tag per domain error", () => {
@@ -65,5 +66,31 @@ describe("toBundlekitError: one tag per domain error", () => {
       _tag: "MethodNotFound",
       code: -32601,
     });
+  });
+
+  it("encodes every tag through its Schema to its tag, wire code, message and data, and decodes that back into its class", () => {
+    const encode = Schema.encodeUnknownSync(BundlekitErrorSchema);
+    const decode = Schema.decodeUnknownSync(BundlekitErrorSchema);
+    for (const domain of Object.values(examples)) {
+      const tagged = toBundlekitError(domain);
+      const wire = JSON.parse(JSON.stringify(encode(tagged)));
+      expect(wire).toEqual({
+        _tag: tagged._tag,
+        code: tagged.code,
+        message: tagged.message,
+        ...(tagged.data ? { data: tagged.data } : {}),
+      });
+      const decoded = decode(wire);
+      expect(decoded).toBeInstanceOf(tagged.constructor);
+      expect([decoded._tag, decoded.code, decoded.message]).toEqual([
+        tagged._tag,
+        tagged.code,
+        tagged.message,
+      ]);
+    }
+    expect(decode({ _tag: "FeeBelowBaseFee", code: -32602, message: "too low" })).toBeInstanceOf(
+      FeeBelowBaseFee,
+    );
+    expect(() => decode({ _tag: "FeeBelowBaseFee", message: "no code" })).toThrow(/code/);
   });
 });

@@ -131,14 +131,16 @@ function withinLimits(
 ): MempoolEntry[] {
   const byHash = new Map(candidates.map((c) => [c.userOpHash, c]));
   const picked: MempoolEntry[] = [];
+  const taken = new Set<MempoolEntry>();
+  const byNonce = new Map(candidates.map((c) => [nonceKey(c.userOperation.sender, c.userOperation.nonce), c]));
   let gas = 0n;
   let calldataSize = handleOpsCalldataOverhead;
   let contextSize = 0;
   for (const { userOpHash } of chosen) {
     const candidate = byHash.get(userOpHash);
-    if (!candidate || picked.includes(candidate) || picked.length >= limits.maxOperations) continue;
-    const previous = candidates.find((c) => c.userOperation.sender === candidate.userOperation.sender && c.userOperation.nonce === candidate.userOperation.nonce - 1n);
-    if (previous && !picked.includes(previous)) continue;
+    if (!candidate || taken.has(candidate) || picked.length >= limits.maxOperations) continue;
+    const previous = byNonce.get(nonceKey(candidate.userOperation.sender, candidate.userOperation.nonce - 1n));
+    if (previous && !taken.has(previous)) continue;
     const needed = limits.gasOf(candidate);
     if (gas + needed > limits.gasBudget) continue;
     const bytes = bundledOperationSize(candidate.userOperation);
@@ -149,9 +151,12 @@ function withinLimits(
     calldataSize += bytes;
     contextSize += context;
     picked.push(candidate);
+    taken.add(candidate);
   }
   return picked;
 }
+
+const nonceKey = (sender: string, nonce: bigint) => `${sender}:${nonce}`;
 
 /**
  * The policy's order, except that each sender's operations take the places its operations hold
@@ -159,7 +164,11 @@ function withinLimits(
  */
 function inNonceOrder(chosen: readonly MempoolEntry[]): MempoolEntry[] {
   const bySender = new Map<string, MempoolEntry[]>();
-  for (const entry of chosen) bySender.set(entry.userOperation.sender, [...(bySender.get(entry.userOperation.sender) ?? []), entry]);
+  for (const entry of chosen) {
+    const entries = bySender.get(entry.userOperation.sender);
+    if (entries) entries.push(entry);
+    else bySender.set(entry.userOperation.sender, [entry]);
+  }
   for (const entries of bySender.values()) entries.sort((a, b) => (a.userOperation.nonce < b.userOperation.nonce ? -1 : 1));
   return chosen.map((entry) => bySender.get(entry.userOperation.sender)!.shift()!);
 }

@@ -200,7 +200,9 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
         const claimable =
           entry.status === "pending" || (entry.status === "bundling" && !claimed(entry));
         if (!claimable || busySenders.has(entry.sender)) continue;
-        ofSender.set(entry.sender, [...(ofSender.get(entry.sender) ?? []), entry]);
+        const entries = ofSender.get(entry.sender);
+        if (entries) entries.push(entry);
+        else ofSender.set(entry.sender, [entry]);
       }
       const next = [...ofSender.values()].flatMap((entries) => entries.sort(bySenderOrder).slice(0, perSender));
       const picked = next.sort(byAge).slice(0, Math.max(0, limit));

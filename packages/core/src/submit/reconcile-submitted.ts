@@ -4,6 +4,8 @@ import type { ChainClient } from "../ports/chain-client.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
+import type { PreconfirmationStore } from "../ports/preconfirmation-store.ts";
+import { promisedBlockOf, settlePreconfirmation } from "../preconfirmation/settle-preconfirmation.ts";
 import { type NodeTransaction, transactionInNode } from "../chain/transaction-in-node.ts";
 import { findUserOperationEvent } from "../receipt/lookup.ts";
 import { decodeUserOperationEvent } from "../receipt/user-operation-event.ts";
@@ -23,7 +25,9 @@ export interface ReconcileSubmittedContext {
   claimLeaseMs: number;
   onIncluded?: (entryPoint: Address, op: UserOperation) => Promise<void>;
   /** Follow operations whose transaction is still pending in the node (the transaction tracker's `watch`). */
-  watch: (transactionHash: Hash, entries: readonly MempoolEntry[]) => void;
+  watch: (transactionHash: Hash, entries: readonly MempoolEntry[], options?: { notBefore?: bigint; promised?: boolean }) => void;
+  /** Promises made for adopted operations (by this engine before a restart, or by another): kept or broken here. */
+  preconfirmations: Pick<PreconfirmationStore, "get" | "settle">;
   /** Whether this engine follows an operation already (the tracker's `follows`): those are left to it. */
   follows: (userOpHash: Hash) => boolean;
 }
@@ -45,7 +49,8 @@ const batch = 500;
  * engine on the same database died (claims that lapsed). Each becomes `included` when its
  * `UserOperationEvent` is on chain, whatever transaction carried it; stays `submitted`, followed
  * by `watch`, while its transaction is pending in the node; and otherwise goes back to the pool
- * (never sent, dropped by the node, or mined without it), where bundling revalidates it.
+ * (never sent, dropped by the node, or mined without it), where bundling revalidates it. A
+ * standing preconfirmation is kept or broken by what is found, or followed with its transaction.
  */
 export async function reconcileSubmitted(
   context: ReconcileSubmittedContext,
@@ -73,6 +78,7 @@ export async function reconcileSubmitted(
       if (event) {
         const inclusion = { transactionHash: event.transactionHash, blockHash: event.blockHash, blockNumber: BigInt(event.blockNumber) };
         await store.markIncluded(entry.userOpHash, inclusion, clock.now());
+        await settlePreconfirmation(context, entry.userOpHash, inclusion);
         emit({ userOpHash: entry.userOpHash, status: "included", transactionHash: event.transactionHash, success: decodeUserOperationEvent(event).success });
         await context.onIncluded?.(entry.entryPoint, entry.userOperation);
         summary.included++;
@@ -88,11 +94,15 @@ export async function reconcileSubmitted(
         summary.stillPending++;
         continue;
       }
+      await settlePreconfirmation(context, entry.userOpHash, undefined);
       await store.requeue([entry.userOpHash], clock.now());
       emit({ userOpHash: entry.userOpHash, status: "pending", reason: "not on chain when reconciled; back in the pool", transactionHash: hash });
       summary.requeued++;
     }
-    for (const [hash, entries] of stillPending) context.watch(hash, entries);
+    for (const [hash, entries] of stillPending) {
+      const promisedBlock = await promisedBlockOf(context, entries[0]!.userOpHash);
+      context.watch(hash, entries, promisedBlock === undefined ? {} : { notBefore: promisedBlock, promised: true });
+    }
   }
   if (seen.size > 0) logger.info("submitted operations reconciled with the chain", { ...summary });
   return summary;

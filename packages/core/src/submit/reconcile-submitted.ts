@@ -36,7 +36,7 @@ export interface ReconcileSubmittedContext {
 export interface ReconcileSummary {
   included: number;
   requeued: number;
-  /** Still pending in the node: left `submitted` and followed to their receipt. */
+  /** Still pending in the node, or committed under a standing preconfirmation: left `submitted` and followed to their receipt. */
   stillPending: number;
 }
 
@@ -49,8 +49,9 @@ const batch = 500;
  * engine on the same database died (claims that lapsed). Each becomes `included` when its
  * `UserOperationEvent` is on chain, whatever transaction carried it; stays `submitted`, followed
  * by `watch`, while its transaction is pending in the node; and otherwise goes back to the pool
- * (never sent, dropped by the node, or mined without it), where bundling revalidates it. A
- * standing preconfirmation is kept or broken by what is found, or followed with its transaction.
+ * (never sent, dropped by the node, or mined without it), where bundling revalidates it. An
+ * operation under a standing preconfirmation is kept by its event, else followed by `watch` as
+ * its sequencer's commitment (its promised block may be yet to come).
  */
 export async function reconcileSubmitted(
   context: ReconcileSubmittedContext,
@@ -71,7 +72,13 @@ export async function reconcileSubmitted(
     ).filter((e) => !seen.has(e.userOpHash) && !context.follows(e.userOpHash));
     if (adopted.length === 0) break;
     const transactions = new Map<Hash, Promise<NodeTransaction>>();
-    const stillPending = new Map<Hash, MempoolEntry[]>();
+    const stillPending = new Map<Hash, { entries: MempoolEntry[]; promisedBlock?: bigint | undefined }>();
+    const follow = (hash: Hash, entry: MempoolEntry, promisedBlock?: bigint) => {
+      const followed = stillPending.get(hash) ?? { entries: [], promisedBlock };
+      followed.entries.push(entry);
+      stillPending.set(hash, followed);
+      summary.stillPending++;
+    };
     for (const entry of adopted) {
       seen.add(entry.userOpHash);
       const event = await findUserOperationEvent(context, entry.userOpHash);
@@ -85,22 +92,24 @@ export async function reconcileSubmitted(
         continue;
       }
       const hash = entry.transactionHash;
+      const promisedBlock = hash && (await promisedBlockOf(context, entry.userOpHash));
+      if (hash && promisedBlock !== undefined) {
+        follow(hash, entry, promisedBlock);
+        continue;
+      }
       if (hash && !transactions.has(hash)) {
         transactions.set(hash, transactionInNode(client, hash));
       }
       const transaction = hash ? await transactions.get(hash)! : null;
       if (hash && transaction && transaction.blockNumber === null) {
-        stillPending.set(hash, [...(stillPending.get(hash) ?? []), entry]);
-        summary.stillPending++;
+        follow(hash, entry);
         continue;
       }
-      await settlePreconfirmation(context, entry.userOpHash, undefined);
       await store.requeue([entry.userOpHash], clock.now());
       emit({ userOpHash: entry.userOpHash, status: "pending", reason: "not on chain when reconciled; back in the pool", transactionHash: hash });
       summary.requeued++;
     }
-    for (const [hash, entries] of stillPending) {
-      const promisedBlock = await promisedBlockOf(context, entries[0]!.userOpHash);
+    for (const [hash, { entries, promisedBlock }] of stillPending) {
       context.watch(hash, entries, promisedBlock === undefined ? {} : { notBefore: promisedBlock, promised: true });
     }
   }

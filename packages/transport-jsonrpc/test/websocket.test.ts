@@ -206,10 +206,63 @@ describe("JSON-RPC over WebSocket", () => {
         status: "preconfirmed",
         transactionHash: proposal!.transactionHash,
         blockNumber: `0x${blockNumber.toString(16)}`,
+        // Unsigned: this engine holds no preconfirmation key.
+        preconfirmation: {
+          userOpHash,
+          entryPoint: entryPoint.address,
+          chainId: `0x${fixture.devnet.chainId.toString(16)}`,
+          blockNumber: `0x${blockNumber.toString(16)}`,
+          transactionHash: proposal!.transactionHash,
+          signer: "0x0000000000000000000000000000000000000000",
+          signature: null,
+          status: "promised",
+        },
       });
       await fixture.client.sendRawTransaction({ serializedTransaction: proposal!.signedTransaction! });
       await fixture.bundler.sendBundleNow();
       expect((await socket.notification(mine)).params.result).toMatchObject({ status: "included", transactionHash: proposal!.transactionHash });
+    } finally {
+      fixture.bundler.setBundlingMode("manual");
+      await request("eth_unsubscribe", [mine]);
+    }
+  });
+
+  it("reports a preconfirmation whose block passed without the operation as preconfirmation_broken, with the reason, then pending", async () => {
+    const account = await fixture.makeAccount("0.8");
+    const op = await fixture.makeOperation(fixture.bundler, account, { to: `0x${"44".repeat(20)}`, value: 1n });
+    const entryPoint = fixture.bundler.entryPoints.get(account.entryPoint.address);
+    const userOpHash = getUserOperationHash(op, entryPoint, fixture.devnet.chainId);
+    const mine = (await request("eth_subscribe", ["userOperationStatus", { userOpHash }])).result as Hex;
+    await request("eth_sendUserOperation", [encodeUserOperation(op), entryPoint.address]);
+    fixture.bundler.setBundlingMode("pull");
+    try {
+      const sequencer = privateKeyToAccount(fixture.devnet.accountKeys[10]!);
+      const latest = await fixture.client.getBlock();
+      const blockNumber = latest.number + 1n;
+      const proposal = await fixture.bundler.proposeBundle({
+        gasBudget: 10_000_000n,
+        baseFee: latest.baseFeePerGas!,
+        blockNumber,
+        timestamp: latest.timestamp + 1n,
+        from: sequencer.address,
+        signer: sequencer,
+      });
+      await fixture.bundler.commitBundle(proposal!.id); // never sent
+      await fixture.client.request({ method: "evm_mine" as never });
+      await fixture.bundler.sendBundleNow(); // drives the tracker past the promised block
+      expect((await socket.notification(mine)).params.result.status).toBe("pending");
+      expect((await socket.notification(mine)).params.result.status).toBe("preconfirmed");
+      const reason = `the promised block ${blockNumber} passed without it`;
+      expect((await socket.notification(mine)).params.result).toMatchObject({
+        status: "preconfirmation_broken",
+        transactionHash: proposal!.transactionHash,
+        blockNumber: `0x${blockNumber.toString(16)}`,
+        reason,
+        preconfirmation: { status: "broken", reason, transactionHash: proposal!.transactionHash },
+      });
+      expect((await socket.notification(mine)).params.result.status).toBe("pending");
+      const lookup = (await request("eth_getUserOperationByHash", [userOpHash])).result;
+      expect(lookup).toMatchObject({ transactionHash: null, blockNumber: null, preconfirmation: { status: "broken", reason } });
     } finally {
       fixture.bundler.setBundlingMode("manual");
       await request("eth_unsubscribe", [mine]);

@@ -16,16 +16,6 @@ function withKeyFile(content: string) {
   return { file, load: () => loadConfig({ BUNDLEKIT_PRECONFIRMATION_KEY_FILE: file }) };
 }
 
-/** The error `run` throws. */
-function thrown(run: () => unknown): Error {
-  try {
-    run();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("nothing was thrown");
-}
-
 describe("BUNDLEKIT_PRECONFIRMATION_KEY_FILE", () => {
   it("reads the key from the file, surrounding white space ignored; unset leaves preconfirmations unsigned", () => {
     expect(withKeyFile(`  ${key}\n`).load().preconfirmationKey).toBe(key);
@@ -39,16 +29,13 @@ describe("BUNDLEKIT_PRECONFIRMATION_KEY_FILE", () => {
     [key.slice(2), "is not a 0x-prefixed 32-byte hex private key"],
   ])("refuses a file holding %j, naming the file and the setting, never the content", (content, problem) => {
     const { file, load } = withKeyFile(content);
-    const error = thrown(load);
-    expect(error).toBeInstanceOf(ConfigError);
-    expect(error.message).toBe(`the preconfirmation key file ${file} (preconfirmationKeyFile) ${problem}`);
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(`the preconfirmation key file ${file} (preconfirmationKeyFile) ${problem}`);
   });
 
   it("refuses a file it cannot read, naming it", () => {
     const file = join(directory, "missing.key");
-    expect(thrown(() => loadConfig({ BUNDLEKIT_PRECONFIRMATION_KEY_FILE: file })).message).toBe(
-      `cannot read the preconfirmation key file ${file} (preconfirmationKeyFile): ENOENT`,
-    );
+    expect(() => loadConfig({ BUNDLEKIT_PRECONFIRMATION_KEY_FILE: file })).toThrow(`cannot read the preconfirmation key file ${file}: ENOENT`);
   });
 
   it("hides the key in every log line and error, in any form; its address is not a secret", () => {

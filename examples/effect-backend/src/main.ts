@@ -45,7 +45,7 @@ const announce = (devnet: boolean) =>
         [
           `Effect backend${devnet ? " on the embedded devnet" : ""}`,
           `  own route:   GET ${origin}/hello`,
-          `  JSON-RPC:    POST ${origin}${bundlerPath}`,
+          `  JSON-RPC:    POST ${origin}${bundlerPath}, WebSocket ${origin.replace("http", "ws")}${bundlerPath}`,
           `  operations:  GET ${origin}/operations/<userOpHash>  (through the Bundler service)`,
         ].join("\n"),
       ),

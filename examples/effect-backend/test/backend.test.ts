@@ -11,6 +11,8 @@ import { createPublicClient, createWalletClient, http, type PublicClient, parseE
 import { createBundlerClient, formatUserOperationRequest, type UserOperation } from "viem/account-abstraction";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openRpcSocket } from "../../../packages/transport-jsonrpc/test/rpc-socket.ts";
+import { upgradeStatus } from "../../../packages/transport-jsonrpc/test/stub-server.ts";
 import { backendLayer, bundlerPath } from "../src/backend.ts";
 
 /** An Effect HTTP backend with routes of its own, the bundler's endpoint mounted, and a route on the Bundler service. */
@@ -100,5 +102,34 @@ describe("examples/effect-backend", () => {
       const bad = await send({ jsonrpc: "2.0", id: 9, method: "eth_sendUserOperation", params: [noNonce, account.entryPoint.address] });
       expect(bad.status).toBe(400);
     });
+  });
+
+  it("serves the JSON-RPC endpoint over WebSocket: a client subscribes to userOperationStatus and sees its operation's status change", async () => {
+    let closed: Promise<number> | undefined;
+    await withBackend(async (origin) => {
+      const url = `${origin.replace("http", "ws")}${bundlerPath}`;
+      const socket = await openRpcSocket(url);
+      closed = socket.closed;
+      expect(await socket.request({ jsonrpc: "2.0", id: 1, method: "eth_chainId" })).toMatchObject({ result: `0x${devnet.chain.id.toString(16)}` });
+      const { result: subscription } = await socket.request({ jsonrpc: "2.0", id: 2, method: "eth_subscribe", params: ["userOperationStatus"] });
+      expect(subscription).toMatch(/^0x[0-9a-f]{32}$/);
+
+      const account = await toSimpleAccount({ client, owner: privateKeyToAccount(generatePrivateKey()), version: "0.7" });
+      const funder = createWalletClient({ chain: devnet.chain, transport: http(devnet.rpcUrl), account: privateKeyToAccount(devnet.accountKeys.at(-3)!) });
+      await client.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: account.address, value: parseEther("1") }) });
+      const bundler = createBundlerClient({ account, client, transport: http(url.replace("ws", "http")), pollingInterval: 100 });
+      const hash = await bundler.sendUserOperation({ calls: [{ to: account.address, value: 0n }] });
+      const notification = await socket.notification(String(subscription));
+      expect(notification.params.result).toMatchObject({ userOpHash: hash, status: "pending" });
+
+      // The transport's checks hold on the upgrade: a browser origin not allowed gets 403 and no socket.
+      expect(await upgradeStatus(url, {}, "https://evil.example")).toBe(403);
+      // A message over the body limit closes the connection with 1009.
+      const large = await openRpcSocket(url);
+      large.sendRaw(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "eth_chainId", params: ["x".repeat(2 * 1024 * 1024)] }));
+      expect(await large.closed).toBe(1009);
+    });
+    // The scope closed: the server closed the connection as going away.
+    expect(await closed).toBe(1001);
   });
 });

@@ -23,7 +23,7 @@ describe("Config", () => {
       ...bundler,
     });
 
-  it("Bundler.layerConfig, Chain.layerConfig and Relayers.layerConfig: a program provides a ConfigProvider, and the engine runs with its settings", async () => {
+  it("Bundler.layerConfig, Chain.layerConfig and Relayers.layerConfig(): a program provides a ConfigProvider, and the engine runs with its settings", async () => {
     const provider = configured({
       bundling: { mode: "manual", maxOperations: "7" },
       mempool: { maxSize: 50 },
@@ -35,7 +35,7 @@ describe("Config", () => {
       validation: { tracerWorkers: 0 },
     });
     const layer = Bundler.layerConfig().pipe(
-      Layer.provide(Layer.mergeAll(Chain.layerConfig, Relayers.layerConfig, memoryStores)),
+      Layer.provide(Layer.mergeAll(Chain.layerConfig, Relayers.layerConfig(), memoryStores)),
     );
     const program = Effect.gen(function* () {
       const { engine } = yield* Bundler;
@@ -80,13 +80,13 @@ describe("Config", () => {
     expect(String(exit)).toContain("bundling.intervalMs");
   });
 
-  it("a bad relayer key fails Relayers.layerConfig with a ConfigError that does not echo the key", async () => {
+  it("a bad relayer key fails Relayers.layerConfig() with a ConfigError that does not echo the key", async () => {
     const key = `0x${"00".repeat(32)}`;
     const exit = await Effect.runPromiseExit(
       Effect.gen(function* () {
         yield* Relayers;
       }).pipe(
-        Effect.provide(Relayers.layerConfig),
+        Effect.provide(Relayers.layerConfig()),
         Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ relayerKeys: key }))),
       ),
     );

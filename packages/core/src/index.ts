@@ -15,6 +15,7 @@ export {
   type BundlingMode,
   type BundlingSettings,
   bundlerSettingRules,
+  engineSettingNames,
   checkSetting,
   defaultBundlerSettings,
   type GasSettings,

@@ -86,7 +86,7 @@ describe("examples/effect-backend", () => {
       const entryPoint = account.entryPoint.address;
       const call = async (method: string, params?: unknown[], id = 1) => {
         const answer = await fetch(`${origin}/${method}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id, method, ...(params ? { params } : {}) }) });
-        return { status: answer.status, body: (await answer.json()) as { id: unknown; result?: any; error?: { code: number; message: string } } };
+        return { status: answer.status, body: (await answer.json()) as { id: unknown; result?: unknown; error?: { code: number; message: string } } };
       };
 
       expect(await call("eth_chainId")).toEqual({ status: 200, body: { jsonrpc: "2.0", id: 1, result: `0x${devnet.chain.id.toString(16)}` } });

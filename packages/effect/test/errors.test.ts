@@ -1,7 +1,7 @@
 import * as core from "@bundlekit/core";
 import { describe, expect, it } from "vitest";
 import { Schema } from "effect";
-import { BundlekitErrorSchema, FeeBelowBaseFee, toBundlekitError } from "../src/errors.ts";
+import { BundlekitErrorSchema, type FeeBelowBaseFee, toBundlekitError } from "../src/errors.ts";
 import { address, examples } from "./domain-errors.ts";
 
 describe("toBundlekitError: one tag per domain error", () => {

@@ -2,7 +2,6 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import {
   BundlerConfigError,
-  type BundlerSettings,
   type BundlerSettingsInput,
   bundlerSettingRules,
   engineSettingNames,

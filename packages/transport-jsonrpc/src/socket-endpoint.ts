@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { InvalidParamsError, RpcErrorCode, type RpcRequestContext } from "@bundlekit/core";
-import type { Refusal } from "./browser-guard.ts";
 import { type JsonRpcEndpointOptions, resolveEndpoint } from "./endpoint.ts";
 import { rpcError } from "./respond.ts";
 import { createStatusSubscriptions, type NewSubscription } from "./subscriptions.ts";
@@ -56,13 +55,14 @@ export interface JsonRpcSocketEndpoint {
   maxInFlightRequests: number;
   /** Bytes of answers a connection may leave unread before it is closed (code 1008). */
   maxUnsentBytes: number;
-  /** Ping period and idle timeout, in ms (0: none). */
+  /** Ping every connection this often, in ms (0: never); cut off one that did not answer the last ping. */
   pingIntervalMs: number;
+  /** Close a connection idle this long, in ms, that holds no subscription (0: never). */
   idleTimeoutMs: number;
   /** Whether a request URL is the endpoint's path (query ignored, trailing `/` optional). */
   matches(url: string | undefined): boolean;
   /** Why an upgrade's Host or Origin is refused (status and message), or undefined when served. */
-  refuse(headers: IncomingHttpHeaders): Refusal | undefined;
+  refuse(headers: IncomingHttpHeaders): { status: number; message: string } | undefined;
   /** A new connection; `request` (the upgrade's URL and headers) goes with each of its requests. */
   connect(request: RpcRequestContext, send: (message: unknown) => void): JsonRpcConnection;
 }

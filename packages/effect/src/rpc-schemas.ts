@@ -1,4 +1,6 @@
 import {
+  canonicalEntryPoints,
+  type EntryPointVersion,
   encodeGasEstimate,
   encodeUserOperationLookup,
   encodeUserOperationReceipt,
@@ -71,6 +73,13 @@ const fromWire = <A>(identifier: string, decode: (wire: Record<string, unknown>)
 
 const quantity = (wire: Record<string, unknown>, name: string) => parseQuantity(wire[name], name);
 
+/** The version of a canonical EntryPoint; for another, the form of the operation (`initCode`: v0.6, else v0.8). */
+function versionOf(entryPoint: Address, userOperation: unknown): EntryPointVersion {
+  const canonical = (Object.entries(canonicalEntryPoints) as [EntryPointVersion, Address][]).find(([, address]) => address.toLowerCase() === entryPoint.toLowerCase());
+  if (canonical) return canonical[0];
+  return typeof userOperation === "object" && userOperation !== null && "initCode" in userOperation ? "0.6" : "0.8";
+}
+
 /**
  * `eth_estimateUserOperationGas`'s result: hex quantities (`preVerificationGas`,
  * `verificationGasLimit` and its alias `verificationGas`, `callGasLimit`, the paymaster's limits
@@ -98,12 +107,12 @@ export const GasEstimateFromWire = fromWire<GasEstimate>(
 export const UserOperationLookupFromWire = fromWire<UserOperationLookup>(
   "UserOperationLookup",
   (wire) => {
-    const version = typeof wire.userOperation === "object" && wire.userOperation !== null && "initCode" in wire.userOperation ? "0.6" : "0.7";
-    const userOperation = Schema.decodeUnknownSync(UserOperationFromWire(version))(wire.userOperation);
+    const entryPoint = parseAddress(wire.entryPoint, "entryPoint");
+    const userOperation = Schema.decodeUnknownSync(UserOperationFromWire(versionOf(entryPoint, wire.userOperation), "send", "userOperation"))(wire.userOperation);
     const optional = <A>(name: string, parse: (value: unknown, at: string) => A) => (wire[name] == null ? undefined : parse(wire[name], name));
     return {
       userOperation,
-      entryPoint: parseAddress(wire.entryPoint, "entryPoint"),
+      entryPoint,
       transactionHash: optional("transactionHash", parseHash),
       blockHash: optional("blockHash", parseHash),
       blockNumber: optional("blockNumber", parseQuantity),

@@ -19,25 +19,34 @@ import {
   SupportedEntryPointsResponse,
 } from "./rpc-schemas.ts";
 
+/** A JSON-RPC error answer's fields: `{ jsonrpc, id, error: { code, message, data? } }`. */
+const errorAnswer = {
+  jsonrpc: Schema.Literal("2.0"),
+  id: Schema.NullOr(RequestId),
+  error: Schema.Struct({ code: Schema.Number, message: Schema.String, data: Schema.optionalKey(Schema.Unknown) }),
+};
+
 /**
- * A JSON-RPC error answer, `{ jsonrpc, id, error: { code, message, data? } }`, with status 400:
- * a refusal of the engine (its ERC-7769 code, message and data) or a request the schemas refuse
- * (-32602 for its params, -32600 for the rest of the envelope, the message naming the field).
+ * A JSON-RPC error answer with status 400: a refusal of the engine (its ERC-7769 code, message
+ * and data), or a request the schemas refuse (-32602 for its params, -32600 for the rest of the
+ * envelope, the message naming the field).
  */
-export class JsonRpcErrorResponse extends Schema.Error<JsonRpcErrorResponse>("JsonRpcErrorResponse")(
-  {
-    jsonrpc: Schema.Literal("2.0"),
-    id: Schema.NullOr(RequestId),
-    error: Schema.Struct({ code: Schema.Number, message: Schema.String, data: Schema.optionalKey(Schema.Unknown) }),
-  },
-  { httpApiStatus: 400 },
-) {
-  /** The answer to request `id` failing with a tagged error of the engine. */
-  static of(id: string | number | null, error: BundlekitError): JsonRpcErrorResponse {
+export class JsonRpcErrorResponse extends Schema.Error<JsonRpcErrorResponse>("JsonRpcErrorResponse")(errorAnswer, { httpApiStatus: 400 }) {
+  /** The answer to request `id` failing with a tagged error of the engine, with the status its kind takes. */
+  static of(id: string | number | null, error: BundlekitError): JsonRpcErrorResponse | JsonRpcUnavailableResponse | JsonRpcInternalErrorResponse {
     const { code, message, data } = error;
-    return new JsonRpcErrorResponse({ jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } });
+    const answer = { jsonrpc: "2.0" as const, id, error: data === undefined ? { code, message } : { code, message, data } };
+    if (error._tag === "InternalError") return new JsonRpcInternalErrorResponse(answer);
+    if (error._tag === "Busy" || error._tag === "ShuttingDown") return new JsonRpcUnavailableResponse(answer);
+    return new JsonRpcErrorResponse(answer);
   }
 }
+
+/** A JSON-RPC error answer with status 503: the engine is busy (-32005) or shutting down (-32603); retry. */
+export class JsonRpcUnavailableResponse extends Schema.Error<JsonRpcUnavailableResponse>("JsonRpcUnavailableResponse")(errorAnswer, { httpApiStatus: 503 }) {}
+
+/** A JSON-RPC error answer with status 500: the node, the store or the engine failed (`InternalError`, -32603). */
+export class JsonRpcInternalErrorResponse extends Schema.Error<JsonRpcInternalErrorResponse>("JsonRpcInternalErrorResponse")(errorAnswer, { httpApiStatus: 500 }) {}
 
 /** The first issue of a refused request, as a JSON-RPC error naming the field (`params[0].nonce`). */
 function schemaRefusal(issue: SchemaIssue.Issue): JsonRpcErrorResponse {
@@ -63,14 +72,15 @@ const endpoint = <const Name extends string, const Method extends string, Payloa
   method: Method,
   payload: Payload,
   success: Success,
-) => HttpApiEndpoint.post(name, `/${method}`, { payload, success, error: JsonRpcErrorResponse });
+) => HttpApiEndpoint.post(name, `/${method}`, { payload, success, error: [JsonRpcErrorResponse, JsonRpcUnavailableResponse, JsonRpcInternalErrorResponse] });
 
 /**
  * An `HttpApi` group built from the package's schemas: an endpoint per ERC-4337 method,
  * `POST /<method>` (`/eth_sendUserOperation`, `/eth_estimateUserOperationGas`,
  * `/eth_getUserOperationByHash`, `/eth_getUserOperationReceipt`, `/eth_supportedEntryPoints`,
  * `/eth_chainId`), each taking the method's JSON-RPC request and answering its JSON-RPC result;
- * errors are JSON-RPC error answers (`JsonRpcErrorResponse`). `HttpApi` routes by path and
+ * errors are JSON-RPC error answers (`JsonRpcErrorResponse`, 400; `JsonRpcUnavailableResponse`,
+ * 503; `JsonRpcInternalErrorResponse`, 500). `HttpApi` routes by path and
  * method, not by a body's `method`, hence an endpoint per method rather than JSON-RPC's single
  * endpoint (which is `JsonRpcServer.layer`).
  */

@@ -7,7 +7,15 @@ export { Bundler, type BundlerShape } from "./bundler.ts";
 export { JsonRpcServer, type JsonRpcServerOptions } from "./json-rpc-server.ts";
 
 // HttpApi: the ERC-4337 methods as endpoints built from the schemas.
-export { BundlerApi, BundlerApiGroup, BundlerApiHandlers, JsonRpcErrorResponse, JsonRpcRequestErrors } from "./http-api.ts";
+export {
+  BundlerApi,
+  BundlerApiGroup,
+  BundlerApiHandlers,
+  JsonRpcErrorResponse,
+  JsonRpcInternalErrorResponse,
+  JsonRpcRequestErrors,
+  JsonRpcUnavailableResponse,
+} from "./http-api.ts";
 
 // Config: the engine's settings from the program's ConfigProvider.
 export { type BundlerConfig, bundlerConfig } from "./config.ts";

@@ -1,6 +1,6 @@
 import type { Bundler as Engine } from "@bundlekit/core";
 import { Layer } from "effect";
-import { HttpRouter } from "effect/http";
+import { HttpRouter, HttpServer } from "effect/http";
 import { HttpApiBuilder } from "effect/http-api";
 import { describe, expect, it } from "vitest";
 import { Bundler } from "../src/bundler.ts";
@@ -15,7 +15,11 @@ const failingEngine = (error: unknown): Engine =>
 
 /** POST `body` to `/<method>` of the `HttpApi` group over an engine failing with `error`. */
 async function call(method: string, body: unknown, error: unknown = new Error("unused")) {
-  const api = HttpApiBuilder.layer(BundlerApi).pipe(Layer.provide(BundlerApiHandlers), Layer.provide(Layer.succeed(Bundler, Bundler.make(failingEngine(error)))));
+  const api = HttpApiBuilder.layer(BundlerApi).pipe(
+    Layer.provide(BundlerApiHandlers),
+    Layer.provide(Layer.succeed(Bundler, Bundler.make(failingEngine(error)))),
+    Layer.provide(HttpServer.layerServices),
+  );
   const { handler, dispose } = HttpRouter.toWebHandler(api, { disableLogger: true });
   try {
     const response = await handler(new Request(`http://localhost/${method}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));

@@ -15,6 +15,7 @@ export {
   type BundlingMode,
   type BundlingSettings,
   bundlerSettingRules,
+  engineSettingNames,
   checkSetting,
   defaultBundlerSettings,
   type GasSettings,
@@ -296,6 +297,8 @@ export {
   parseQuantity,
   toQuantity,
 } from "./userop/wire.ts";
+// The results of the ERC-4337 lookups and estimate in their JSON-RPC form, as the endpoint writes them.
+export { encodeGasEstimate, encodeUserOperationLookup, encodeUserOperationReceipt } from "./rpc/encode.ts";
 
 // The parts the stand-alone service (@bundlekit/server) assembles beyond the engine: exported for
 // the Bundlekit packages, and less settled than the rest.

@@ -9,6 +9,7 @@ import {
   toEventSelector,
 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { UserOperationReceipt } from "../src/receipt/lookup.ts";
 import { encodeUserOperationReceipt } from "../src/rpc/encode.ts";
 import { createRpcHandler, type JsonRpcResponse } from "../src/rpc/handle-request.ts";
@@ -29,8 +30,8 @@ describe("user operation receipts", () => {
   afterAll(() => fx?.devnet.stop());
 
   /** An included operation that deposited to its EntryPoint: its one log is `Deposited`. */
-  async function includedDeposit(version: EntryPointVersion) {
-    const { bundler } = await fx.makeBundler();
+  async function includedDeposit(version: EntryPointVersion, client?: ChainClient) {
+    const { bundler } = await fx.makeBundler({ client });
     const account = await fx.makeAccount(version);
     const entryPoint = account.entryPoint.address;
     const data = encodeFunctionData({ abi: depositTo, args: [account.address] });
@@ -89,6 +90,14 @@ describe("user operation receipts", () => {
       });
     },
   );
+
+  it("the receipt of an operation the engine recorded as included costs the node its transaction's receipt and the block number, no log scan", async () => {
+    const node = fx.countingClient();
+    const { bundler, hash } = await includedDeposit("0.7", node.client);
+    node.reset();
+    expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+    expect(node.requests).toEqual({ eth_getTransactionReceipt: 1, eth_blockNumber: 1 });
+  });
 
   it("eth_getUserOperationReceipt answers the node's receipt byte for byte, with confirmations and byzantium", async () => {
     const { bundler, hash, transactionHash } = await includedDeposit("0.7");

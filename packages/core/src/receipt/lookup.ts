@@ -2,6 +2,7 @@ import { type Address, formatTransactionReceipt, type Hash, type TransactionRece
 import type { UserOperationReceipt as ViemUserOperationReceipt } from "viem/account-abstraction";
 import { getLogs } from "../chain/get-logs.ts";
 import { getTransactionReceipt, type RpcMinedReceipt } from "../chain/get-transaction-receipt.ts";
+import { transactionInNode } from "../chain/transaction-in-node.ts";
 import { decodeHandleOps } from "../userop/decode-handle-ops.ts";
 import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
@@ -57,17 +58,21 @@ export interface LookupContext {
 }
 
 /**
- * Find the `UserOperationEvent` of `userOpHash`: from the store's record if it has one (with the
- * transaction's receipt it was read from), else in recent chain logs. A `submitted` operation is
- * looked for on chain too: its transaction may be mined before this engine records it (a peer's
- * bundle whose claim has not lapsed yet, one sent before a crash).
+ * Find the `UserOperationEvent` of `userOpHash`: first in the receipt of the transaction the
+ * store records for it (`included`, or `submitted`: recorded before it is sent, by this engine or
+ * a peer sharing the store), else in recent chain logs. A `submitted` operation whose transaction
+ * the node still holds unmined is on chain in no transaction yet (another at the same nonce
+ * would have displaced it), so it costs no log scan; one whose transaction is gone (replaced, or
+ * mined without it) is looked for in the logs, as is an operation the store does not hold.
  */
 async function findEvent(context: LookupContext, userOpHash: Hash, known?: MempoolEntry): Promise<{ event: RawLog; receipt?: RpcMinedReceipt } | undefined> {
   const entry = known ?? (await context.store.get(userOpHash));
-  if (entry?.inclusion) {
-    const receipt = await getTransactionReceipt(context.client, entry.inclusion.transactionHash);
+  const recorded = entry?.inclusion?.transactionHash ?? (entry?.status === "submitted" ? entry.transactionHash : undefined);
+  if (recorded) {
+    const receipt = await getTransactionReceipt(context.client, recorded);
     const event = receipt?.logs.find((l) => l.topics[0] === userOperationEventTopic && l.topics[1] === userOpHash);
     if (event) return { event, receipt: receipt! };
+    if (!receipt && entry?.status === "submitted" && (await transactionInNode(context.client, recorded))) return undefined;
   }
   if (entry && entry.status !== "included" && entry.status !== "submitted") return undefined;
   const event = await findUserOperationEvent(context, userOpHash);

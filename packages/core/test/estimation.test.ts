@@ -1,6 +1,6 @@
 import { deployGasWorkloads, type EntryPointVersion, gasWorkloadsAbi, verifyingPaymasterData } from "@bundlekit/devnet";
 import { randomBytes } from "node:crypto";
-import { type Address, concat, encodeAbiParameters, encodeFunctionData, type Hash, type Hex, numberToHex, parseAbi, parseEther, toHex } from "viem";
+import { type Address, concat, encodeAbiParameters, encodeFunctionData, type Hash, type Hex, keccak256, numberToHex, parseAbi, parseEther, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { SmartAccount } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -132,6 +132,37 @@ describe("gas estimation: each limit is what the phase needs, and the operation 
     expect(await bundler.estimateUserOperationGas(draft, entryPoint, holding(prefund))).toEqual(rich);
     const short = await rejection(bundler.estimateUserOperationGas(draft, entryPoint, holding(prefund - 1n)));
     expect(short).toMatchObject({ code: RpcErrorCode.entryPointRejected, message: expect.stringMatching(/^AA21/) });
+  });
+
+  it("an account whose EntryPoint deposit pays its prefund gets the same estimate whatever its balance: no verification gas for a payment it will not make", async () => {
+    // 16 KiB of calldata, under EIP-7623's floor, where preVerificationGas shrinks as verification
+    // gas grows: counting a prefund payment the account will not make would leave it short.
+    const account = await fx.makeAccount("0.7", 0n);
+    const call = { to: workloads, data: encodeFunctionData({ abi: gasWorkloadsAbi, functionName: "consume", args: [toHex(randomBytes(16384))] }) };
+    const draft = {
+      sender: account.address,
+      nonce: 0n,
+      callData: await account.encodeCalls([call]),
+      ...(await account.getFactoryArgs()),
+      ...unestimatedGas,
+      maxFeePerGas: 2_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+      signature: await account.getStubSignature(),
+    } as UserOperation;
+    const entryPoint = account.entryPoint.address;
+    // `deposits[account]` of the EntryPoint's StakeManager (slot 0's mapping), then its balance.
+    const depositSlot = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [account.address, 0n]));
+    const holding = (balance: bigint, deposit: bigint) => ({
+      [account.address]: { balance: numberToHex(balance) },
+      [entryPoint]: { stateDiff: { [depositSlot]: numberToHex(deposit, { size: 32 }) } },
+    });
+    const paying = await bundler.estimateUserOperationGas(draft, entryPoint, holding(parseEther("1"), 0n));
+    // A deposit above that prefund by 50,000 gas: it pays the prefund, and the account nothing.
+    const deposit = (paying.callGasLimit + paying.verificationGasLimit + paying.preVerificationGas + 50_000n) * draft.maxFeePerGas;
+    const poor = await bundler.estimateUserOperationGas(draft, entryPoint, holding(0n, deposit));
+    expect(poor.preVerificationGas).toBeGreaterThan(paying.preVerificationGas);
+    expect(poor.callGasLimit + poor.verificationGasLimit + poor.preVerificationGas).toBeLessThanOrEqual(deposit / draft.maxFeePerGas);
+    expect(await bundler.estimateUserOperationGas(draft, entryPoint, holding(parseEther("1"), deposit))).toEqual(poor);
   });
 
   it.each(versions)("v%s: a call that spends more than the account holds answers -32521", async (version) => {

@@ -15,7 +15,8 @@ export interface JsonRpcMetricsOptions {
   /** The engine: its status events feed the operation and bundle counters; `relayers` name the balance series. */
   bundler: Pick<Bundler, "onStatusChange" | "relayers">;
   /**
-   * Reads relayer balances in the background (every `refreshIntervalMs` and after each bundle),
+   * Reads relayer balances in the background (every `refreshIntervalMs` and 250 ms after a mined
+   * bundle, one read for the bundles mined meanwhile),
    * never during a scrape. Without it there is no balance series.
    */
   client?: Pick<ChainClient, "getBalance">;
@@ -57,8 +58,20 @@ export interface JsonRpcMetrics {
   close(): void;
 }
 
+/** How long after a mined bundle the relayer balances are read: the bundles mined meanwhile share the read. */
+const afterBundleMs = 250;
+
 /** Bundle transactions remembered to count each once while its operations' `submitted` events arrive. */
 const recentBundles = 1024;
+
+/** Whether `bundle` was among the recent ones in `seen`, which now holds it; an unnamed bundle never was. */
+function remember(seen: Set<string>, bundle: string | undefined): boolean {
+  if (bundle === undefined) return false;
+  if (seen.has(bundle)) return true;
+  seen.add(bundle);
+  if (seen.size > recentBundles) seen.delete(seen.values().next().value!);
+  return false;
+}
 
 /**
  * Create the metrics of an engine and its transports. Pool sizes come from the store when
@@ -132,17 +145,9 @@ export function createJsonRpcMetrics(options: JsonRpcMetricsOptions): JsonRpcMet
   const seenBundles = new Set<string>();
   const stop = bundler.onStatusChange((change) => {
     statusChanges.inc({ status: change.status });
-    // A mined bundle changed its relayer's balance.
-    if (change.status === "included" || change.status === "failed") balances?.refresh();
-    if (
-      change.status !== "submitted" ||
-      !change.transactionHash ||
-      seenBundles.has(change.transactionHash)
-    )
-      return;
-    seenBundles.add(change.transactionHash);
-    if (seenBundles.size > recentBundles) seenBundles.delete(seenBundles.values().next().value!);
-    bundles.inc();
+    // A mined bundle changed its relayer's balance: read once for the bundles mined meanwhile.
+    if (change.status === "included" || change.status === "failed") balances?.refreshSoon();
+    if (change.status === "submitted" && change.transactionHash && !remember(seenBundles, change.transactionHash)) bundles.inc();
   });
 
   return {
@@ -161,8 +166,8 @@ export function createJsonRpcMetrics(options: JsonRpcMetricsOptions): JsonRpcMet
 }
 
 /**
- * The relayer balance gauges, read from the node now, every `refreshIntervalMs` and on
- * `refresh()`; one read at a time (a refresh asked for during a read follows it), so a hung node
+ * The relayer balance gauges, read from the node now, every `refreshIntervalMs` and shortly
+ * after `refreshSoon()`; one read at a time (a refresh asked for during a read follows it), so a hung node
  * never piles up calls. A balance that cannot be read keeps its last value; the refreshed-at
  * gauge says how old the values are (0 until every balance has been read once).
  */
@@ -214,8 +219,19 @@ function relayerBalances(
     timer = clock.setTimeout(tick, intervalMs);
   };
   tick();
+  let soon: Timer | undefined;
+  /** A read `afterBundleMs` from now, one for every bundle mined meanwhile and each of its operations. */
+  const refreshSoon = () => {
+    soon ??= clock.setTimeout(() => {
+      soon = undefined;
+      refresh();
+    }, afterBundleMs);
+  };
   return {
-    refresh,
-    close: () => timer?.cancel(),
+    refreshSoon,
+    close: () => {
+      timer?.cancel();
+      soon?.cancel();
+    },
   };
 }

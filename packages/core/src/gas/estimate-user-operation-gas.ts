@@ -100,8 +100,6 @@ export async function estimateUserOperationGas(
         }
       : // Clients read both fields on v0.7+; without a paymaster they are 0, as peers answer.
         { paymasterVerificationGasLimit: 0n, paymasterPostOpGasLimit: 0n };
-  const confirmed = await searchGasLimits({ ...search, userOperation: { ...probe, ...limits, ...paymasterLimits } as UserOperation, exact: true });
-
   const estimate: GasEstimate = {
     preVerificationGas: 0n,
     ...limits,
@@ -116,16 +114,47 @@ export async function estimateUserOperationGas(
     signature: probe.signature,
     preVerificationGas: op.preVerificationGas || 100_000n,
   } as UserOperation;
-  // Verification gas as used at the returned limits: under the EIP-7623 floor, preVerificationGas
-  // shrinks as it grows. The search's own runs can use more (the account pays a larger prefund
-  // there, where its EntryPoint deposit might cover the real one), which would leave it short.
-  const pvg = calculatePreVerificationGas(filled, confirmed.verificationGasUsed, entryPoint.version, context.preVerificationGas) + ((await context.l1DataGas?.(filled)) ?? 0n);
-  estimate.preVerificationGas = (pvg * (100n + BigInt(preVerificationGasMarkupPercent))) / 100n;
+  const l1DataGas = (await context.l1DataGas?.(filled)) ?? 0n;
+  const preVerificationGasAt = (verificationGasUsed: bigint) => {
+    const pvg = calculatePreVerificationGas(filled, verificationGasUsed, entryPoint.version, context.preVerificationGas) + l1DataGas;
+    return (pvg * (100n + BigInt(preVerificationGasMarkupPercent))) / 100n;
+  };
   // The searches ran on a topped-up balance; the operation as estimated must validate on the
   // sender's own (a caller's override counts): one that cannot pay its prefund is the
   // EntryPoint's AA21, as peers answer, not an estimate that fails at send.
-  const estimated = { ...filled, preVerificationGas: estimate.preVerificationGas } as UserOperation;
-  decodeValidationResult(entryPoint, estimated, await ethCall(context.client, validationCall(entryPoint, estimated, context.stateOverride)));
+  const validatesOnOwnBalance = async (preVerificationGas: bigint) => {
+    const estimated = { ...filled, preVerificationGas } as UserOperation;
+    decodeValidationResult(entryPoint, estimated, await ethCall(context.client, validationCall(entryPoint, estimated, context.stateOverride)));
+  };
+  // The most preVerificationGas the operation can get (none of its verification gas counted:
+  // under EIP-7623's floor it shrinks as that grows): what pays that prefund pays the smaller one.
+  const upperBound = preVerificationGasAt(0n);
+
+  // Usually one run confirms the limits and checks the prefund at once: the operation as
+  // estimated, at that bound, on the sender's own balance, reading its EntryPoint deposit.
+  const atBound = await searchGasLimits({ client: context.client, entryPoint, stateOverride: context.stateOverride, userOperation: { ...filled, preVerificationGas: upperBound } as UserOperation, exact: true, depositOf: op.sender }).catch(() => undefined);
+  if (atBound) {
+    const preVerificationGas = preVerificationGasAt(atBound.verificationGasUsed);
+    // Unless the deposit covers the exact prefund but not the bound's: the sender paid in that run
+    // and will not on chain, so its verification gas there is more than the operation's.
+    const pays = (pvg: bigint) => (atBound.deposit ?? 0n) < requiredPrefund({ ...filled, preVerificationGas: pvg } as UserOperation);
+    if (pays(upperBound) === pays(preVerificationGas)) {
+      estimate.preVerificationGas = preVerificationGas;
+      return estimate;
+    }
+  }
+  // Otherwise (it failed, or paid what the sender will not): confirm the limits on the topped-up
+  // balance and, beside it, check the prefund at the bound; at the exact figure only if that fails.
+  const [confirmation, ownBalance] = await Promise.allSettled([
+    searchGasLimits({ ...search, userOperation: { ...probe, ...limits, ...paymasterLimits } as UserOperation, exact: true }),
+    validatesOnOwnBalance(upperBound),
+  ]);
+  if (confirmation.status === "rejected") throw confirmation.reason;
+  // Verification gas as used at the returned limits: under the EIP-7623 floor, preVerificationGas
+  // shrinks as it grows. The search's own runs can use more (the account pays a larger prefund
+  // there, where its EntryPoint deposit might cover the real one), which would leave it short.
+  estimate.preVerificationGas = preVerificationGasAt(confirmation.value.verificationGasUsed);
+  if (ownBalance.status === "rejected") await validatesOnOwnBalance(estimate.preVerificationGas);
   return estimate;
 }
 

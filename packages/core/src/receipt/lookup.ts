@@ -8,6 +8,7 @@ import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import type { Preconfirmation } from "../ports/preconfirmation-store.ts";
+import type { MinedReceipt } from "../submit/transaction-tracker.ts";
 import type { UserOperation } from "../userop/types.ts";
 import {
   decodeUserOperationEvent,
@@ -58,6 +59,8 @@ export interface LookupContext {
   store: MempoolStore;
   entryPoints: EntryPointRegistry;
   receiptLookupRange: bigint;
+  /** The receipts the transaction tracker kept of the bundles it saw mined (`TransactionTracker.minedReceipt`). */
+  minedReceipt?: ((transactionHash: Hash) => MinedReceipt | undefined) | undefined;
 }
 
 /**
@@ -102,9 +105,18 @@ export async function findUserOperationEvent(
   return logs.find((log) => !log.removed);
 }
 
-/** The receipt of an included operation, or undefined while it is pending or unknown. */
+/**
+ * The receipt of an included operation, or undefined while it is pending or unknown. An operation
+ * this engine saw included is answered from the receipt its tracker kept: with no node request
+ * once the receipt is `reorgDepth` blocks deep, else with one, the canonical block at its height,
+ * so a receipt whose block was reorged out is never served, even before the tracker notices.
+ * Others are read from the node: the recorded transaction's receipt, else the logs.
+ */
 export async function getUserOperationReceipt(context: LookupContext, userOpHash: Hash): Promise<UserOperationReceipt | undefined> {
-  const found = await findEvent(context, userOpHash);
+  const entry = await context.store.get(userOpHash);
+  const kept = await keptReceipt(context, entry);
+  if (kept) return userOperationReceipt(userOpHash, kept.event, kept.receipt, kept.head);
+  const found = await findEvent(context, userOpHash, entry);
   if (!found) return undefined;
   const { event } = found;
   // The receipt the record's event came from is reused; one found in the logs is read.
@@ -113,6 +125,25 @@ export async function getUserOperationReceipt(context: LookupContext, userOpHash
     context.client.getBlockNumber({ cacheTime: 0 }),
   ]);
   if (!rpcReceipt) return undefined;
+  return userOperationReceipt(userOpHash, event, rpcReceipt, latest);
+}
+
+/** The tracker's kept receipt of an included operation, while its block is canonical. */
+async function keptReceipt(context: LookupContext, entry: MempoolEntry | undefined) {
+  const inclusion = entry?.status === "included" ? entry.inclusion : undefined;
+  const kept = inclusion && context.minedReceipt?.(inclusion.transactionHash);
+  if (!kept || kept.receipt.blockHash !== inclusion.blockHash) return undefined;
+  const event = kept.receipt.logs.find((l) => l.topics[0] === userOperationEventTopic && l.topics[1] === entry!.userOpHash);
+  if (!event) return undefined;
+  if (!kept.final) {
+    const block = await context.client.getBlock({ blockNumber: inclusion.blockNumber, includeTransactions: false });
+    if (block.hash !== inclusion.blockHash) return undefined;
+  }
+  return { ...kept, event };
+}
+
+/** The domain receipt of `userOpHash` from its event, the bundle's receipt and the latest block number. */
+function userOperationReceipt(userOpHash: Hash, event: RawLog, rpcReceipt: RpcMinedReceipt, latest: bigint): UserOperationReceipt {
   const receipt = formatTransactionReceipt(rpcReceipt);
   const decoded = decodeUserOperationEvent(event);
   const logs = logsOfUserOperation(receipt.logs, userOpHash, event.address);

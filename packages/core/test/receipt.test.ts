@@ -9,6 +9,7 @@ import {
   toEventSelector,
 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BundlerSettingsInput } from "../src/engine/settings.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { UserOperationReceipt } from "../src/receipt/lookup.ts";
 import { encodeUserOperationReceipt } from "../src/rpc/encode.ts";
@@ -30,8 +31,8 @@ describe("user operation receipts", () => {
   afterAll(() => fx?.devnet.stop());
 
   /** An included operation that deposited to its EntryPoint: its one log is `Deposited`. */
-  async function includedDeposit(version: EntryPointVersion, client?: ChainClient) {
-    const { bundler } = await fx.makeBundler({ client });
+  async function includedDeposit(version: EntryPointVersion, client?: ChainClient, settings?: BundlerSettingsInput) {
+    const { bundler } = await fx.makeBundler({ client, settings });
     const account = await fx.makeAccount(version);
     const entryPoint = account.entryPoint.address;
     const data = encodeFunctionData({ abi: depositTo, args: [account.address] });
@@ -91,12 +92,43 @@ describe("user operation receipts", () => {
     },
   );
 
-  it("the receipt of an operation the engine recorded as included costs the node its transaction's receipt and the block number, no log scan", async () => {
+  it("the receipt of an operation the engine saw included comes from its tracker: one node request (its block still canonical) until reorgDepth blocks deep, none after", async () => {
     const node = fx.countingClient();
-    const { bundler, hash } = await includedDeposit("0.7", node.client);
+    const { bundler, hash, transactionHash } = await includedDeposit("0.7", node.client, { tracking: { reorgDepth: 2, blockPollingIntervalMs: 20 } });
     node.reset();
-    expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
-    expect(node.requests).toEqual({ eth_getTransactionReceipt: 1, eth_blockNumber: 1 });
+    const receipt = await bundler.getUserOperationReceipt(hash);
+    expect(receipt?.success).toBe(true);
+    expect(receipt?.receipt.transactionHash).toBe(transactionHash);
+    expect(node.requests).toEqual({ eth_getBlockByNumber: 1 });
+
+    await fx.client.request({ method: "anvil_mine" as never, params: ["0x2"] as never });
+    bundler.start();
+    try {
+      // Once the tracker has seen the block 2 deep, the receipt is final: no request at all.
+      await expect
+        .poll(async () => {
+          node.reset();
+          await bundler.getUserOperationReceipt(hash);
+          return { ...node.requests };
+        })
+        .toEqual({});
+      const final = await bundler.getUserOperationReceipt(hash);
+      expect(final?.receipt.confirmations).toBe(3n);
+      const { confirmations: _, ...transaction } = final!.receipt;
+      expect(transaction).toEqual(await fx.client.getTransactionReceipt({ hash: transactionHash }));
+    } finally {
+      await bundler.stop();
+    }
+  });
+
+  it("a kept receipt whose block was reorged out is not served, even before the tracker sees the reorg", async () => {
+    // Not started: the tracker saw the bundle mined and will see no later block.
+    const { bundler, hash } = await includedDeposit("0.7");
+    const before = (await bundler.getUserOperationReceipt(hash))!;
+    await fx.client.request({ method: "anvil_reorg" as never, params: [1, []] as never });
+    expect((await fx.client.getBlock({ blockNumber: before.receipt.blockNumber })).hash).not.toBe(before.receipt.blockHash);
+    const after = await bundler.getUserOperationReceipt(hash);
+    expect(after?.receipt.blockHash).not.toBe(before.receipt.blockHash);
   });
 
   it("a submitted operation is looked up by its recorded transaction, no log scan: none while it waits in the node, the receipt once mined", async () => {

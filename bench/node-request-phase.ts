@@ -8,8 +8,9 @@
  * - bundle: estimating, sending and following bundles (`handleOps`, code hashes, the relayers'
  *   balances and nonces, receipts);
  * - receipt: what only receipt and operation lookups ask (`eth_getUserOperationReceipt`,
- *   `eth_getUserOperationByHash`): the latest block number and log scans. Their reads of a bundle's
- *   transaction receipt look like the tracker's and count in bundle;
+ *   `eth_getUserOperationByHash`): the latest block number, a block by its number (is a kept
+ *   receipt's block still canonical) and log scans. Their reads of a bundle's transaction receipt
+ *   look like the tracker's and count in bundle;
  * - shared: fee suggestions, blocks and the chain id, which estimation and bundling both read.
  */
 import { type Abi, type Address, toFunctionSelector } from "viem";
@@ -68,6 +69,9 @@ export function nodeRequestPhase(relayers: readonly Address[]) {
     }
     if (bundleMethods.has(method)) return "bundle";
     if (receiptMethods.has(method)) return "receipt";
+    // The latest block is everyone's; a block by number is a lookup's.
+    if (method === "eth_getBlockByNumber" && /^0x[0-9a-f]+$/i.test(String(request.params?.[0])))
+      return "receipt";
     if (sharedMethods.has(method)) return "shared";
     return "other";
   };

@@ -8,7 +8,6 @@ import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
 import type { Preconfirmation } from "../ports/preconfirmation-store.ts";
-import type { MinedReceipt } from "../submit/transaction-tracker.ts";
 import type { UserOperation } from "../userop/types.ts";
 import {
   decodeUserOperationEvent,
@@ -52,6 +51,17 @@ export interface UserOperationReceipt extends ViemUserOperationReceipt {
   /** Why it did not succeed: the revert reason the EntryPoint recorded (see `userOperationRevertReason`). */
   reason?: string;
   receipt: UserOperationTransactionReceipt;
+}
+
+/**
+ * A bundle receipt the transaction tracker read when the bundle was mined, kept for lookups:
+ * `head` is the latest block the tracker followed, `final` whether the receipt lies `reorgDepth`
+ * blocks deep, past which the tracker no longer checks it for reorgs.
+ */
+export interface MinedReceipt {
+  receipt: RpcMinedReceipt;
+  head: bigint;
+  final: boolean;
 }
 
 export interface LookupContext {

@@ -9,6 +9,7 @@ import type { Inclusion, MempoolEntry } from "../ports/mempool-store.ts";
 import type { PreconfirmationStore } from "../ports/preconfirmation-store.ts";
 import { settlePreconfirmation } from "../preconfirmation/settle-preconfirmation.ts";
 import type { UserOperation } from "../userop/types.ts";
+import type { MinedReceipt } from "../receipt/lookup.ts";
 import { decodeUserOperationEvent, userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { type SendBundleContext, type SentBundle, sendTransaction } from "./send-bundle.ts";
 import { SendBundleError } from "./send-error.ts";
@@ -72,13 +73,6 @@ export interface TransactionTracker {
    * the receipt lies `reorgDepth` blocks deep, past which the tracker no longer checks it.
    */
   minedReceipt(transactionHash: Hash): MinedReceipt | undefined;
-}
-
-/** A kept receipt of a mined bundle (see `TransactionTracker.minedReceipt`). */
-export interface MinedReceipt {
-  receipt: RpcMinedReceipt;
-  head: bigint;
-  final: boolean;
 }
 
 /** Receipts of mined bundles are kept for the latest this many included operations. */

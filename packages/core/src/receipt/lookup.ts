@@ -53,15 +53,10 @@ export interface UserOperationReceipt extends ViemUserOperationReceipt {
   receipt: UserOperationTransactionReceipt;
 }
 
-/**
- * A bundle receipt the transaction tracker read when the bundle was mined, kept for lookups:
- * `head` is the latest block the tracker followed, `final` whether the receipt lies `reorgDepth`
- * blocks deep, past which the tracker no longer checks it for reorgs.
- */
+/** A bundle receipt the transaction tracker read when the bundle was mined, kept for lookups, and the latest block the tracker followed. */
 export interface MinedReceipt {
   receipt: RpcMinedReceipt;
   head: bigint;
-  final: boolean;
 }
 
 export interface LookupContext {
@@ -117,10 +112,10 @@ export async function findUserOperationEvent(
 
 /**
  * The receipt of an included operation, or undefined while it is pending or unknown. An operation
- * this engine saw included is answered from the receipt its tracker kept: with no node request
- * once the receipt is `reorgDepth` blocks deep, else with one, the canonical block at its height,
- * so a receipt whose block was reorged out is never served, even before the tracker notices.
- * Others are read from the node: the recorded transaction's receipt, else the logs.
+ * this engine saw included is answered from the receipt its tracker kept, with one node request:
+ * the block at its height, which must still be the receipt's, so a receipt whose block was
+ * reorged out is never served, at any depth and before the tracker notices. Others are read from
+ * the node: the recorded transaction's receipt, else the logs.
  */
 export async function getUserOperationReceipt(context: LookupContext, userOpHash: Hash): Promise<UserOperationReceipt | undefined> {
   const entry = await context.store.get(userOpHash);
@@ -145,10 +140,8 @@ async function keptReceipt(context: LookupContext, entry: MempoolEntry | undefin
   if (!kept || kept.receipt.blockHash !== inclusion.blockHash) return undefined;
   const event = kept.receipt.logs.find((l) => l.topics[0] === userOperationEventTopic && l.topics[1] === entry!.userOpHash);
   if (!event) return undefined;
-  if (!kept.final) {
-    const block = await context.client.getBlock({ blockNumber: inclusion.blockNumber, includeTransactions: false });
-    if (block.hash !== inclusion.blockHash) return undefined;
-  }
+  const block = await context.client.getBlock({ blockNumber: inclusion.blockNumber, includeTransactions: false });
+  if (block.hash !== inclusion.blockHash) return undefined;
   return { ...kept, event };
 }
 

@@ -69,8 +69,7 @@ export interface TransactionTracker {
    * The receipt of a transaction in which the tracker recorded operations included, kept so
    * receipt lookups need not read it from the node again; undefined once it left the canonical
    * chain as far as the tracker saw, or was forgotten (the latest `MINED_RECEIPTS_KEPT_OPS`
-   * operations' receipts are kept). `head` is the latest block the tracker saw; `final`, whether
-   * the receipt lies `reorgDepth` blocks deep, past which the tracker no longer checks it.
+   * operations' receipts are kept). `head` is the latest block the tracker followed.
    */
   minedReceipt(transactionHash: Hash): MinedReceipt | undefined;
 }
@@ -431,7 +430,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
     minedReceipt(transactionHash) {
       const kept = minedReceipts.get(transactionHash);
       if (!kept || lastHead === undefined) return undefined;
-      return { receipt: kept.receipt, head: lastHead, final: !confirming.has(transactionHash) };
+      return { receipt: kept.receipt, head: lastHead };
     },
 
     follows(userOpHash) {

@@ -113,7 +113,8 @@ interface Confirming {
  * for `replaceAfterBlocks` with higher fees; cancels it with a zero-value transfer to the
  * relayer itself when its operations no longer repay the fees it would need; releases the
  * relayer only once its nonce is taken on chain; and watches mined bundles for `reorgDepth`
- * blocks, taking their operations back when their block leaves the canonical chain.
+ * blocks, taking their operations back when their block leaves the canonical chain. It keeps the
+ * receipts it read of mined bundles, so receipt lookups need not read them again.
  */
 export function createTransactionTracker(parameters: TransactionTrackerParameters): TransactionTracker {
   const { client, store, clock, logger, emit, feeOracle, settings, maxFeePerGas } = parameters;

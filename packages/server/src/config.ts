@@ -266,6 +266,7 @@ export const engineSettingNames = {
   maxPaymasterContextSize: ["validation", "maxPaymasterContextBytes"],
   maxConcurrentSimulations: ["validation", "maxConcurrentSimulations"],
   maxQueuedSimulations: ["validation", "maxQueuedSimulations"],
+  maxSimulationWaitMs: ["validation", "maxSimulationWaitMs"],
   validationGasLimit: ["gas", "validationGasLimit"],
   executionGasLimit: ["gas", "executionGasLimit"],
   estimationStaticBuffer: ["gas", "estimationStaticBuffer"],

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BusyError } from "../errors/errors.ts";
 import { RpcErrorCode, toRpcError } from "../rpc/rpc-errors.ts";
+import { createSimulatedClock } from "../simulation/simulated-clock.ts";
 import { createSimulationGate } from "./simulation-gate.ts";
 
 /** A simulation that runs until the test ends it. */
@@ -81,5 +82,34 @@ describe("simulation gate", () => {
     abort.abort(new Error("gone"));
     await expect(gate.run(a.work, abort.signal)).rejects.toThrow("gone");
     expect(a.started()).toBe(false);
+  });
+
+  it("answers busy a simulation that waits maxWaitMs without a slot, without running it, and runs the others", async () => {
+    const clock = createSimulatedClock();
+    const gate = createSimulationGate({ maxConcurrent: 1, maxQueued: 2, maxWaitMs: 5_000, clock });
+    const [a, b, c] = [held(), held(), held()];
+    const running = gate.run(a.work);
+    const first = gate.run(b.work).catch((error: unknown) => error);
+    await clock.advanceBy(2_000);
+    const second = gate.run(c.work);
+    await clock.advanceBy(3_000);
+
+    const refused = await first;
+    expect(refused).toBeInstanceOf(BusyError);
+    expect(toRpcError(refused as BusyError)).toMatchObject({
+      code: RpcErrorCode.limitExceeded,
+      message:
+        "the bundler is busy: waited 5000 ms without a free simulation slot (1 running, 1 waiting); retry in a moment",
+      data: { running: 1, queued: 1, retry: true },
+    });
+    expect(b.started()).toBe(false);
+    a.finish("a");
+    await running;
+    await Promise.resolve();
+    expect(c.started()).toBe(true); // admitted before its own deadline, which no longer fires
+    await clock.advanceBy(10_000);
+    c.finish("c");
+    await expect(second).resolves.toBe("c");
+    expect(clock.pending).toBe(0);
   });
 });

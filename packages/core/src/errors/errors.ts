@@ -606,20 +606,25 @@ export class InfrastructureError extends BundlerError {
 }
 
 /**
- * The engine is at its cap of concurrent simulations, with its wait queue full. Nothing was done:
- * the same request may be sent again shortly.
+ * The engine is at its cap of concurrent simulations, with its wait queue full, or the request
+ * waited `waitedMs` in that queue without a slot. Nothing was done: the same request may be sent
+ * again shortly.
  */
 export class BusyError extends BundlerError {
   override readonly kind = "busy";
   override name = "BusyError";
   readonly running: number;
   readonly queued: number;
-  constructor(running: number, queued: number) {
+  readonly waitedMs: number | undefined;
+  constructor(running: number, queued: number, waitedMs?: number) {
     super(
-      `the bundler is busy: ${running} simulations are running and ${queued} waiting, the most it takes; retry in a moment`,
+      waitedMs === undefined
+        ? `the bundler is busy: ${running} simulations are running and ${queued} waiting, the most it takes; retry in a moment`
+        : `the bundler is busy: waited ${waitedMs} ms without a free simulation slot (${running} running, ${queued} waiting); retry in a moment`,
     );
     this.running = running;
     this.queued = queued;
+    this.waitedMs = waitedMs;
   }
 }
 

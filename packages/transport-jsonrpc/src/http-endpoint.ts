@@ -7,7 +7,7 @@ import {
   preflightHeaders,
 } from "./browser-guard.ts";
 import { type JsonRpcEndpointOptions, normalizePath, resolveEndpoint } from "./endpoint.ts";
-import { jsonAnswer, rpcError } from "./respond.ts";
+import { busyAnswer, busyHeaders, isBusy, jsonAnswer, rpcError } from "./respond.ts";
 
 export interface JsonRpcHttpOptions extends JsonRpcEndpointOptions {
   /**
@@ -187,7 +187,10 @@ export function createHttpEndpoint(options: JsonRpcHttpOptions): HttpEndpoint {
           return jsonAnswer(200, handler.parseError((error as Error).message), cors);
         }
       const reply = await handler.handle(parsed, request);
-      return reply === undefined ? { status: 204, headers: cors } : jsonAnswer(200, reply, cors);
+      if (reply === undefined) return { status: 204, headers: cors };
+      return isBusy(reply)
+        ? jsonAnswer(busyAnswer.status, reply, busyHeaders(cors))
+        : jsonAnswer(200, reply, cors);
     },
   };
 }

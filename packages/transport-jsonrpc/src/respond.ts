@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import type { JsonRpcResponse } from "@bundlekit/core";
+import { type JsonRpcResponse, RpcErrorCode } from "@bundlekit/core";
 import type { HttpAnswer } from "./http-endpoint.ts";
 
 /** A JSON-RPC error answer that belongs to no request (`id: null`). */
@@ -9,6 +9,35 @@ export const rpcError = (code: number, message: string): JsonRpcResponse => ({
   id: null,
   error: { code, message },
 });
+
+/**
+ * How HTTP says "busy, retry in a moment" (-32005): status 429 with `Retry-After` in seconds. 429
+ * rather than 503 because the clients that retry by themselves retry it after `Retry-After`
+ * (viem retries 429 and 503, ethers 429 only), and because proxies count a 503 as a failing
+ * backend (Envoy's outlier detection ejects it, nginx's `max_fails` may), which moves the load
+ * onto the other instances and overloads them in turn; gRPC's RESOURCE_EXHAUSTED maps to 429 too.
+ */
+export const busyAnswer = { status: 429, retryAfterSeconds: 1 } as const;
+
+/**
+ * The headers of a busy answer: `Retry-After`, readable by a page of an allowed origin too (it is
+ * not a CORS-safelisted header).
+ */
+export function busyHeaders(cors: Record<string, string>): Record<string, string> {
+  const retryAfter = { "retry-after": String(busyAnswer.retryAfterSeconds) };
+  return "access-control-allow-origin" in cors
+    ? { ...cors, ...retryAfter, "access-control-expose-headers": "retry-after" }
+    : { ...cors, ...retryAfter };
+}
+
+/** Whether every answer of `reply` (one, or a batch's) is busy (-32005), so the whole of it may be retried. */
+export function isBusy(reply: JsonRpcResponse | JsonRpcResponse[]): boolean {
+  const answers = Array.isArray(reply) ? reply : [reply];
+  return (
+    answers.length > 0 &&
+    answers.every((answer) => "error" in answer && answer.error.code === RpcErrorCode.limitExceeded)
+  );
+}
 
 /** A JSON answer. */
 export function jsonAnswer(
@@ -43,6 +72,7 @@ export const sendJson = (
 const statusText: Record<number, string> = {
   403: "Forbidden",
   404: "Not Found",
+  429: "Too Many Requests",
   503: "Service Unavailable",
 };
 

@@ -166,6 +166,30 @@ async function estimateOnce(
   nonce: bigint,
   version: EntryPointVersion,
 ): Promise<Gas> {
+  const gas = await estimateGas(bundler, account, nonce, version);
+  // Twice the suggested fee: headroom should the base fee rise during the run.
+  return { ...gas, maxFeePerGas: gas.maxFeePerGas * 2n };
+}
+
+/** `account`'s operation at `nonce` estimated by the service, as a wallet does, then signed with the estimate's figures. */
+export async function estimateAndSign(
+  bundler: BundlerClient,
+  account: SmartAccount,
+  nonce: bigint,
+  chainId: number,
+  version: EntryPointVersion,
+) {
+  const gas = await estimateGas(bundler, account, nonce, version);
+  return signedOperation(account, nonce, gas, chainId, version);
+}
+
+/** Gas limits and fees of `account`'s operation at `nonce`, from one `eth_estimateUserOperationGas`. */
+async function estimateGas(
+  bundler: BundlerClient,
+  account: SmartAccount,
+  nonce: bigint,
+  version: EntryPointVersion,
+): Promise<Gas> {
   const stub = {
     ...(await draftOperation(account, nonce, version)),
     callGasLimit: 0n,
@@ -183,8 +207,7 @@ async function estimateOnce(
     callGasLimit: BigInt(estimate.callGasLimit!),
     verificationGasLimit: BigInt(estimate.verificationGasLimit!),
     preVerificationGas: BigInt(estimate.preVerificationGas!),
-    // Twice the suggested fee: headroom should the base fee rise during the run.
-    maxFeePerGas: BigInt(estimate.maxFeePerGas!) * 2n,
+    maxFeePerGas: BigInt(estimate.maxFeePerGas!),
     maxPriorityFeePerGas: BigInt(estimate.maxPriorityFeePerGas!),
   };
 }

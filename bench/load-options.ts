@@ -19,6 +19,9 @@ export const usage = `Usage: pnpm bench [options]
   --queue-depth D       at most D accepted, not yet included operations per account; 0 = no limit (default 3:
                         ERC-7562 lets an unstaked sender hold 4, and the service may still count one
                         that this script has already seen on chain)
+  --estimate            every operation is estimated by the service (eth_estimateUserOperationGas) before
+                        it is signed with the estimate's figures and sent, as wallets do; the estimate's
+                        latency is recorded
   --runs K              repeat the whole run K times (fresh devnet and service); results are medians (default 1)
   --timeout S           seconds to wait for the last receipt after the last send (default 120)
   --out DIR             where results go (default bench/results)
@@ -35,6 +38,7 @@ export interface LoadOptions {
   bundleInterval: number | undefined;
   bundleSize: number | undefined;
   queueDepth: number;
+  estimate: boolean;
   runs: number;
   timeoutSeconds: number;
   out: string;
@@ -55,6 +59,7 @@ export function parseLoadOptions(argv: string[]): LoadOptions {
       "bundle-interval": { type: "string" },
       "bundle-size": { type: "string" },
       "queue-depth": { type: "string", default: "3" },
+      estimate: { type: "boolean", default: false },
       runs: { type: "string", default: "1" },
       timeout: { type: "string", default: "120" },
       out: { type: "string", default: "bench/results" },
@@ -88,6 +93,7 @@ export function parseLoadOptions(argv: string[]): LoadOptions {
         ? undefined
         : integerFlag("bundle-size", values["bundle-size"], 1),
     queueDepth: integerFlag("queue-depth", values["queue-depth"], 0),
+    estimate: values.estimate,
     runs: integerFlag("runs", values.runs, 1),
     timeoutSeconds: integerFlag("timeout", values.timeout, 1),
     out: values.out,

@@ -3,11 +3,15 @@ import type { ServiceProcess } from "@bundlekit/server";
 import type { Hash } from "viem";
 import type { SignedOperation } from "./accounts.ts";
 import type { LoadOptions } from "./load-options.ts";
+import type { NodeRequestCounts, NodeRequestTally } from "./node-requests.ts";
 import type { MachineFacts } from "./run-facts.ts";
 import { type Distribution, distribution } from "./stats.ts";
 
 /** One operation's life as the load generator saw it; times in ms from the start of sending. */
 export interface OpRecord extends SignedOperation {
+  /** With `--estimate`: when its `eth_estimateUserOperationGas` was sent and answered. */
+  estimateStartedAt?: number;
+  estimatedAt?: number;
   sentAt?: number;
   acceptedAt?: number;
   error?: string;
@@ -21,6 +25,8 @@ export interface RunMeasurements {
   totalMs: number;
   timedOut: boolean;
   cpuSeconds: { service: number | undefined; anvil: number | undefined; loadGenerator: number };
+  /** The service's requests to the node over the window, by phase and method. */
+  nodeRequests: NodeRequestTally;
   /** The service's CPU seconds per second while idle (bundling timer only), measured just before the load. */
   serviceIdleCpuPerSecond: number | undefined;
 }
@@ -61,6 +67,11 @@ export function summarise(
     sendLatencyMs: distribution(
       accepted.map((r) => r.acceptedAt! - r.sentAt!),
     ) satisfies Distribution,
+    estimateLatencyMs: distribution(
+      records
+        .filter((r) => r.estimatedAt !== undefined)
+        .map((r) => r.estimatedAt! - r.estimateStartedAt!),
+    ) satisfies Distribution,
     timeToReceiptMs: distribution(
       included.map((r) => r.includedAt! - r.sentAt!),
     ) satisfies Distribution,
@@ -69,6 +80,15 @@ export function summarise(
       cpu.service === undefined || accepted.length === 0
         ? undefined
         : Math.round((cpu.service / accepted.length) * 1e5) / 1e5,
+    /** anvil's CPU over the window per accepted operation. */
+    nodeCpuSecondsPerOp:
+      cpu.anvil === undefined || accepted.length === 0
+        ? undefined
+        : Math.round((cpu.anvil / accepted.length) * 1e5) / 1e5,
+    /** The service's node requests per accepted operation: in all, by phase, by phase and method. */
+    nodeRequestsPerOp: perOperation(run.nodeRequests.counts, accepted.length),
+    /** The node's answering time per accepted operation (ms), as nodeRequestsPerOp. */
+    nodeMsPerOp: perOperation(run.nodeRequests.milliseconds, accepted.length),
     serviceIdleCpuPerSecond: run.serviceIdleCpuPerSecond,
     serviceCpuUtilisation:
       cpu.service === undefined
@@ -76,6 +96,26 @@ export function summarise(
         : Math.round((cpu.service / (run.totalMs / 1000)) * 100) / 100,
     serviceLogLines: { ...service.logCounts },
     errors: [...errors].map(([message, count]) => ({ message, count })),
+  };
+}
+
+function perOperation(counts: NodeRequestCounts, operations: number) {
+  const per = (n: number) => (operations > 0 ? Math.round((n / operations) * 100) / 100 : 0);
+  const sum = (byKey: Record<string, number>) => Object.values(byKey).reduce((a, b) => a + b, 0);
+  const phases = Object.entries(counts);
+  return {
+    total: per(phases.reduce((total, [, byKey]) => total + sum(byKey), 0)),
+    byPhase: Object.fromEntries(phases.map(([phase, byKey]) => [phase, per(sum(byKey))])),
+    byMethod: Object.fromEntries(
+      phases.map(([phase, byKey]) => [
+        phase,
+        Object.fromEntries(
+          Object.entries(byKey)
+            .sort(([, a], [, b]) => b - a)
+            .map(([key, n]) => [key, per(n)]),
+        ),
+      ]),
+    ),
   };
 }
 
@@ -100,7 +140,17 @@ export function summaryTable(report: Report): string {
     ["included ops/s", (r) => String(r.includedOpsPerSecond)],
     ["send latency p50 / p95 (ms)", (r) => ms(r.sendLatencyMs)],
     ["time to receipt p50 / p95 (ms)", (r) => ms(r.timeToReceiptMs)],
+    ["estimate latency p50 / p95 (ms)", (r) => ms(r.estimateLatencyMs)],
     ["service CPU s per op", (r) => String(r.serviceCpuSecondsPerOp ?? "-")],
+    ["node (anvil) CPU s per op", (r) => String(r.nodeCpuSecondsPerOp ?? "-")],
+    [
+      "node requests per op: all (estimate / send / bundle / shared)",
+      (r) => {
+        const p = r.nodeRequestsPerOp.byPhase;
+        const at = (phase: string) => String(p[phase] ?? 0);
+        return `${r.nodeRequestsPerOp.total} (${at("estimate")} / ${at("send")} / ${at("bundle")} / ${at("shared")})`;
+      },
+    ],
     [
       "service CPU s per s: under load / idle",
       (r) => `${r.serviceCpuUtilisation ?? "-"} / ${r.serviceIdleCpuPerSecond ?? "-"}`,
@@ -131,5 +181,24 @@ export function summaryTable(report: Report): string {
       `${p.blockTime === undefined ? "a block per transaction" : `a block every ${p.blockTime} s`}, ${p.relayers} relayers, ` +
       `bundleInterval ${p.bundleInterval ?? "default"}${p.bundleInterval === undefined ? "" : " ms"}, bundleSize ${p.bundleSize ?? "default"}; ` +
       `${report.machine.cores} cores, Node ${report.machine.node}, ${report.date.slice(0, 10)}`,
+  ].join("\n");
+}
+
+/**
+ * The node requests per accepted operation by phase and method (median over the runs), with the
+ * node's answering time per operation for each: where the node's work goes.
+ */
+export function nodeRequestTable(results: RunResults): string {
+  const counts = results.nodeRequestsPerOp.byMethod;
+  const ms = results.nodeMsPerOp.byMethod;
+  const rows = Object.entries(counts).flatMap(([phase, byKey]) =>
+    Object.entries(byKey).map(
+      ([key, n]) => `| ${phase} | \`${key}\` | ${n} | ${ms[phase]?.[key] ?? "-"} |`,
+    ),
+  );
+  return [
+    "| phase | request (method, selector) | per op | node ms per op |",
+    "| --- | --- | --- | --- |",
+    ...rows,
   ].join("\n");
 }

@@ -10,7 +10,13 @@ import { startDevnet } from "@bundlekit/devnet";
 import { type ServiceProcess, startServiceProcess } from "@bundlekit/server";
 import { type Address, createPublicClient, http, type PublicClient } from "viem";
 import { createBundlerClient, formatUserOperationRequest } from "viem/account-abstraction";
-import { type BundlerClient, prepareOperations, setUpAccounts } from "./accounts.ts";
+import { privateKeyToAccount } from "viem/accounts";
+import {
+  type BundlerClient,
+  estimateAndSign,
+  prepareOperations,
+  setUpAccounts,
+} from "./accounts.ts";
 import { loadGeneratorLimits } from "./load-generator-limits.ts";
 import { type LoadOptions, openLoopSchedule, parseLoadOptions, usage } from "./load-options.ts";
 import {
@@ -18,9 +24,11 @@ import {
   type Report,
   type RunMeasurements,
   type RunResults,
+  nodeRequestTable,
   summarise,
   summaryTable,
 } from "./load-report.ts";
+import { type NodeRequestCounter, startNodeRequestCounter } from "./node-requests.ts";
 import { findChildPid, processCpuSeconds } from "./proc.ts";
 import { commandLine, gitCommit, machineFacts } from "./run-facts.ts";
 import { cleanUp, describeError, log, onCleanUp, runScript, sleep } from "./script.ts";
@@ -76,10 +84,17 @@ async function runOnce(options: LoadOptions): Promise<RunResults> {
   const anvilPid = findChildPid(process.pid, "anvil");
   log(`devnet: anvil pid ${anvilPid ?? "unknown"} at ${devnet.rpcUrl}`);
 
+  // The service talks to the node through a counting proxy; the load generator talks to it directly.
+  const nodeRequests = await startNodeRequestCounter({
+    target: devnet.rpcUrl,
+    relayers: devnet.relayerKeys.map((key) => privateKeyToAccount(key).address),
+  });
+  onCleanUp(() => nodeRequests.stop());
+
   const dataDir = mkdtempSync(join(os.tmpdir(), "bundlekit-bench-"));
   onCleanUp(async () => rmSync(dataDir, { recursive: true, force: true }));
   const service = await startServiceProcess({
-    rpcUrl: devnet.rpcUrl,
+    rpcUrl: nodeRequests.url,
     relayerKeys: devnet.relayerKeys,
     database: join(dataDir, "mempool.sqlite"),
     env: {
@@ -113,27 +128,51 @@ async function runOnce(options: LoadOptions): Promise<RunResults> {
   log(
     `load: sending ${options.ops} operations from ${options.accounts} accounts, ${options.concurrency} at a time`,
   );
-  const run = await sendLoad(records, client, bundler, entryPoint, service, anvilPid, options);
+  const run = await sendLoad(records, {
+    client,
+    bundler,
+    entryPoint,
+    service,
+    anvilPid,
+    nodeRequests,
+    estimate: options.estimate
+      ? (record) =>
+          estimateAndSign(
+            bundler,
+            accounts[record.account]!,
+            record.nonce,
+            devnet.chainId,
+            options.version,
+          )
+      : undefined,
+    options,
+  });
   const results = summarise(records, run, service);
   await cleanUp();
   runningService = undefined;
   return results;
 }
 
+interface LoadContext {
+  client: PublicClient;
+  bundler: BundlerClient;
+  entryPoint: Address;
+  service: ServiceProcess;
+  anvilPid: number | undefined;
+  nodeRequests: NodeRequestCounter;
+  /** With `--estimate`: the operation estimated by the service and signed with its figures. */
+  estimate: ((record: OpRecord) => Promise<Pick<OpRecord, "op" | "hash">>) | undefined;
+  options: LoadOptions;
+}
+
 /**
  * The timed part: one lane per account sends its operations in nonce order (the next after the
- * previous is accepted), with at most `concurrency` requests in flight overall; a watcher polls
- * anvil for `UserOperationEvent`s. Ends when every accepted operation is on chain or at the timeout.
+ * previous is accepted), with at most `concurrency` requests in flight overall (with `--estimate`,
+ * an operation's estimate and send hold one slot); a watcher polls anvil for
+ * `UserOperationEvent`s. Ends when every accepted operation is on chain or at the timeout.
  */
-async function sendLoad(
-  records: OpRecord[],
-  client: PublicClient,
-  bundler: BundlerClient,
-  entryPoint: Address,
-  service: ServiceProcess,
-  anvilPid: number | undefined,
-  options: LoadOptions,
-): Promise<RunMeasurements> {
+async function sendLoad(records: OpRecord[], context: LoadContext): Promise<RunMeasurements> {
+  const { client, bundler, entryPoint, service, anvilPid, nodeRequests, options } = context;
   const byHash = new Map(records.map((r) => [r.hash, r]));
   const lanes = Array.from({ length: options.accounts }, (_, i) =>
     records.filter((r) => r.account === i),
@@ -149,6 +188,7 @@ async function sendLoad(
   await sleep(IDLE_SAMPLE_MS);
   const idleTo = processCpuSeconds(service.pid);
   const cpuBefore = { service: idleTo, anvil: anvilCpu(), self: process.cpuUsage() };
+  await nodeRequests.reset();
   const t0 = performance.now();
   const now = () => performance.now() - t0;
 
@@ -198,8 +238,14 @@ async function sendLoad(
         else if (options.queueDepth > 0) await until(() => outstanding(lane) < options.queueDepth);
         await until(() => slots > 0);
         slots--;
-        record.sentAt = now();
         try {
+          if (context.estimate) {
+            record.estimateStartedAt = now();
+            Object.assign(record, await context.estimate(record));
+            record.estimatedAt = now();
+            byHash.set(record.hash, record);
+          }
+          record.sentAt = now();
           const hash = await bundler.request({
             method: "eth_sendUserOperation",
             params: [formatUserOperationRequest(record.op), entryPoint],
@@ -226,6 +272,7 @@ async function sendLoad(
   const totalMs = now();
   const self = process.cpuUsage(cpuBefore.self);
   const cpuAfter = { service: processCpuSeconds(service.pid), anvil: anvilCpu() };
+  const nodeRequestTally = await nodeRequests.tally();
   await watcher.stop();
 
   const delta = (after: number | undefined, before: number | undefined) =>
@@ -242,6 +289,7 @@ async function sendLoad(
       anvil: delta(cpuAfter.anvil, cpuBefore.anvil),
       loadGenerator: Math.round((self.user + self.system) / 1000) / 1000,
     },
+    nodeRequests: nodeRequestTally,
     serviceIdleCpuPerSecond:
       idle === undefined ? undefined : Math.round((idle / (IDLE_SAMPLE_MS / 1000)) * 1000) / 1000,
   };
@@ -250,13 +298,13 @@ async function sendLoad(
 function writeReport(report: Report, options: LoadOptions): string[] {
   const dir = resolve(options.out);
   mkdirSync(dir, { recursive: true });
-  const name = `load-v${options.version}-${options.ops}ops-${options.accounts}accounts`;
+  const name = `load-v${options.version}-${options.ops}ops-${options.accounts}accounts${options.estimate ? "-estimate" : ""}`;
   const json = join(dir, `${name}.json`);
   const md = join(dir, `${name}.md`);
   writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(
     md,
-    `# Load: ${name}\n\n${summaryTable(report)}\n\nCommit ${report.commit ?? "unknown"}, ${report.machine.cpuModel ?? "unknown CPU"}, load average at start ${report.machine.loadAverageAtStart.join(" ")}.\n`,
+    `# Load: ${name}\n\n${summaryTable(report)}\n\nNode requests of the service per accepted operation (medians), counted at a proxy in front of anvil; node ms is the wall time from forwarding a request to its answer:\n\n${nodeRequestTable(report.results)}\n\nCommit ${report.commit ?? "unknown"}, ${report.machine.cpuModel ?? "unknown CPU"}, load average at start ${report.machine.loadAverageAtStart.join(" ")}.\n`,
   );
   return [json, md].map((file) => relative(process.cwd(), file));
 }

@@ -45,17 +45,17 @@ afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 describe("bench/load.ts", () => {
   // The one run of the benchmark in these tests: small, offered open-loop, a block a second.
-  it("records every metric of a small open-loop run on a devnet with a block time, with the command and the machine", {
+  it("records every metric of a small open-loop run with estimates on a devnet with a block time, with the command and the machine", {
     timeout: 180_000,
   }, async () => {
-    const args = ["--ops", "4", "--accounts", "2", "--rate", "4", "--block-time", "1", "--out", outDir];
+    const args = ["--ops", "4", "--accounts", "2", "--rate", "4", "--block-time", "1", "--estimate", "--out", outDir];
     const started = Date.now();
     const { code, stdout, stderr } = await runBench(args).done;
     const ended = Date.now();
     expect(code, stderr).toBe(0);
     expect(stdout).toContain("accepted ops/s");
 
-    const file = join(outDir, "load-v0.7-4ops-2accounts.json");
+    const file = join(outDir, "load-v0.7-4ops-2accounts-estimate.json");
     const report = JSON.parse(readFileSync(file, "utf8"));
     expect(report.command).toBe(
       `node --experimental-strip-types --no-warnings bench/load.ts ${args.join(" ")}`,
@@ -72,6 +72,7 @@ describe("bench/load.ts", () => {
       concurrency: 2,
       rate: 4,
       blockTime: 1,
+      estimate: true,
       runs: 1,
     });
 
@@ -88,7 +89,7 @@ describe("bench/load.ts", () => {
     expect(r.bundles).toBeGreaterThanOrEqual(2); // one operation per sender per bundle, two nonces each
     expect(r.acceptedOpsPerSecond).toBeGreaterThan(0);
     expect(r.includedOpsPerSecond).toBeGreaterThan(0);
-    for (const latency of [r.sendLatencyMs, r.timeToReceiptMs]) {
+    for (const latency of [r.estimateLatencyMs, r.sendLatencyMs, r.timeToReceiptMs]) {
       expect(latency.count).toBe(4);
       expect(latency.p50).toBeGreaterThan(0);
       expect(latency.p95).toBeGreaterThanOrEqual(latency.p50);
@@ -101,9 +102,21 @@ describe("bench/load.ts", () => {
     expect(r.cpuSeconds.anvil).toBeGreaterThan(0);
     expect(r.serviceCpuSecondsPerOp).toBeGreaterThan(0);
     expect(r.serviceCpuSecondsPerOp).toBeLessThan(r.totalSeconds * os.cpus().length);
+    expect(r.nodeCpuSecondsPerOp).toBeGreaterThan(0);
+    // Counted at the proxy in front of anvil: each operation's estimate calls the gas search, and
+    // its send traces the validation on the node; bundling sends the bundles.
+    const perOp = r.nodeRequestsPerOp;
+    expect(perOp.byMethod.estimate["eth_call 0x0efeea38"]).toBeGreaterThanOrEqual(1);
+    expect(perOp.byMethod.send["debug_traceCall 0xc3bce009"]).toBeGreaterThanOrEqual(1);
+    expect(perOp.byMethod.bundle.eth_sendRawTransaction).toBeGreaterThan(0);
+    expect(perOp.byMethod.other).toBeUndefined();
+    expect(perOp.total).toBeCloseTo(
+      Object.values(perOp.byPhase as Record<string, number>).reduce((a, b) => a + b, 0),
+      1,
+    );
     expect(report.runs).toEqual([r]);
 
-    const summary = readFileSync(join(outDir, "load-v0.7-4ops-2accounts.md"), "utf8");
+    const summary = readFileSync(join(outDir, "load-v0.7-4ops-2accounts-estimate.md"), "utf8");
     expect(summary).toContain(report.command);
     expect(summary).toContain("| metric | value |");
     expect(summary).toContain(`| time to receipt p50 / p95 (ms) | ${r.timeToReceiptMs.p50} / ${r.timeToReceiptMs.p95} |`);
@@ -123,7 +136,14 @@ describe("bench/load.ts", () => {
           success: true,
           transactionHash: `0x${"ab".repeat(32)}`,
         })) as OpRecord[],
-        { sendingMs: 500, totalMs: 1_000, timedOut: false, cpuSeconds: { service: 0.5, anvil: 0.2, loadGenerator: 0.1 }, serviceIdleCpuPerSecond: 0.01 },
+        {
+          sendingMs: 500,
+          totalMs: 1_000,
+          timedOut: false,
+          cpuSeconds: { service: 0.5, anvil: 0.2, loadGenerator: 0.1 },
+          nodeRequests: { counts: { send: { debug_traceCall: 2 } }, milliseconds: { send: { debug_traceCall: 6 } } },
+          serviceIdleCpuPerSecond: 0.01,
+        },
         { logCounts: {} },
       );
     const runs = [run([100, 300]), run([200, 400]), run([50, 250])];
@@ -140,6 +160,7 @@ describe("bench/load.ts", () => {
     // Each run's p50 and p95 of its two send latencies, and the medians of those: 200 of 200, 300, 150; 290 of 290, 390, 240.
     expect(table).toContain("| send latency p50 / p95 (ms) | 200 / 290 | 200 / 290 | 300 / 390 | 150 / 240 |");
     expect(table).toContain("| operations accepted / sent | 2 / 2 | 2 / 2 | 2 / 2 | 2 / 2 |");
+    expect(table).toContain("| node requests per op: all (estimate / send / bundle / shared) | 1 (0 / 1 / 0 / 0) |");
   });
 
   it("offers operations open-loop: the i-th, taking the accounts in turn, due at i / rate seconds", () => {

@@ -140,6 +140,24 @@ describe("bundler engine", () => {
     for (const hash of [firstHash, ...hashes]) expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
   });
 
+  it("estimates and admits an operation queued behind the sender's pooled one with one simulation each, none failing first", async () => {
+    const node = fx.countingClient();
+    const { bundler } = await fx.makeBundler({ client: node.client });
+    const account = await fx.makeAccount("0.7");
+    const to = privateKeyToAccount(fx.devnet.accountKeys[16]!).address;
+    await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to, value: 1n }), account.entryPoint.address);
+    await bundler.sendBundleNow(); // deploys the account
+    await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to, value: 1n }, { nonce: 1n }), account.entryPoint.address);
+
+    node.reset();
+    const queued = await fx.makeOperation(bundler, account, { to, value: 2n }, { nonce: 2n });
+    // The gas search, its confirmation and the check on the sender's own balance.
+    expect(node.requests.eth_call).toBe(3);
+    node.reset();
+    await bundler.sendUserOperation(queued, account.entryPoint.address);
+    expect(node.requests.debug_traceCall).toBe(1);
+  });
+
   it.each<EntryPointVersion>(["0.6", "0.7", "0.8", "0.9"])("v%s: a new account queues its second operation behind the one that deploys it", async (version) => {
     const { bundler } = await fx.makeBundler();
     const account = await fx.makeAccount(version);

@@ -110,6 +110,30 @@ describe("gas estimation: each limit is what the phase needs, and the operation 
     expect(await fx.client.getCode({ address: account.address })).toBeDefined();
   });
 
+  it("an account holding exactly the prefund of its estimate gets that estimate; one wei less is AA21 (-32500)", async () => {
+    // 16 KiB of calldata: under EIP-7623's floor, where preVerificationGas shrinks as verification
+    // gas grows, so the estimate's prefund is below the most it could be.
+    const account = await fx.makeAccount("0.7", 0n);
+    const call = { to: workloads, data: encodeFunctionData({ abi: gasWorkloadsAbi, functionName: "consume", args: [toHex(randomBytes(16384))] }) };
+    const draft = {
+      sender: account.address,
+      nonce: 0n,
+      callData: await account.encodeCalls([call]),
+      ...(await account.getFactoryArgs()),
+      ...unestimatedGas,
+      maxFeePerGas: 2_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+      signature: await account.getStubSignature(),
+    } as UserOperation;
+    const holding = (balance: bigint) => ({ [account.address]: { balance: numberToHex(balance) } });
+    const entryPoint = account.entryPoint.address;
+    const rich = await bundler.estimateUserOperationGas(draft, entryPoint, holding(parseEther("1")));
+    const prefund = (rich.callGasLimit + rich.verificationGasLimit + rich.preVerificationGas) * draft.maxFeePerGas;
+    expect(await bundler.estimateUserOperationGas(draft, entryPoint, holding(prefund))).toEqual(rich);
+    const short = await rejection(bundler.estimateUserOperationGas(draft, entryPoint, holding(prefund - 1n)));
+    expect(short).toMatchObject({ code: RpcErrorCode.entryPointRejected, message: expect.stringMatching(/^AA21/) });
+  });
+
   it.each(versions)("v%s: a call that spends more than the account holds answers -32521", async (version) => {
     const account = await fx.makeAccount(version, parseEther("0.5"));
     const error = await rejection(estimated(account, { to: workloads, value: parseEther("0.6") }));

@@ -1,5 +1,5 @@
 import { type Devnet, type EntryPointVersion, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
-import { type Address, createPublicClient, createWalletClient, encodeFunctionData, type Hex, http, parseAbi, parseEther, parseGwei } from "viem";
+import { type Address, createPublicClient, createWalletClient, custom, encodeFunctionData, type Hex, http, parseAbi, parseEther, parseGwei } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { getUserOperationHash, type SmartAccount } from "viem/account-abstraction";
 import { expect } from "vitest";
@@ -72,6 +72,8 @@ export async function engineFixture() {
   async function makeBundler(
     options: Pick<CreateBundlerParameters, "policy" | "submitter" | "clock" | "instanceId" | "l1DataCost"> & {
       store?: MempoolStore;
+      /** Default: the fixture's client; e.g. a `countingClient()`. */
+      client?: ChainClient;
       settings?: BundlerSettingsInput;
       relayerKeys?: readonly Hex[];
       /** Default: `testSigner` of `relayerKeys`; `"none"`: an engine without relayers (pull mode). */
@@ -80,7 +82,7 @@ export async function engineFixture() {
   ) {
     const store = options.store ?? createMemoryMempoolStore();
     const bundler = await createBundler({
-      client: client as unknown as ChainClient,
+      client: options.client ?? (client as unknown as ChainClient),
       store,
       policy: options.policy,
       submitter: options.submitter,
@@ -152,7 +154,31 @@ export async function engineFixture() {
     return { ...op, signature: await account.signUserOperation({ ...(op as object), chainId: devnet.chainId } as never) } as UserOperation;
   }
 
-  return { devnet, client, makeBundler, makeAccount, makeOperation, entryPoints: canonicalEntryPoints };
+  /** A client of the devnet that counts the requests it sends, by method. */
+  function countingClient() {
+    const requests: Record<string, number> = {};
+    const node = http(devnet.rpcUrl)({ chain });
+    const counting = createPublicClient({
+      chain,
+      pollingInterval: 50,
+      transport: custom({
+        request: ({ method, params }) => {
+          requests[method] = (requests[method] ?? 0) + 1;
+          return node.request({ method, params });
+        },
+      }),
+    });
+    return {
+      client: counting as unknown as ChainClient,
+      /** Requests sent since the last `reset`, by method. */
+      requests,
+      reset: () => {
+        for (const method of Object.keys(requests)) delete requests[method];
+      },
+    };
+  }
+
+  return { devnet, client, makeBundler, makeAccount, makeOperation, countingClient, entryPoints: canonicalEntryPoints };
 }
 
 /**

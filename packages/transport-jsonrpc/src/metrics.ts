@@ -60,6 +60,15 @@ export interface JsonRpcMetrics {
 /** Bundle transactions remembered to count each once while its operations' `submitted` events arrive. */
 const recentBundles = 1024;
 
+/** Whether `bundle` was among the recent ones in `seen`, which now holds it; an unnamed bundle never was. */
+function remember(seen: Set<string>, bundle: string | undefined): boolean {
+  if (bundle === undefined) return false;
+  if (seen.has(bundle)) return true;
+  seen.add(bundle);
+  if (seen.size > recentBundles) seen.delete(seen.values().next().value!);
+  return false;
+}
+
 /**
  * Create the metrics of an engine and its transports. Pool sizes come from the store when
  * scraped, so they are right however many engines share it; event counters count this engine's
@@ -130,19 +139,12 @@ export function createJsonRpcMetrics(options: JsonRpcMetricsOptions): JsonRpcMet
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
 
   const seenBundles = new Set<string>();
+  const minedBundles = new Set<string>();
   const stop = bundler.onStatusChange((change) => {
     statusChanges.inc({ status: change.status });
-    // A mined bundle changed its relayer's balance.
-    if (change.status === "included" || change.status === "failed") balances?.refresh();
-    if (
-      change.status !== "submitted" ||
-      !change.transactionHash ||
-      seenBundles.has(change.transactionHash)
-    )
-      return;
-    seenBundles.add(change.transactionHash);
-    if (seenBundles.size > recentBundles) seenBundles.delete(seenBundles.values().next().value!);
-    bundles.inc();
+    // A mined bundle changed its relayer's balance: read once per bundle, not per operation in it.
+    if ((change.status === "included" || change.status === "failed") && !remember(minedBundles, change.transactionHash)) balances?.refresh();
+    if (change.status === "submitted" && change.transactionHash && !remember(seenBundles, change.transactionHash)) bundles.inc();
   });
 
   return {

@@ -1,4 +1,4 @@
-import type { ChainClient } from "@bundlekit/core";
+import type { ChainClient, StatusChange } from "@bundlekit/core";
 import { createSimulatedClock } from "../../core/src/simulation/simulated-clock.ts";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -191,6 +191,43 @@ describe("Prometheus metrics", () => {
       for (const read of reads.splice(0)) read.answer(7n);
       await expect.poll(scraped).toEqual(relayers.map(() => 7));
       expect(await refreshedAt()).toBe((start + 6000) / 1000);
+    } finally {
+      metrics.close();
+    }
+  });
+
+  it("reads the relayer balances once per mined bundle, not once per operation in it", async () => {
+    let reads = 0;
+    const node = {
+      getBalance: async () => {
+        reads++;
+        return 1n;
+      },
+    } as unknown as ChainClient;
+    const listeners: ((change: StatusChange) => void)[] = [];
+    const bundler = {
+      relayers: [fixture.bundler.relayers[0]!],
+      onStatusChange(listener: (change: StatusChange) => void) {
+        listeners.push(listener);
+        return () => {};
+      },
+    };
+    const clock = createSimulatedClock(1_700_000_000_000);
+    const metrics = createJsonRpcMetrics({ bundler, client: node, clock, refreshIntervalMs: 60_000 });
+    const emit = (change: StatusChange) => {
+      for (const listener of listeners) listener(change);
+    };
+    const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as const;
+    try {
+      await expect.poll(() => reads).toBe(1); // the first read, at start
+      // Two bundles mined at once, their operations' changes interleaved, each read done before the next change.
+      const settled = () => new Promise((resolve) => setTimeout(resolve, 10));
+      for (const op of [1, 2, 3])
+        for (const bundle of [100, 101]) {
+          emit({ userOpHash: hash(bundle + op), status: "included", transactionHash: hash(bundle), success: true });
+          await settled();
+        }
+      expect(reads).toBe(3);
     } finally {
       metrics.close();
     }

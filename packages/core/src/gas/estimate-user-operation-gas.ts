@@ -100,8 +100,6 @@ export async function estimateUserOperationGas(
         }
       : // Clients read both fields on v0.7+; without a paymaster they are 0, as peers answer.
         { paymasterVerificationGasLimit: 0n, paymasterPostOpGasLimit: 0n };
-  const confirmed = await searchGasLimits({ ...search, userOperation: { ...probe, ...limits, ...paymasterLimits } as UserOperation, exact: true });
-
   const estimate: GasEstimate = {
     preVerificationGas: 0n,
     ...limits,
@@ -116,16 +114,32 @@ export async function estimateUserOperationGas(
     signature: probe.signature,
     preVerificationGas: op.preVerificationGas || 100_000n,
   } as UserOperation;
-  // Verification gas as used at the returned limits: under the EIP-7623 floor, preVerificationGas
-  // shrinks as it grows. The search's own runs can use more (the account pays a larger prefund
-  // there, where its EntryPoint deposit might cover the real one), which would leave it short.
-  const pvg = calculatePreVerificationGas(filled, confirmed.verificationGasUsed, entryPoint.version, context.preVerificationGas) + ((await context.l1DataGas?.(filled)) ?? 0n);
-  estimate.preVerificationGas = (pvg * (100n + BigInt(preVerificationGasMarkupPercent))) / 100n;
+  const l1DataGas = (await context.l1DataGas?.(filled)) ?? 0n;
+  const preVerificationGasAt = (verificationGasUsed: bigint) => {
+    const pvg = calculatePreVerificationGas(filled, verificationGasUsed, entryPoint.version, context.preVerificationGas) + l1DataGas;
+    return (pvg * (100n + BigInt(preVerificationGasMarkupPercent))) / 100n;
+  };
   // The searches ran on a topped-up balance; the operation as estimated must validate on the
   // sender's own (a caller's override counts): one that cannot pay its prefund is the
   // EntryPoint's AA21, as peers answer, not an estimate that fails at send.
-  const estimated = { ...filled, preVerificationGas: estimate.preVerificationGas } as UserOperation;
-  decodeValidationResult(entryPoint, estimated, await ethCall(context.client, validationCall(entryPoint, estimated, context.stateOverride)));
+  const validatesOnOwnBalance = async (preVerificationGas: bigint) => {
+    const estimated = { ...filled, preVerificationGas } as UserOperation;
+    decodeValidationResult(entryPoint, estimated, await ethCall(context.client, validationCall(entryPoint, estimated, context.stateOverride)));
+  };
+  // That check runs beside the confirmation, at the most preVerificationGas the operation can get
+  // (none of its verification gas counted): what pays that prefund pays the smaller one. Only when
+  // it fails is it asked again at the exact figure, after the confirmation.
+  const upperBound = preVerificationGasAt(0n);
+  const [confirmation, ownBalance] = await Promise.allSettled([
+    searchGasLimits({ ...search, userOperation: { ...probe, ...limits, ...paymasterLimits } as UserOperation, exact: true }),
+    validatesOnOwnBalance(upperBound),
+  ]);
+  if (confirmation.status === "rejected") throw confirmation.reason;
+  // Verification gas as used at the returned limits: under the EIP-7623 floor, preVerificationGas
+  // shrinks as it grows. The search's own runs can use more (the account pays a larger prefund
+  // there, where its EntryPoint deposit might cover the real one), which would leave it short.
+  estimate.preVerificationGas = preVerificationGasAt(confirmation.value.verificationGasUsed);
+  if (ownBalance.status === "rejected") await validatesOnOwnBalance(estimate.preVerificationGas);
   return estimate;
 }
 

@@ -10,10 +10,11 @@ import { mergeStateOverrides } from "./state-override.ts";
 import type { StateOverride } from "../ports/eth-call.ts";
 
 /**
- * Run a simulation; when it fails because the operation is queued behind the sender's previous
- * nonce still in the pool, run it again as if that one had landed: with the nonce advanced
- * (AA25), and for a new account also deployed by its pooled first operation (AA20). A sender
- * may queue consecutive operations without waiting for each to be bundled.
+ * Run a simulation of an operation that may be queued behind the sender's previous nonce still in
+ * the pool: then it runs as if that one had landed, with the nonce advanced, and for a new
+ * account also deployed by its pooled first operation (on AA20). A sender may queue consecutive
+ * operations without waiting for each to be bundled. The pool is read first, so a queued
+ * operation costs one simulation, not a failed one (AA25) and then another.
  */
 export async function withQueuedNonce<T>(
   context: { client: ChainClient; store: Pick<MempoolStore, "listBySender"> },
@@ -21,14 +22,12 @@ export async function withQueuedNonce<T>(
   op: UserOperation,
   run: (override?: StateOverride) => Promise<T>,
 ): Promise<T> {
+  const pooled = splitNonce(op.nonce).sequence > 0n ? await context.store.listBySender(entryPoint.address, op.sender) : [];
+  const queued = pooled.some((e) => e.userOperation.nonce === op.nonce - 1n) ? nonceOverride(entryPoint.address, op.sender, op.nonce) : undefined;
   try {
-    return await run();
+    return await run(queued);
   } catch (error) {
-    if (!(error instanceof EntryPointRejectionError && (error.failure.code === 20 || error.failure.code === 25))) throw error;
-    const pooled = splitNonce(op.nonce).sequence > 0n ? await context.store.listBySender(entryPoint.address, op.sender) : [];
-    if (!pooled.some((e) => e.userOperation.nonce === op.nonce - 1n)) throw error;
-    const queued = nonceOverride(entryPoint.address, op.sender, op.nonce);
-    if (error.failure.code === 25) return run(queued);
+    if (!queued || !(error instanceof EntryPointRejectionError && error.failure.code === 20)) throw error;
     const deploying = pooled.find((e) => factoryOf(e.userOperation));
     const deployed = deploying && (await deploymentOverride(context.client, entryPoint, deploying.userOperation));
     if (!deployed) throw error;

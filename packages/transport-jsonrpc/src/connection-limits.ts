@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { isIPv6, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { RpcErrorCode } from "@bundlekit/core";
-import { busyAnswer, busyHeaders, refuseUpgrade, rpcError, sendJson } from "./respond.ts";
+import { busyHeaders, busyStatus, refuseUpgrade, rpcError, sendJson } from "./respond.ts";
 
 export interface ConnectionLimitOptions {
   /** Most connections (HTTP keep-alive sockets and WebSockets) open at once. Default 1000. */
@@ -95,7 +95,7 @@ export function limitConnections(
     refuse(request, response) {
       const reason = refused.get(request.socket);
       if (reason === undefined) return false;
-      sendJson(response, busyAnswer.status, answer(reason), {
+      sendJson(response, busyStatus, answer(reason), {
         ...busyHeaders({}),
         connection: "close",
       });
@@ -104,7 +104,7 @@ export function limitConnections(
     refuseUpgrade(request, socket) {
       const reason = refused.get(request.socket);
       if (reason === undefined) return false;
-      refuseUpgrade(socket, busyAnswer.status, answer(reason));
+      refuseUpgrade(socket, busyStatus, answer(reason));
       return true;
     },
   };

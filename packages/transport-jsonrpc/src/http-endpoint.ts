@@ -7,7 +7,7 @@ import {
   preflightHeaders,
 } from "./browser-guard.ts";
 import { type JsonRpcEndpointOptions, normalizePath, resolveEndpoint } from "./endpoint.ts";
-import { busyAnswer, busyHeaders, isBusy, jsonAnswer, rpcError } from "./respond.ts";
+import { busyHeaders, busyRetryAfter, busyStatus, jsonAnswer, rpcError } from "./respond.ts";
 
 export interface JsonRpcHttpOptions extends JsonRpcEndpointOptions {
   /**
@@ -188,9 +188,10 @@ export function createHttpEndpoint(options: JsonRpcHttpOptions): HttpEndpoint {
         }
       const reply = await handler.handle(parsed, request);
       if (reply === undefined) return { status: 204, headers: cors };
-      return isBusy(reply)
-        ? jsonAnswer(busyAnswer.status, reply, busyHeaders(cors))
-        : jsonAnswer(200, reply, cors);
+      const retryAfter = busyRetryAfter(reply);
+      return retryAfter === undefined
+        ? jsonAnswer(200, reply, cors)
+        : jsonAnswer(busyStatus, reply, busyHeaders(cors, retryAfter));
     },
   };
 }

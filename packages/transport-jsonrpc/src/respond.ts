@@ -17,26 +17,36 @@ export const rpcError = (code: number, message: string): JsonRpcResponse => ({
  * backend (Envoy's outlier detection ejects it, nginx's `max_fails` may), which moves the load
  * onto the other instances and overloads them in turn; gRPC's RESOURCE_EXHAUSTED maps to 429 too.
  */
-export const busyAnswer = { status: 429, retryAfterSeconds: 1 } as const;
+export const busyStatus = 429;
 
 /**
- * The headers of a busy answer: `Retry-After`, readable by a page of an allowed origin too (it is
- * not a CORS-safelisted header).
+ * The headers of a busy answer: `Retry-After` (default 1 s), readable by a page of an allowed
+ * origin too (it is not a CORS-safelisted header).
  */
-export function busyHeaders(cors: Record<string, string>): Record<string, string> {
-  const retryAfter = { "retry-after": String(busyAnswer.retryAfterSeconds) };
+export function busyHeaders(
+  cors: Record<string, string>,
+  retryAfterSeconds = 1,
+): Record<string, string> {
+  const retryAfter = { "retry-after": String(retryAfterSeconds) };
   return "access-control-allow-origin" in cors
     ? { ...cors, ...retryAfter, "access-control-expose-headers": "retry-after" }
     : { ...cors, ...retryAfter };
 }
 
-/** Whether every answer of `reply` (one, or a batch's) is busy (-32005), so the whole of it may be retried. */
-export function isBusy(reply: JsonRpcResponse | JsonRpcResponse[]): boolean {
+/**
+ * When every answer of `reply` (one, or a batch's) is busy (-32005), so the whole of it may be
+ * sent again: the longest `Retry-After` they advise (`data.retryAfter`, seconds; else 1).
+ * Undefined when some answer is not busy.
+ */
+export function busyRetryAfter(reply: JsonRpcResponse | JsonRpcResponse[]): number | undefined {
   const answers = Array.isArray(reply) ? reply : [reply];
-  return (
-    answers.length > 0 &&
-    answers.every((answer) => "error" in answer && answer.error.code === RpcErrorCode.limitExceeded)
-  );
+  let seconds = 0;
+  for (const answer of answers) {
+    if (!("error" in answer) || answer.error.code !== RpcErrorCode.limitExceeded) return undefined;
+    const advised = (answer.error.data as { retryAfter?: unknown } | undefined)?.retryAfter;
+    seconds = Math.max(seconds, typeof advised === "number" ? advised : 1);
+  }
+  return answers.length > 0 ? seconds : undefined;
 }
 
 /** A JSON answer. */

@@ -112,4 +112,29 @@ describe("simulation gate", () => {
     await expect(second).resolves.toBe("c");
     expect(clock.pending).toBe(0);
   });
+
+  it("advises retrying after the time its queue takes to drain at the recent pace", async () => {
+    const clock = createSimulatedClock();
+    const gate = createSimulationGate({ maxConcurrent: 2, maxQueued: 2, clock });
+    const busyData = async () =>
+      toRpcError((await gate.run(held().work).catch((e: unknown) => e)) as BusyError).data;
+
+    const first = [held(), held(), held(), held()];
+    const runs = first.map((sim) => gate.run(sim.work));
+    expect(await busyData()).toMatchObject({ retryAfter: 1 }); // no pace yet: a second
+    // Each simulation takes 3 s: 2 running and 2 waiting on 2 slots drain in 6 s.
+    await clock.advanceBy(3_000);
+    first[0]!.finish("a");
+    first[1]!.finish("b");
+    await Promise.all(runs.slice(0, 2));
+    const next = [held(), held()];
+    runs.push(...next.map((sim) => gate.run(sim.work)));
+    expect(await busyData()).toMatchObject({ running: 2, queued: 2, retryAfter: 6 });
+    first[2]!.finish("c");
+    first[3]!.finish("d");
+    await Promise.all(runs.slice(2, 4));
+    await Promise.resolve();
+    for (const sim of next) sim.finish("done");
+    await Promise.all(runs);
+  });
 });

@@ -6,7 +6,10 @@ export interface SimulationGate {
   /**
    * Run `work` now if fewer than `maxConcurrent` are running; else wait in a queue of at most
    * `maxQueued`; else reject at once with `BusyError` (-32005) without running it. A `work` that
-   * waits `maxWaitMs` without a slot leaves the queue and rejects with `BusyError` too. Once
+   * waits `maxWaitMs` without a slot leaves the queue and rejects with `BusyError` too. A
+   * `BusyError` advises a retry after about the time the queue takes to drain at the pace of the
+   * recent simulations (1 to 60 s), so that refused callers come back as slots free, not all at
+   * once every second. Once
    * `signal` aborts, a waiting `work` leaves the queue (its place goes to the next) and rejects
    * with the signal's reason without running.
    */
@@ -31,6 +34,16 @@ export function createSimulationGate(limits: {
   const clock = limits.clock ?? systemClock;
   let running = 0;
   const waiting: (() => void)[] = [];
+  /** Recent simulations' mean duration (exponentially weighted), undefined before the first ends. */
+  let meanMs: number | undefined;
+
+  /** Seconds for what runs and waits now to drain at the recent pace: 1 to 60. */
+  function retryAfterSeconds(): number {
+    const drainMs = ((running + waiting.length) * (meanMs ?? 0)) / limits.maxConcurrent;
+    return Math.min(60, Math.max(1, Math.ceil(drainMs / 1000)));
+  }
+  const busy = (waitedMs?: number) =>
+    new BusyError(running, waiting.length, { waitedMs, retryAfterSeconds: retryAfterSeconds() });
 
   function release() {
     const next = waiting.shift();
@@ -41,23 +54,20 @@ export function createSimulationGate(limits: {
   /** Wait for a slot; leave the queue when `signal` aborts or `maxWaitMs` passes first. */
   function queued(signal: AbortSignal | undefined): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const leave = (reason: unknown) => {
+      const leave = (reason: () => unknown) => {
         const at = waiting.indexOf(admitted);
         if (at >= 0) waiting.splice(at, 1);
         signal?.removeEventListener("abort", abandoned);
-        reject(reason);
+        reject(reason());
       };
       const abandoned = () => {
         deadline?.cancel();
-        leave(signal?.reason);
+        leave(() => signal?.reason);
       };
       const deadline =
         limits.maxWaitMs === undefined
           ? undefined
-          : clock.setTimeout(
-              () => leave(new BusyError(running, waiting.length - 1, limits.maxWaitMs)),
-              limits.maxWaitMs,
-            );
+          : clock.setTimeout(() => leave(() => busy(limits.maxWaitMs)), limits.maxWaitMs);
       const admitted = () => {
         deadline?.cancel();
         signal?.removeEventListener("abort", abandoned);
@@ -73,10 +83,13 @@ export function createSimulationGate(limits: {
       signal?.throwIfAborted();
       if (running < limits.maxConcurrent) running++;
       else if (waiting.length < limits.maxQueued) await queued(signal);
-      else throw new BusyError(running, waiting.length);
+      else throw busy();
+      const started = clock.now();
       try {
         return await work();
       } finally {
+        const tookMs = clock.now() - started;
+        meanMs = meanMs === undefined ? tookMs : 0.8 * meanMs + 0.2 * tookMs;
         release();
       }
     },

@@ -608,7 +608,7 @@ export class InfrastructureError extends BundlerError {
 /**
  * The engine is at its cap of concurrent simulations, with its wait queue full, or the request
  * waited `waitedMs` in that queue without a slot. Nothing was done: the same request may be sent
- * again shortly.
+ * again after `retryAfterSeconds`, about how long the queue takes to drain at the current pace.
  */
 export class BusyError extends BundlerError {
   override readonly kind = "busy";
@@ -616,7 +616,9 @@ export class BusyError extends BundlerError {
   readonly running: number;
   readonly queued: number;
   readonly waitedMs: number | undefined;
-  constructor(running: number, queued: number, waitedMs?: number) {
+  readonly retryAfterSeconds: number;
+  constructor(running: number, queued: number, options: { waitedMs?: number; retryAfterSeconds?: number } = {}) {
+    const { waitedMs, retryAfterSeconds = 1 } = options;
     super(
       waitedMs === undefined
         ? `the bundler is busy: ${running} simulations are running and ${queued} waiting, the most it takes; retry in a moment`
@@ -625,6 +627,7 @@ export class BusyError extends BundlerError {
     this.running = running;
     this.queued = queued;
     this.waitedMs = waitedMs;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 

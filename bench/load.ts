@@ -329,7 +329,7 @@ async function sendLoad(records: OpRecord[], context: LoadContext): Promise<RunM
 function writeReport(report: Report, options: LoadOptions): string[] {
   const dir = resolve(options.out);
   mkdirSync(dir, { recursive: true });
-  const name = `load-v${options.version}-${options.ops}ops-${options.accounts}accounts${options.estimate ? "-estimate" : ""}`;
+  const name = `load-v${options.version}-${options.ops}ops-${options.accounts}accounts${options.estimate ? "-estimate" : ""}${options.retryBusy ? "-retry-busy" : ""}`;
   const json = join(dir, `${name}.json`);
   const md = join(dir, `${name}.md`);
   writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);

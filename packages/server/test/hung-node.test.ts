@@ -142,7 +142,7 @@ describe("stand-alone service with a hung node", () => {
       await fx.proxy!.held();
       const refused = await post(send(ops[3]!, 4));
       expect(refused.status).toBe(429);
-      const body = await refused.json();
+      const body = (await refused.json()) as { error: { data: { retryAfter: number } } };
       expect(body).toMatchObject({
         id: 4,
         error: { code: -32005, data: { running: 2, queued: 1, retry: true } },

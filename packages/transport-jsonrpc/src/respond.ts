@@ -11,11 +11,11 @@ export const rpcError = (code: number, message: string): JsonRpcResponse => ({
 });
 
 /**
- * How HTTP says "busy, retry in a moment" (-32005): status 429 with `Retry-After` in seconds. 429
- * rather than 503 because the clients that retry by themselves retry it after `Retry-After`
- * (viem retries 429 and 503, ethers 429 only), and because proxies count a 503 as a failing
- * backend (Envoy's outlier detection ejects it, nginx's `max_fails` may), which moves the load
- * onto the other instances and overloads them in turn; gRPC's RESOURCE_EXHAUSTED maps to 429 too.
+ * How HTTP says "busy, retry in a moment" (-32005): status 429 with `Retry-After` in seconds.
+ * 429 rather than 503 because the clients that retry by themselves retry it after `Retry-After`
+ * (viem retries 429 and 503, ethers 429 and not 503), and because proxies count a 503 as a
+ * failing backend (Envoy's outlier detection ejects it, nginx's `max_fails` may), which moves the
+ * load onto the other instances and overloads them in turn; gRPC's RESOURCE_EXHAUSTED maps to 429.
  */
 export const busyStatus = 429;
 

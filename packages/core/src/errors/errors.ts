@@ -615,7 +615,9 @@ export class BusyError extends BundlerError {
   override name = "BusyError";
   readonly running: number;
   readonly queued: number;
+  /** How long the request waited for a slot, when it was refused for waiting too long. */
   readonly waitedMs: number | undefined;
+  /** Seconds after which a retry should find a slot: the queue's drain time at the recent pace. */
   readonly retryAfterSeconds: number;
   constructor(running: number, queued: number, options: { waitedMs?: number; retryAfterSeconds?: number } = {}) {
     const { waitedMs, retryAfterSeconds = 1 } = options;

@@ -32,8 +32,8 @@ export interface ValidationSettings {
   readonly maxConcurrentSimulations: number;
   /**
    * Most simulations waiting for a slot; past it a request fails at once with -32005 (busy).
-   * Default 128: about what the service simulates in a second or two at saturation on 2 cores, so
-   * the slots stay busy while refused callers wait their second before retrying (bench/README.md).
+   * Default 128: about what the service simulates in two or three seconds at saturation on 2
+   * cores, so the slots stay busy while refused callers wait before retrying (bench/README.md).
    */
   readonly maxQueuedSimulations: number;
   /**

@@ -70,7 +70,7 @@ export async function engineFixture() {
   let funding: Promise<unknown> = Promise.resolve();
 
   async function makeBundler(
-    options: Pick<CreateBundlerParameters, "policy" | "submitter" | "clock" | "instanceId" | "l1DataCost"> & {
+    options: Pick<CreateBundlerParameters, "policy" | "submitter" | "clock" | "instanceId" | "l1DataCost" | "preconfirmations" | "preconfirmationSigner"> & {
       store?: MempoolStore;
       /** Default: the fixture's client; e.g. a `countingClient()`. */
       client?: ChainClient;
@@ -89,6 +89,8 @@ export async function engineFixture() {
       clock: options.clock,
       instanceId: options.instanceId,
       l1DataCost: options.l1DataCost,
+      preconfirmations: options.preconfirmations,
+      preconfirmationSigner: options.preconfirmationSigner,
       signer: options.signer === "none" ? undefined : (options.signer ?? testSigner(options.relayerKeys ?? devnet.relayerKeys)),
       settings: mergeBundlerSettings(testEngineSettings, options.settings),
     });

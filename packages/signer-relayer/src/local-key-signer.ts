@@ -1,6 +1,6 @@
 import type { RelayerLease, RelayerSigner } from "@bundlekit/core";
 import type { Hex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { type LocalAccount, privateKeyToAccount } from "viem/accounts";
 import { privateKeyProblem } from "./private-key-problem.ts";
 
 /** A relayer private key that is not 32 bytes of hex, or out of secp256k1's range. The message names its position, never the key. */
@@ -11,19 +11,32 @@ export class InvalidRelayerKeyError extends Error {
   }
 }
 
+/** A relayer account: its address and how it signs a transaction (a viem `LocalAccount`, or one of `toAccount` over a remote signer or KMS). */
+export type RelayerAccount = Pick<LocalAccount, "address" | "signTransaction">;
+
 /**
  * A pool of relayers from local private keys. Each relayer is leased to one bundle at a time,
  * so a relayer's nonces never race; keys stay inside their viem accounts.
  */
 export function createLocalKeySigner(privateKeys: readonly string[]): RelayerSigner {
   if (privateKeys.length === 0) throw new Error("at least one relayer key is required");
-  const accounts = privateKeys.map((key, index) => {
-    const problem = privateKeyProblem(key);
-    if (problem) throw new InvalidRelayerKeyError(index, problem);
-    return privateKeyToAccount(key as Hex);
-  });
+  return createAccountSigner(
+    privateKeys.map((key, index) => {
+      const problem = privateKeyProblem(key);
+      if (problem) throw new InvalidRelayerKeyError(index, problem);
+      return privateKeyToAccount(key as Hex);
+    }),
+  );
+}
+
+/**
+ * A pool of relayers from accounts that sign (local keys, a remote signer, a KMS): each is leased
+ * to one bundle at a time, round-robin, so a relayer's nonces never race.
+ */
+export function createAccountSigner(accounts: readonly RelayerAccount[]): RelayerSigner {
+  if (accounts.length === 0) throw new Error("at least one relayer account is required");
   const addresses = accounts.map((a) => a.address);
-  if (new Set(addresses).size !== addresses.length) throw new Error("relayer keys must be distinct");
+  if (new Set(addresses.map((a) => a.toLowerCase())).size !== addresses.length) throw new Error("relayer accounts must be distinct");
   const busy = new Set<number>();
   let next = 0;
 

@@ -86,8 +86,7 @@ async function serve({ target, relayers }: Options) {
   const classify = nodeRequestPhase(relayers);
   let tally: NodeRequestTally = { counts: {}, milliseconds: {} };
   const add = (into: NodeRequestCounts, phase: string, key: string, value: number) => {
-    const byKey = (into[phase] ??= {});
-    byKey[key] = (byKey[key] ?? 0) + value;
+    into[phase] = { ...into[phase], [key]: (into[phase]?.[key] ?? 0) + value };
   };
   const server = createServer(async (req, res) => {
     try {

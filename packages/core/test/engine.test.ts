@@ -151,8 +151,8 @@ describe("bundler engine", () => {
 
     node.reset();
     const queued = await fx.makeOperation(bundler, account, { to, value: 2n }, { nonce: 2n });
-    // The gas search, its confirmation and the check on the sender's own balance.
-    expect(node.requests.eth_call).toBe(3);
+    // The gas search, and its confirmation on the sender's own balance.
+    expect(node.requests.eth_call).toBe(2);
     node.reset();
     await bundler.sendUserOperation(queued, account.entryPoint.address);
     expect(node.requests.debug_traceCall).toBe(1);

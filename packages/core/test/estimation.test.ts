@@ -1,6 +1,6 @@
 import { deployGasWorkloads, type EntryPointVersion, gasWorkloadsAbi, verifyingPaymasterData } from "@bundlekit/devnet";
 import { randomBytes } from "node:crypto";
-import { type Address, concat, encodeAbiParameters, encodeFunctionData, type Hash, type Hex, numberToHex, parseAbi, parseEther, toHex } from "viem";
+import { type Address, concat, encodeAbiParameters, encodeFunctionData, type Hash, type Hex, keccak256, numberToHex, parseAbi, parseEther, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { SmartAccount } from "viem/account-abstraction";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -110,9 +110,11 @@ describe("gas estimation: each limit is what the phase needs, and the operation 
     expect(await fx.client.getCode({ address: account.address })).toBeDefined();
   });
 
-  it("an account holding exactly the prefund of its estimate gets that estimate; one wei less is AA21 (-32500)", async () => {
-    // 16 KiB of calldata: under EIP-7623's floor, where preVerificationGas shrinks as verification
-    // gas grows, so the estimate's prefund is below the most it could be.
+  /**
+   * A new v0.7 account's unestimated operation with 16 KiB of calldata, under EIP-7623's floor, at
+   * fixed fees; the account holds nothing (the tests give it a balance or deposit by override).
+   */
+  async function floorBoundDraft() {
     const account = await fx.makeAccount("0.7", 0n);
     const call = { to: workloads, data: encodeFunctionData({ abi: gasWorkloadsAbi, functionName: "consume", args: [toHex(randomBytes(16384))] }) };
     const draft = {
@@ -125,6 +127,13 @@ describe("gas estimation: each limit is what the phase needs, and the operation 
       maxPriorityFeePerGas: 1_000_000_000n,
       signature: await account.getStubSignature(),
     } as UserOperation;
+    return { account, draft };
+  }
+
+  it("an account holding exactly the prefund of its estimate gets that estimate; one wei less is AA21 (-32500)", async () => {
+    // Under EIP-7623's floor, preVerificationGas shrinks as verification gas grows, so the
+    // estimate's prefund is below the most it could be.
+    const { account, draft } = await floorBoundDraft();
     const holding = (balance: bigint) => ({ [account.address]: { balance: numberToHex(balance) } });
     const entryPoint = account.entryPoint.address;
     const rich = await bundler.estimateUserOperationGas(draft, entryPoint, holding(parseEther("1")));
@@ -132,6 +141,26 @@ describe("gas estimation: each limit is what the phase needs, and the operation 
     expect(await bundler.estimateUserOperationGas(draft, entryPoint, holding(prefund))).toEqual(rich);
     const short = await rejection(bundler.estimateUserOperationGas(draft, entryPoint, holding(prefund - 1n)));
     expect(short).toMatchObject({ code: RpcErrorCode.entryPointRejected, message: expect.stringMatching(/^AA21/) });
+  });
+
+  it("an account whose EntryPoint deposit pays its prefund gets the same estimate whatever its balance: no verification gas for a payment it will not make", async () => {
+    // Under EIP-7623's floor, counting a prefund payment the account will not make would leave
+    // preVerificationGas short.
+    const { account, draft } = await floorBoundDraft();
+    const entryPoint = account.entryPoint.address;
+    // `deposits[account]` of the EntryPoint's StakeManager (slot 0's mapping), then its balance.
+    const depositSlot = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [account.address, 0n]));
+    const holding = (balance: bigint, deposit: bigint) => ({
+      [account.address]: { balance: numberToHex(balance) },
+      [entryPoint]: { stateDiff: { [depositSlot]: numberToHex(deposit, { size: 32 }) } },
+    });
+    const paying = await bundler.estimateUserOperationGas(draft, entryPoint, holding(parseEther("1"), 0n));
+    // A deposit above that prefund by 50,000 gas: it pays the prefund, and the account nothing.
+    const deposit = (paying.callGasLimit + paying.verificationGasLimit + paying.preVerificationGas + 50_000n) * draft.maxFeePerGas;
+    const poor = await bundler.estimateUserOperationGas(draft, entryPoint, holding(0n, deposit));
+    expect(poor.preVerificationGas).toBeGreaterThan(paying.preVerificationGas);
+    expect(poor.callGasLimit + poor.verificationGasLimit + poor.preVerificationGas).toBeLessThanOrEqual(deposit / draft.maxFeePerGas);
+    expect(await bundler.estimateUserOperationGas(draft, entryPoint, holding(parseEther("1"), deposit))).toEqual(poor);
   });
 
   it.each(versions)("v%s: a call that spends more than the account holds answers -32521", async (version) => {

@@ -9,6 +9,7 @@ import {
   toEventSelector,
 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { UserOperationReceipt } from "../src/receipt/lookup.ts";
 import { encodeUserOperationReceipt } from "../src/rpc/encode.ts";
 import { createRpcHandler, type JsonRpcResponse } from "../src/rpc/handle-request.ts";
@@ -29,8 +30,8 @@ describe("user operation receipts", () => {
   afterAll(() => fx?.devnet.stop());
 
   /** An included operation that deposited to its EntryPoint: its one log is `Deposited`. */
-  async function includedDeposit(version: EntryPointVersion) {
-    const { bundler } = await fx.makeBundler();
+  async function includedDeposit(version: EntryPointVersion, client?: ChainClient) {
+    const { bundler } = await fx.makeBundler({ client });
     const account = await fx.makeAccount(version);
     const entryPoint = account.entryPoint.address;
     const data = encodeFunctionData({ abi: depositTo, args: [account.address] });
@@ -89,6 +90,42 @@ describe("user operation receipts", () => {
       });
     },
   );
+
+  it("the receipt of an operation the engine recorded as included costs the node its transaction's receipt and the block number, no log scan", async () => {
+    const node = fx.countingClient();
+    const { bundler, hash } = await includedDeposit("0.7", node.client);
+    node.reset();
+    expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
+    expect(node.requests).toEqual({ eth_getTransactionReceipt: 1, eth_blockNumber: 1 });
+  });
+
+  it("a submitted operation is looked up by its recorded transaction, no log scan: none while it waits in the node, the receipt once mined", async () => {
+    const node = fx.countingClient();
+    const { bundler, store } = await fx.makeBundler({
+      client: node.client,
+      settings: { bundling: { mode: "auto", intervalMs: 20 }, tracking: { blockPollingIntervalMs: 20 } },
+    });
+    const account = await fx.makeAccount("0.7");
+    const op = await fx.makeOperation(bundler, account, { to: account.address });
+    await fx.client.request({ method: "evm_setAutomine" as never, params: [false] as never });
+    try {
+      bundler.start();
+      const hash = await bundler.sendUserOperation(op, account.entryPoint.address);
+      await expect.poll(async () => (await store.get(hash))?.status).toBe("submitted");
+      node.reset();
+      expect(await bundler.getUserOperationReceipt(hash)).toBeUndefined();
+      expect((await bundler.getUserOperationByHash(hash))?.transactionHash).toBeUndefined();
+      const transactionHash = (await store.get(hash))!.transactionHash;
+      await fx.client.request({ method: "evm_mine" as never });
+      const receipt = await bundler.getUserOperationReceipt(hash);
+      expect(receipt?.receipt.transactionHash).toBe(transactionHash);
+      expect(receipt?.success).toBe(true);
+      expect(node.requests.eth_getLogs).toBeUndefined();
+    } finally {
+      await bundler.stop();
+      await fx.client.request({ method: "evm_setAutomine" as never, params: [true] as never });
+    }
+  });
 
   it("eth_getUserOperationReceipt answers the node's receipt byte for byte, with confirmations and byzantium", async () => {
     const { bundler, hash, transactionHash } = await includedDeposit("0.7");

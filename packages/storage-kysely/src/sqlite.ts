@@ -9,6 +9,7 @@ import {
 import { createKyselyPreconfirmationStore, type KyselyPreconfirmationStore } from "./kysely-preconfirmation-store.ts";
 import { createKyselyStores, type KyselyStores } from "./kysely-stores.ts";
 import { guardSqliteFile } from "./sqlite-file-guard.ts";
+import { withStatementCache } from "./statement-cache.ts";
 import { whileBusy } from "./write-transactions.ts";
 
 /** Options of `createSqliteMempoolStore` and `createSqliteReputationStore`. */
@@ -79,6 +80,6 @@ async function openSqlite<T>(
     database.close();
     throw error;
   }
-  const dialect = new SqliteDialect({ database });
+  const dialect = new SqliteDialect({ database: withStatementCache(database) });
   return open(inFile ? guardSqliteFile(dialect, options.filename, options.logger) : dialect, busyTimeoutMs);
 }

@@ -15,7 +15,8 @@ export interface JsonRpcMetricsOptions {
   /** The engine: its status events feed the operation and bundle counters; `relayers` name the balance series. */
   bundler: Pick<Bundler, "onStatusChange" | "relayers">;
   /**
-   * Reads relayer balances in the background (every `refreshIntervalMs` and after each bundle),
+   * Reads relayer balances in the background (every `refreshIntervalMs` and 250 ms after a mined
+   * bundle, one read for the bundles mined meanwhile),
    * never during a scrape. Without it there is no balance series.
    */
   client?: Pick<ChainClient, "getBalance">;
@@ -56,6 +57,9 @@ export interface JsonRpcMetrics {
   /** Stop following the engine's status events and reading balances. */
   close(): void;
 }
+
+/** How long after a mined bundle the relayer balances are read: the bundles mined meanwhile share the read. */
+const afterBundleMs = 250;
 
 /** Bundle transactions remembered to count each once while its operations' `submitted` events arrive. */
 const recentBundles = 1024;
@@ -139,11 +143,10 @@ export function createJsonRpcMetrics(options: JsonRpcMetricsOptions): JsonRpcMet
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
 
   const seenBundles = new Set<string>();
-  const minedBundles = new Set<string>();
   const stop = bundler.onStatusChange((change) => {
     statusChanges.inc({ status: change.status });
-    // A mined bundle changed its relayer's balance: read once per bundle, not per operation in it.
-    if ((change.status === "included" || change.status === "failed") && !remember(minedBundles, change.transactionHash)) balances?.refresh();
+    // A mined bundle changed its relayer's balance: read once for the bundles mined meanwhile.
+    if (change.status === "included" || change.status === "failed") balances?.refreshSoon();
     if (change.status === "submitted" && change.transactionHash && !remember(seenBundles, change.transactionHash)) bundles.inc();
   });
 
@@ -163,8 +166,8 @@ export function createJsonRpcMetrics(options: JsonRpcMetricsOptions): JsonRpcMet
 }
 
 /**
- * The relayer balance gauges, read from the node now, every `refreshIntervalMs` and on
- * `refresh()`; one read at a time (a refresh asked for during a read follows it), so a hung node
+ * The relayer balance gauges, read from the node now, every `refreshIntervalMs` and shortly
+ * after `refreshSoon()`; one read at a time (a refresh asked for during a read follows it), so a hung node
  * never piles up calls. A balance that cannot be read keeps its last value; the refreshed-at
  * gauge says how old the values are (0 until every balance has been read once).
  */
@@ -216,8 +219,19 @@ function relayerBalances(
     timer = clock.setTimeout(tick, intervalMs);
   };
   tick();
+  let soon: Timer | undefined;
+  /** A read `afterBundleMs` from now, one for every bundle mined meanwhile and each of its operations. */
+  const refreshSoon = () => {
+    soon ??= clock.setTimeout(() => {
+      soon = undefined;
+      refresh();
+    }, afterBundleMs);
+  };
   return {
-    refresh,
-    close: () => timer?.cancel(),
+    refreshSoon,
+    close: () => {
+      timer?.cancel();
+      soon?.cancel();
+    },
   };
 }

@@ -196,7 +196,7 @@ describe("Prometheus metrics", () => {
     }
   });
 
-  it("reads the relayer balances once per mined bundle, not once per operation in it", async () => {
+  it("reads the relayer balances once for the bundles mined within 250 ms, not once per operation or bundle", async () => {
     let reads = 0;
     const node = {
       getBalance: async () => {
@@ -220,13 +220,18 @@ describe("Prometheus metrics", () => {
     const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as const;
     try {
       await expect.poll(() => reads).toBe(1); // the first read, at start
-      // Two bundles mined at once, their operations' changes interleaved, each read done before the next change.
-      const settled = () => new Promise((resolve) => setTimeout(resolve, 10));
+      // Two bundles mined, their operations' changes interleaved.
       for (const op of [1, 2, 3])
-        for (const bundle of [100, 101]) {
+        for (const bundle of [100, 101])
           emit({ userOpHash: hash(bundle + op), status: "included", transactionHash: hash(bundle), success: true });
-          await settled();
-        }
+      await clock.advanceBy(249);
+      expect(reads).toBe(1);
+      await clock.advanceBy(1);
+      await expect.poll(() => reads).toBe(2);
+      emit({ userOpHash: hash(200), status: "failed", transactionHash: hash(102), reason: "reverted" });
+      await clock.advanceBy(250);
+      await expect.poll(() => reads).toBe(3);
+      await clock.advanceBy(10_000);
       expect(reads).toBe(3);
     } finally {
       metrics.close();

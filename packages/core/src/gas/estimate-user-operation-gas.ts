@@ -126,10 +126,25 @@ export async function estimateUserOperationGas(
     const estimated = { ...filled, preVerificationGas } as UserOperation;
     decodeValidationResult(entryPoint, estimated, await ethCall(context.client, validationCall(entryPoint, estimated, context.stateOverride)));
   };
-  // That check runs beside the confirmation, at the most preVerificationGas the operation can get
-  // (none of its verification gas counted): what pays that prefund pays the smaller one. Only when
-  // it fails is it asked again at the exact figure, after the confirmation.
+  // The most preVerificationGas the operation can get (none of its verification gas counted:
+  // under EIP-7623's floor it shrinks as that grows): what pays that prefund pays the smaller one.
   const upperBound = preVerificationGasAt(0n);
+
+  // Usually one run confirms the limits and checks the prefund at once: the operation as
+  // estimated, at that bound, on the sender's own balance, reading its EntryPoint deposit.
+  const atBound = await searchGasLimits({ client: context.client, entryPoint, stateOverride: context.stateOverride, userOperation: { ...filled, preVerificationGas: upperBound } as UserOperation, exact: true, depositOf: op.sender }).catch(() => undefined);
+  if (atBound) {
+    const preVerificationGas = preVerificationGasAt(atBound.verificationGasUsed);
+    // Unless the deposit covers the exact prefund but not the bound's: the sender paid in that run
+    // and will not on chain, so its verification gas there is more than the operation's.
+    const pays = (pvg: bigint) => (atBound.deposit ?? 0n) < requiredPrefund({ ...filled, preVerificationGas: pvg } as UserOperation);
+    if (pays(upperBound) === pays(preVerificationGas)) {
+      estimate.preVerificationGas = preVerificationGas;
+      return estimate;
+    }
+  }
+  // Otherwise (it failed, or paid what the sender will not): confirm the limits on the topped-up
+  // balance and, beside it, check the prefund at the bound; at the exact figure only if that fails.
   const [confirmation, ownBalance] = await Promise.allSettled([
     searchGasLimits({ ...search, userOperation: { ...probe, ...limits, ...paymasterLimits } as UserOperation, exact: true }),
     validatesOnOwnBalance(upperBound),

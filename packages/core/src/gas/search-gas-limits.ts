@@ -6,6 +6,7 @@ import {
   decodeFunctionResult,
   encodeFunctionData,
   type Hex,
+  parseAbi,
   toFunctionSelector,
 } from "viem";
 import type { EntryPoint } from "../entrypoint/registry.ts";
@@ -29,8 +30,10 @@ export interface FoundGasLimits {
   paymasterVerificationGasLimit?: bigint | undefined;
   /** With a paymaster whose postOp runs (v0.6: it runs within verificationGasLimit). */
   paymasterPostOpGas?: bigint | undefined;
-  /** Gas used before execution (`preOpGas` with no preVerificationGas). */
+  /** Gas used before execution (`preOpGas` less the operation's preVerificationGas, which the EntryPoint adds to it). */
   verificationGasUsed: bigint;
+  /** With `depositOf`: that account's EntryPoint deposit before the operation. */
+  deposit?: bigint | undefined;
 }
 
 export interface SearchGasLimitsParameters {
@@ -41,9 +44,13 @@ export interface SearchGasLimitsParameters {
   stateOverride?: StateOverride | undefined;
   /** Only check that every phase succeeds at the operation's own limits. */
   exact?: boolean | undefined;
+  /** Also read this account's EntryPoint deposit, in the same call. */
+  depositOf?: Address | undefined;
 }
 
 const searchAbi = gasLimitSearch.abi as Abi;
+/** The EntryPoint's deposit of an account (every version's `StakeManager`). */
+const depositAbi = parseAbi(["function balanceOf(address account) view returns (uint256)"]);
 /** `GasLimitSearch.IMPLEMENTATION`: where the EntryPoint's own code goes. */
 const entryPointImplementation: Address = "0x4337000000000000000000000000000000005E4c";
 /** `PostOpProbe.IMPLEMENTATION`: where the paymaster's own code goes. */
@@ -79,7 +86,10 @@ export async function searchGasLimits(parameters: SearchGasLimitsParameters): Pr
 
   const searches = [searchSimulation(entryPoint, op, "verificationGasLimit", exact)];
   if (!isUserOperationV06(op) && op.paymaster) searches.push(searchSimulation(entryPoint, op, "paymasterVerificationGasLimit", exact));
-  const calls = [...searches, simulateCall(entryPoint, op, "callResult_gls", { callSearch: callSearchOf(entryPoint, op.callGasLimit, exact) })];
+  // The deposit is read last: its storage slot would be warm for the probes otherwise. They all
+  // revert their frames, so it is the deposit before the operation.
+  const depositCall = parameters.depositOf ? [encodeFunctionData({ abi: depositAbi, functionName: "balanceOf", args: [parameters.depositOf] })] : [];
+  const calls = [...searches, simulateCall(entryPoint, op, "callResult_gls", { callSearch: callSearchOf(entryPoint, op.callGasLimit, exact) }), ...depositCall];
 
   const postOpRun = async () => {
     if (!paymaster) return undefined;
@@ -112,6 +122,7 @@ export async function searchGasLimits(parameters: SearchGasLimitsParameters): Pr
   const [batch, postOp] = await Promise.allSettled([runBatch(client, entryPoint, gas, calls, stateOverride), postOpRun()]);
   if (batch.status === "rejected") throw batch.reason;
   const results = batch.value;
+  const deposit = depositCall.length > 0 ? (decodeFunctionResult({ abi: depositAbi, functionName: "balanceOf", data: results.at(-1)! }) as bigint) : undefined;
   const limits = results.slice(0, searches.length).map((data) => {
     const found = decodeFunctionResult({ abi: searchAbi, functionName: "searchSimulation_gls", data }) as Found;
     if (!found.ok) throw simulationRejection(simulationAbi(entryPoint), found.failure);
@@ -127,7 +138,8 @@ export async function searchGasLimits(parameters: SearchGasLimitsParameters): Pr
     callGasLimit: call.gas,
     paymasterVerificationGasLimit: limits[1],
     paymasterPostOpGas,
-    verificationGasUsed: execution.preOpGas,
+    verificationGasUsed: execution.preOpGas - op.preVerificationGas,
+    deposit,
   };
 }
 

@@ -1,7 +1,8 @@
 import { type Address, formatTransactionReceipt, type Hash, type TransactionReceipt } from "viem";
 import type { UserOperationReceipt as ViemUserOperationReceipt } from "viem/account-abstraction";
 import { getLogs } from "../chain/get-logs.ts";
-import { getTransactionReceipt } from "../chain/get-transaction-receipt.ts";
+import { getTransactionReceipt, type RpcMinedReceipt } from "../chain/get-transaction-receipt.ts";
+import { transactionInNode } from "../chain/transaction-in-node.ts";
 import { decodeHandleOps } from "../userop/decode-handle-ops.ts";
 import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
@@ -60,20 +61,25 @@ export interface LookupContext {
 }
 
 /**
- * Find the `UserOperationEvent` of `userOpHash`: from the store's record if it has one, else in
- * recent chain logs. A `submitted` operation is looked for on chain too: its transaction may be
- * mined before this engine records it (a peer's bundle whose claim has not lapsed yet, one sent
- * before a crash).
+ * Find the `UserOperationEvent` of `userOpHash`: first in the receipt of the transaction the
+ * store records for it (`included`, or `submitted`: recorded before it is sent, by this engine or
+ * a peer sharing the store), else in recent chain logs. A `submitted` operation whose transaction
+ * the node still holds unmined is on chain in no transaction yet (another at the same nonce
+ * would have displaced it), so it costs no log scan; one whose transaction is gone (replaced, or
+ * mined without it) is looked for in the logs, as is an operation the store does not hold.
  */
-async function findEvent(context: LookupContext, userOpHash: Hash, known?: MempoolEntry): Promise<RawLog | undefined> {
+async function findEvent(context: LookupContext, userOpHash: Hash, known?: MempoolEntry): Promise<{ event: RawLog; receipt?: RpcMinedReceipt } | undefined> {
   const entry = known ?? (await context.store.get(userOpHash));
-  if (entry?.inclusion) {
-    const receipt = await getTransactionReceipt(context.client, entry.inclusion.transactionHash);
-    const log = receipt?.logs.find((l) => l.topics[0] === userOperationEventTopic && l.topics[1] === userOpHash);
-    if (log) return log;
+  const recorded = entry?.inclusion?.transactionHash ?? (entry?.status === "submitted" ? entry.transactionHash : undefined);
+  if (recorded) {
+    const receipt = await getTransactionReceipt(context.client, recorded);
+    const event = receipt?.logs.find((l) => l.topics[0] === userOperationEventTopic && l.topics[1] === userOpHash);
+    if (event) return { event, receipt: receipt! };
+    if (!receipt && entry?.status === "submitted" && (await transactionInNode(context.client, recorded))) return undefined;
   }
   if (entry && entry.status !== "included" && entry.status !== "submitted") return undefined;
-  return findUserOperationEvent(context, userOpHash);
+  const event = await findUserOperationEvent(context, userOpHash);
+  return event && { event };
 }
 
 /**
@@ -98,10 +104,12 @@ export async function findUserOperationEvent(
 
 /** The receipt of an included operation, or undefined while it is pending or unknown. */
 export async function getUserOperationReceipt(context: LookupContext, userOpHash: Hash): Promise<UserOperationReceipt | undefined> {
-  const event = await findEvent(context, userOpHash);
-  if (!event) return undefined;
+  const found = await findEvent(context, userOpHash);
+  if (!found) return undefined;
+  const { event } = found;
+  // The receipt the record's event came from is reused; one found in the logs is read.
   const [rpcReceipt, latest] = await Promise.all([
-    getTransactionReceipt(context.client, event.transactionHash),
+    found.receipt ?? getTransactionReceipt(context.client, event.transactionHash),
     context.client.getBlockNumber({ cacheTime: 0 }),
   ]);
   if (!rpcReceipt) return undefined;
@@ -132,7 +140,7 @@ export async function getUserOperationReceipt(context: LookupContext, userOpHash
 export async function getUserOperationByHash(context: LookupContext, userOpHash: Hash): Promise<UserOperationLookup | undefined> {
   const entry = await context.store.get(userOpHash);
   if (entry?.status === "submitted") {
-    const event = await findEvent(context, userOpHash, entry);
+    const event = (await findEvent(context, userOpHash, entry))?.event;
     if (event) {
       return {
         userOperation: entry.userOperation,
@@ -153,7 +161,7 @@ export async function getUserOperationByHash(context: LookupContext, userOpHash:
     };
   }
   if (entry) return undefined;
-  const event = await findEvent(context, userOpHash);
+  const event = (await findEvent(context, userOpHash))?.event;
   if (!event) return undefined;
   const entryPoint = context.entryPoints.get(event.address);
   const transaction = await context.client.getTransaction({ hash: event.transactionHash });

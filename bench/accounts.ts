@@ -25,6 +25,7 @@ import {
   type SmartAccount,
   type UserOperation,
 } from "viem/account-abstraction";
+import { retryingBusy } from "./retry-busy.ts";
 
 /** How many operations, from how many accounts, on which EntryPoint. */
 export interface AccountOptions {
@@ -111,10 +112,16 @@ export async function setUpAccounts(
     const sent = await Promise.allSettled(
       wave.map(async (account) => {
         const { op } = await signedOperation(account, 0n, gas, devnet.chainId, options.version);
-        return bundler.request({
-          method: "eth_sendUserOperation",
-          params: [formatUserOperationRequest(op), account.entryPoint.address],
-        });
+        // A wave may be more than the service's simulation caps take at once.
+        return retryingBusy(
+          () =>
+            bundler.request({
+              method: "eth_sendUserOperation",
+              params: [formatUserOperationRequest(op), account.entryPoint.address],
+            }),
+          true,
+          () => {},
+        );
       }),
     );
     const refused = wave.filter((_, i) => {

@@ -22,6 +22,11 @@ export const usage = `Usage: pnpm bench [options]
   --estimate            every operation is estimated by the service (eth_estimateUserOperationGas) before
                         it is signed with the estimate's figures and sent, as wallets do; the estimate's
                         latency is recorded
+  --retry-busy          keep the service's own simulation caps and send a request refused as busy
+                        (-32005) again after its Retry-After, as a wallet does; refusals are counted
+                        (default: the caps are raised to the offered concurrency, so none is refused)
+  --request-timeout S   a request not answered within S seconds fails with a timeout (default 120;
+                        viem's clients wait 10)
   --runs K              repeat the whole run K times (fresh devnet and service); results are medians (default 1)
   --timeout S           seconds to wait for the last receipt after the last send (default 120)
   --out DIR             where results go (default bench/results)
@@ -39,6 +44,8 @@ export interface LoadOptions {
   bundleSize: number | undefined;
   queueDepth: number;
   estimate: boolean;
+  retryBusy: boolean;
+  requestTimeoutSeconds: number;
   runs: number;
   timeoutSeconds: number;
   out: string;
@@ -60,6 +67,8 @@ export function parseLoadOptions(argv: string[]): LoadOptions {
       "bundle-size": { type: "string" },
       "queue-depth": { type: "string", default: "3" },
       estimate: { type: "boolean", default: false },
+      "retry-busy": { type: "boolean", default: false },
+      "request-timeout": { type: "string", default: "120" },
       runs: { type: "string", default: "1" },
       timeout: { type: "string", default: "120" },
       out: { type: "string", default: "bench/results" },
@@ -94,6 +103,8 @@ export function parseLoadOptions(argv: string[]): LoadOptions {
         : integerFlag("bundle-size", values["bundle-size"], 1),
     queueDepth: integerFlag("queue-depth", values["queue-depth"], 0),
     estimate: values.estimate,
+    retryBusy: values["retry-busy"],
+    requestTimeoutSeconds: integerFlag("request-timeout", values["request-timeout"], 1),
     runs: integerFlag("runs", values.runs, 1),
     timeoutSeconds: integerFlag("timeout", values.timeout, 1),
     out: values.out,

@@ -1,12 +1,6 @@
 import { RpcErrorCode } from "@bundlekit/core";
 import { Effect, Layer, Schema, SchemaIssue } from "effect";
-import {
-  HttpApi,
-  HttpApiBuilder,
-  HttpApiEndpoint,
-  HttpApiGroup,
-  HttpApiMiddleware,
-} from "effect/http-api";
+import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware } from "effect/http-api";
 import { Bundler } from "./bundler.ts";
 import type { BundlekitError } from "./errors.ts";
 import {
@@ -29,11 +23,7 @@ import {
 const errorAnswer = {
   jsonrpc: Schema.Literal("2.0"),
   id: Schema.NullOr(RequestId),
-  error: Schema.Struct({
-    code: Schema.Number,
-    message: Schema.String,
-    data: Schema.optionalKey(Schema.Unknown),
-  }),
+  error: Schema.Struct({ code: Schema.Number, message: Schema.String, data: Schema.optionalKey(Schema.Unknown) }),
 };
 
 /**
@@ -41,24 +31,14 @@ const errorAnswer = {
  * and data), or a request the schemas refuse (-32602 for its params, -32600 for the rest of the
  * envelope, the message naming the field).
  */
-export class JsonRpcErrorResponse extends Schema.Error<JsonRpcErrorResponse>(
-  "JsonRpcErrorResponse",
-)(errorAnswer, { httpApiStatus: 400 }) {
+export class JsonRpcErrorResponse extends Schema.Error<JsonRpcErrorResponse>("JsonRpcErrorResponse")(errorAnswer, { httpApiStatus: 400 }) {
   /** The answer to request `id` failing with a tagged error of the engine, with the status its kind takes. */
   static of(
     id: string | number | null,
     error: BundlekitError,
-  ):
-    | JsonRpcErrorResponse
-    | JsonRpcBusyResponse
-    | JsonRpcUnavailableResponse
-    | JsonRpcInternalErrorResponse {
+  ): JsonRpcErrorResponse | JsonRpcBusyResponse | JsonRpcUnavailableResponse | JsonRpcInternalErrorResponse {
     const { code, message, data } = error;
-    const answer = {
-      jsonrpc: "2.0" as const,
-      id,
-      error: data === undefined ? { code, message } : { code, message, data },
-    };
+    const answer = { jsonrpc: "2.0" as const, id, error: data === undefined ? { code, message } : { code, message, data } };
     if (error._tag === "InternalError") return new JsonRpcInternalErrorResponse(answer);
     if (error._tag === "Busy") return new JsonRpcBusyResponse(answer);
     if (error._tag === "ShuttingDown") return new JsonRpcUnavailableResponse(answer);
@@ -71,31 +51,19 @@ export class JsonRpcErrorResponse extends Schema.Error<JsonRpcErrorResponse>(
  * `error.data.retryAfter` seconds. 429 as the stand-alone transport answers it: clients back off
  * on it, and load balancers do not take the instance for a failing one (see docs/api.md).
  */
-export class JsonRpcBusyResponse extends Schema.Error<JsonRpcBusyResponse>("JsonRpcBusyResponse")(
-  errorAnswer,
-  { httpApiStatus: 429 },
-) {}
+export class JsonRpcBusyResponse extends Schema.Error<JsonRpcBusyResponse>("JsonRpcBusyResponse")(errorAnswer, { httpApiStatus: 429 }) {}
 
 /** A JSON-RPC error answer with status 503: the engine is shutting down (-32603); retry elsewhere. */
-export class JsonRpcUnavailableResponse extends Schema.Error<JsonRpcUnavailableResponse>(
-  "JsonRpcUnavailableResponse",
-)(errorAnswer, { httpApiStatus: 503 }) {}
+export class JsonRpcUnavailableResponse extends Schema.Error<JsonRpcUnavailableResponse>("JsonRpcUnavailableResponse")(errorAnswer, { httpApiStatus: 503 }) {}
 
 /** A JSON-RPC error answer with status 500: the node, the store or the engine failed (`InternalError`, -32603). */
-export class JsonRpcInternalErrorResponse extends Schema.Error<JsonRpcInternalErrorResponse>(
-  "JsonRpcInternalErrorResponse",
-)(errorAnswer, { httpApiStatus: 500 }) {}
+export class JsonRpcInternalErrorResponse extends Schema.Error<JsonRpcInternalErrorResponse>("JsonRpcInternalErrorResponse")(errorAnswer, { httpApiStatus: 500 }) {}
 
 /** The first issue of a refused request, as a JSON-RPC error naming the field (`params[0].nonce`). */
 function schemaRefusal(issue: SchemaIssue.Issue): JsonRpcErrorResponse {
   const [first] = SchemaIssue.makeFormatterStandardSchemaV1()(issue).issues;
-  const keys = (first?.path ?? []).map((segment) =>
-    typeof segment === "object" ? segment.key : segment,
-  );
-  const path = keys
-    .map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`))
-    .join("")
-    .replace(/^\./, "");
+  const keys = (first?.path ?? []).map((segment) => (typeof segment === "object" ? segment.key : segment));
+  const path = keys.map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`)).join("").replace(/^\./, "");
   const detail = first?.message ?? "invalid request";
   // Core's codec names the field in its message already (`invalid params[0].nonce: is required`).
   const message = path === "" || detail.includes(path) ? detail : `${path}: ${detail}`;
@@ -104,23 +72,13 @@ function schemaRefusal(issue: SchemaIssue.Issue): JsonRpcErrorResponse {
 }
 
 /** Turns a request body the schemas refuse into a `JsonRpcErrorResponse` naming the field, instead of `HttpApi`'s empty 400. */
-export class JsonRpcRequestErrors extends HttpApiMiddleware.Service<JsonRpcRequestErrors>()(
-  "@bundlekit/JsonRpcRequestErrors",
-  {
-    error: JsonRpcErrorResponse,
-  },
-) {
-  static layer = HttpApiMiddleware.layerSchemaErrorTransform(JsonRpcRequestErrors, (error) =>
-    Effect.fail(schemaRefusal(error.cause.issue)),
-  );
+export class JsonRpcRequestErrors extends HttpApiMiddleware.Service<JsonRpcRequestErrors>()("@bundlekit/JsonRpcRequestErrors", {
+  error: JsonRpcErrorResponse,
+}) {
+  static layer = HttpApiMiddleware.layerSchemaErrorTransform(JsonRpcRequestErrors, (error) => Effect.fail(schemaRefusal(error.cause.issue)));
 }
 
-const endpoint = <
-  const Name extends string,
-  const Method extends string,
-  Payload extends Schema.Top,
-  Success extends Schema.Top,
->(
+const endpoint = <const Name extends string, const Method extends string, Payload extends Schema.Top, Success extends Schema.Top>(
   name: Name,
   method: Method,
   payload: Payload,
@@ -129,12 +87,7 @@ const endpoint = <
   HttpApiEndpoint.post(name, `/${method}`, {
     payload,
     success,
-    error: [
-      JsonRpcErrorResponse,
-      JsonRpcBusyResponse,
-      JsonRpcUnavailableResponse,
-      JsonRpcInternalErrorResponse,
-    ],
+    error: [JsonRpcErrorResponse, JsonRpcBusyResponse, JsonRpcUnavailableResponse, JsonRpcInternalErrorResponse],
   });
 
 /**
@@ -148,46 +101,11 @@ const endpoint = <
  * endpoint (which is `JsonRpcServer.layer`).
  */
 export const BundlerApiGroup = HttpApiGroup.make("bundler")
-  .add(
-    endpoint(
-      "sendUserOperation",
-      "eth_sendUserOperation",
-      SendUserOperationRequest,
-      SendUserOperationResponse,
-    ),
-  )
-  .add(
-    endpoint(
-      "estimateUserOperationGas",
-      "eth_estimateUserOperationGas",
-      EstimateUserOperationGasRequest,
-      EstimateUserOperationGasResponse,
-    ),
-  )
-  .add(
-    endpoint(
-      "getUserOperationByHash",
-      "eth_getUserOperationByHash",
-      GetUserOperationByHashRequest,
-      GetUserOperationByHashResponse,
-    ),
-  )
-  .add(
-    endpoint(
-      "getUserOperationReceipt",
-      "eth_getUserOperationReceipt",
-      GetUserOperationReceiptRequest,
-      GetUserOperationReceiptResponse,
-    ),
-  )
-  .add(
-    endpoint(
-      "supportedEntryPoints",
-      "eth_supportedEntryPoints",
-      SupportedEntryPointsRequest,
-      SupportedEntryPointsResponse,
-    ),
-  )
+  .add(endpoint("sendUserOperation", "eth_sendUserOperation", SendUserOperationRequest, SendUserOperationResponse))
+  .add(endpoint("estimateUserOperationGas", "eth_estimateUserOperationGas", EstimateUserOperationGasRequest, EstimateUserOperationGasResponse))
+  .add(endpoint("getUserOperationByHash", "eth_getUserOperationByHash", GetUserOperationByHashRequest, GetUserOperationByHashResponse))
+  .add(endpoint("getUserOperationReceipt", "eth_getUserOperationReceipt", GetUserOperationReceiptRequest, GetUserOperationReceiptResponse))
+  .add(endpoint("supportedEntryPoints", "eth_supportedEntryPoints", SupportedEntryPointsRequest, SupportedEntryPointsResponse))
   .add(endpoint("chainId", "eth_chainId", ChainIdRequest, ChainIdResponse))
   .middleware(JsonRpcRequestErrors);
 
@@ -206,32 +124,11 @@ export const BundlerApiHandlers = HttpApiBuilder.group(BundlerApi, "bundler", (h
   Effect.gen(function* () {
     const bundler = yield* Bundler;
     return handlers
-      .handle("sendUserOperation", ({ payload: { id, params } }) =>
-        answer(id, bundler.sendUserOperation(params[0], params[1])),
-      )
-      .handle("estimateUserOperationGas", ({ payload: { id, params } }) =>
-        answer(id, bundler.estimateUserOperationGas(params[0], params[1])),
-      )
-      .handle("getUserOperationByHash", ({ payload: { id, params } }) =>
-        answer(
-          id,
-          Effect.map(bundler.getUserOperationByHash(params[0]), (lookup) => lookup ?? null),
-        ),
-      )
-      .handle("getUserOperationReceipt", ({ payload: { id, params } }) =>
-        answer(
-          id,
-          Effect.map(bundler.getUserOperationReceipt(params[0]), (receipt) => receipt ?? null),
-        ),
-      )
-      .handle("supportedEntryPoints", ({ payload: { id } }) =>
-        answer(
-          id,
-          Effect.succeed(bundler.engine.entryPoints.all.map((entryPoint) => entryPoint.address)),
-        ),
-      )
-      .handle("chainId", ({ payload: { id } }) =>
-        answer(id, Effect.succeed(BigInt(bundler.engine.chainId))),
-      );
+      .handle("sendUserOperation", ({ payload: { id, params } }) => answer(id, bundler.sendUserOperation(params[0], params[1])))
+      .handle("estimateUserOperationGas", ({ payload: { id, params } }) => answer(id, bundler.estimateUserOperationGas(params[0], params[1])))
+      .handle("getUserOperationByHash", ({ payload: { id, params } }) => answer(id, Effect.map(bundler.getUserOperationByHash(params[0]), (lookup) => lookup ?? null)))
+      .handle("getUserOperationReceipt", ({ payload: { id, params } }) => answer(id, Effect.map(bundler.getUserOperationReceipt(params[0]), (receipt) => receipt ?? null)))
+      .handle("supportedEntryPoints", ({ payload: { id } }) => answer(id, Effect.succeed(bundler.engine.entryPoints.all.map((entryPoint) => entryPoint.address))))
+      .handle("chainId", ({ payload: { id } }) => answer(id, Effect.succeed(BigInt(bundler.engine.chainId))));
   }),
 ).pipe(Layer.provide(JsonRpcRequestErrors.layer));

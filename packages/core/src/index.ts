@@ -70,6 +70,19 @@ export {
   type MemoryMempoolStoreOptions,
 } from "./mempool/memory-mempool-store.ts";
 export { createMemoryReputationStore } from "./reputation/memory-reputation-store.ts";
+export type {
+  Preconfirmation,
+  PreconfirmationOutcome,
+  PreconfirmationStatus,
+  PreconfirmationStore,
+} from "./ports/preconfirmation-store.ts";
+export { createMemoryPreconfirmationStore } from "./preconfirmation/memory-preconfirmation-store.ts";
+export {
+  preconfirmationTypedData,
+  type PreconfirmationTypedDataParameters,
+  preconfirmationTypes,
+} from "./preconfirmation/preconfirmation-typed-data.ts";
+export { type PreconfirmationSigner, signPreconfirmation } from "./preconfirmation/sign-preconfirmation.ts";
 export {
   createPollingBlockSource,
   type CreatePollingBlockSourceParameters,
@@ -286,6 +299,7 @@ export {
 
 // The parts the stand-alone service (@bundlekit/server) assembles beyond the engine: exported for
 // the Bundlekit packages, and less settled than the rest.
+export { encodePreconfirmation } from "./rpc/encode.ts";
 export { bundlerConfigMethod, type BundlerConfigResult, encodeBundlerConfig, type ServiceFacts } from "./rpc/bundler-config.ts";
 export { debugMethods } from "./rpc/debug-methods.ts";
 export { createRedirectMethods } from "./rpc/redirect.ts";

@@ -1,4 +1,4 @@
-import { type Address, createWalletClient, http, parseTransaction } from "viem";
+import { type Address, createWalletClient, http, parseTransaction, verifyTypedData } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
@@ -9,6 +9,7 @@ import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { Clock } from "../src/ports/clock.ts";
 import { engineFixture, rejection } from "./fixtures.ts";
 import { manualClock } from "./manual-clock.ts";
+import { preconfirmationTypedData } from "../src/preconfirmation/preconfirmation-typed-data.ts";
 import { recordStatusChanges } from "./status-changes.ts";
 
 /** The pull path on a chain that mines when the sequencer says so. */
@@ -28,8 +29,11 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
   const sequencer = () => privateKeyToAccount(sequencerKey());
   const recipient = (): Address => privateKeyToAccount(fx.devnet.accountKeys[11]!).address;
 
+  /** The operator's preconfirmation key. */
+  const preconfirmationSigner = () => privateKeyToAccount(fx.devnet.accountKeys[10]!);
+
   async function pullEngine(settings: BundlerSettingsInput = {}, clock?: Clock) {
-    const { bundler, store } = await fx.makeBundler({ clock, settings: mergeBundlerSettings({ bundling: { mode: "pull" } }, settings) });
+    const { bundler, store } = await fx.makeBundler({ clock, preconfirmationSigner: preconfirmationSigner(), settings: mergeBundlerSettings({ bundling: { mode: "pull" } }, settings) });
     engines.push(bundler);
     return { bundler, store, ...recordStatusChanges(bundler) };
   }
@@ -58,8 +62,14 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     expect(await bundler.proposeBundle(block)).toBeUndefined();
 
     await bundler.commitBundle(proposal!.id);
-    expect(changes.at(-1)).toEqual({ userOpHash: hash, status: "preconfirmed", transactionHash: proposal!.transactionHash, blockNumber: block.blockNumber });
-    expect(await bundler.getUserOperationByHash(hash)).toMatchObject({ transactionHash: proposal!.transactionHash, blockNumber: block.blockNumber });
+    const promise = { userOpHash: hash, entryPoint: fx.entryPoints[version], chainId: fx.devnet.chain.id, blockNumber: block.blockNumber, transactionHash: proposal!.transactionHash! };
+    const preconfirmation = { ...promise, signer: preconfirmationSigner().address, signature: expect.stringMatching(/^0x[0-9a-f]{130}$/), status: "promised" };
+    expect(changes.at(-1)).toEqual({ userOpHash: hash, status: "preconfirmed", transactionHash: proposal!.transactionHash, blockNumber: block.blockNumber, preconfirmation });
+    expect(await bundler.getUserOperationByHash(hash)).toMatchObject({ transactionHash: proposal!.transactionHash, blockNumber: block.blockNumber, preconfirmation });
+    // A user holds the operator to it with viem alone: the signature is the key's over the promise.
+    const { signature } = changes.at(-1)!.preconfirmation!;
+    expect(await verifyTypedData({ ...preconfirmationTypedData(promise), address: preconfirmationSigner().address, signature: signature! })).toBe(true);
+    expect(await verifyTypedData({ ...preconfirmationTypedData({ ...promise, blockNumber: block.blockNumber + 1n }), address: preconfirmationSigner().address, signature: signature! })).toBe(false);
 
     await fx.client.sendRawTransaction({ serializedTransaction: proposal!.signedTransaction! });
     await fx.client.request({ method: "evm_mine" as never });
@@ -69,6 +79,7 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     expect(receipt?.success).toBe(true);
     expect(receipt!.receipt.blockNumber).toBe(block.blockNumber);
     expect(changes.filter((c) => c.userOpHash === hash).map((c) => c.status)).toEqual(["pending", "preconfirmed", "included"]);
+    expect((await bundler.getUserOperationByHash(hash))?.preconfirmation).toEqual({ ...preconfirmation, status: "kept" });
   });
 
   it("lets the caller sign: commit takes the hash of the transaction the block holds", async () => {

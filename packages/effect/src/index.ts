@@ -27,6 +27,7 @@ export {
   EngineLogger,
   MempoolStorage,
   PoolPolicy,
+  PreconfirmationStorage,
   Relayers,
   ReputationStorage,
 } from "./ports.ts";

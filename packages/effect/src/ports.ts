@@ -5,6 +5,7 @@ import type {
   Logger,
   MempoolPolicy,
   MempoolStore,
+  PreconfirmationStore,
   RelayerSigner,
   ReputationStore,
   Submitter,
@@ -33,6 +34,9 @@ export class MempoolStorage extends Context.Service<MempoolStorage, MempoolStore
 
 /** ERC-7562 reputation counters. */
 export class ReputationStorage extends Context.Service<ReputationStorage, ReputationStore>()("@bundlekit/ReputationStore") {}
+
+/** Preconfirmations made in pull mode: give a durable one to keep them across restarts (default: in memory). */
+export class PreconfirmationStorage extends Context.Service<PreconfirmationStorage, PreconfirmationStore>()("@bundlekit/PreconfirmationStore") {}
 
 /** The relayer accounts that pay for bundles. */
 export class Relayers extends Context.Service<Relayers, RelayerSigner>()("@bundlekit/RelayerSigner") {

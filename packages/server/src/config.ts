@@ -23,6 +23,7 @@ import { parseCommandLine } from "./command-line.ts";
 import { address, amount, ConfigError, integer } from "./config-values.ts";
 import { isPostgresDatabase, parsePostgresUrl } from "./database-url.ts";
 import type { SponsorshipSettings } from "./sponsorship/configured-policy.ts";
+import { readPreconfirmationKey } from "./preconfirmation-key.ts";
 import { parseSponsorshipSettings } from "./sponsorship/settings-file.ts";
 import { type TransportSettings, transportSettings } from "./transport-settings.ts";
 
@@ -112,6 +113,12 @@ export interface ServerConfig {
    * `builderJwtSecretFile`.
    */
   builder: BuilderApiSettings | undefined;
+  /**
+   * The key that signs preconfirmations (EIP-712, docs/sequencer.md), read from
+   * `preconfirmationKeyFile`. A secret: never logged; `bundler_config` shows only its address.
+   * Default unset: preconfirmations are unsigned.
+   */
+  preconfirmationKey: Hex | undefined;
   /** The engine's settings, checked (`resolveBundlerSettings`), from the flat keys below. */
   bundler: BundlerSettingsInput;
 }
@@ -205,6 +212,7 @@ function readConfig(env: NodeJS.ProcessEnv, json: Source): ServerConfig {
       pick("BUNDLEKIT_BUILDER_JWT_SECRET_FILE", "builderJwtSecretFile"),
       port,
     ),
+    preconfirmationKey: optionalFile(pick("BUNDLEKIT_PRECONFIRMATION_KEY_FILE", "preconfirmationKeyFile"), readPreconfirmationKey),
     bundler: engineSettings(env, json),
   };
   // In pull mode the block builder signs the bundles it pulls: the service needs no relayer.
@@ -227,6 +235,11 @@ function builderApi(portValue: unknown, host: unknown, secretFile: unknown, publ
   }
   const secret = readBuilderJwtSecret(String(secretFile));
   return { port, host: String(host ?? "127.0.0.1"), jwtSecret: `0x${secret.toString("hex")}` };
+}
+
+/** What `read` makes of the file a setting names; undefined when the setting is unset. */
+function optionalFile<T>(file: unknown, read: (file: string) => T): T | undefined {
+  return file === undefined || file === "" ? undefined : read(String(file));
 }
 
 type SettingPath = { [G in keyof BundlerSettings]: readonly [G, keyof BundlerSettings[G]] }[keyof BundlerSettings];

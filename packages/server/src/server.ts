@@ -32,6 +32,7 @@ import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { createJsonRpcMetrics, startJsonRpcServer, startMetricsServer } from "@bundlekit/transport-jsonrpc";
 import { Cause, Context, Effect, Exit, Layer, Scope } from "effect";
 import { type Address, createPublicClient, type PublicClient } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { startBuilderServer } from "./builder-api/builder-server.ts";
 import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
 import { type NodeTimeouts, nodeTransport } from "./node-transport.ts";
@@ -120,6 +121,7 @@ async function startRedacted(
     instanceId: config.instanceId,
     entryPoints: config.entryPoints.map(({ version, address }) => defineEntryPoint(version, address)),
     l1DataCost: config.l1DataCost === "none" ? undefined : l1DataCosts[config.l1DataCost](client as ChainClient),
+    preconfirmationSigner: config.preconfirmationKey ? privateKeyToAccount(config.preconfirmationKey) : undefined,
   });
   const service = transportLayer({ config, client, chainId, logger, redactor, paymaster }).pipe(Layer.provide(engine), Layer.provideMerge(ports));
   // Built in a scope of its own, closed by `close()`: the server first, then the engine, then the stores.

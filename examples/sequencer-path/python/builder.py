@@ -3,8 +3,9 @@
 Each block it proposes (the unsigned form), signs the bundle transaction with its own key, sends it
 first, commits it with its hash, and mines the block (`evm_mine`: the node is anvil with automine off
 and `--order fifo`). Told to drop a bundle, or when the node refuses it, it releases the bundle and
-its operations go back to the pool. After each block it verifies each operation's signed
-preconfirmation from the public endpoint.
+its operations go back to the pool. Before mining, it verifies each committed operation's signed
+preconfirmation from the public endpoint (`eth_getUserOperationByHash`): who signed it (EIP-712,
+recovered here), and that it names this block, transaction, chain and EntryPoint.
 
     BUILDER_PRIVATE_KEY=0x… python3 builder.py --builder-url http://127.0.0.1:4338/ \\
         --jwt-secret-file jwt.hex --node-url http://127.0.0.1:8545 \\
@@ -92,7 +93,7 @@ class Builder:
         record = {"proposal": None, "action": None, "transactionHash": None, "userOpHashes": []}
         if proposal:
             record.update(proposal=proposal["id"], blockNumber=int(proposal["blockNumber"], 16),
-                          userOpHashes=proposal["userOpHashes"])
+                          entryPoint=proposal["entryPoint"], userOpHashes=proposal["userOpHashes"])
             try:
                 if drop:
                     raise RuntimeError("dropped: the block is full")
@@ -102,23 +103,24 @@ class Builder:
             except (RpcError, RuntimeError, ValueError) as error:
                 self.builder("builder_releaseBundle", [proposal["id"]])
                 record.update(action="released", reason=str(error))
-        mined = self.node("evm_mine", [])
-        record["mined"] = mined
-        if record["action"] == "committed":
+        if record["action"] == "committed":  # the promise is signed before the block exists
             record["preconfirmations"] = [self.verify(hash, record) for hash in record["userOpHashes"]]
+        self.node("evm_mine", [])
         return record
 
     def verify(self, user_op_hash: str, record: dict) -> dict:
         """The operation's signed preconfirmation from the public endpoint, checked: who signed it, and whether it names our block."""
         found = rpc(self.options.bundler_url, "eth_getUserOperationByHash", [user_op_hash])
         signed = (found or {}).get("preconfirmation")
-        if not signed:
-            return {"userOpHash": user_op_hash, "verified": False, "reason": "no preconfirmation in the lookup"}
+        if not signed or not signed.get("signature"):
+            return {"userOpHash": user_op_hash, "verified": False,
+                    "reason": "unsigned preconfirmation" if signed else "no preconfirmation in the lookup"}
         signer = preconfirmation.recover_signer(signed)
         problems = [name for name, ok in [
             ("userOpHash", signed["userOpHash"].lower() == user_op_hash.lower()),
             ("blockNumber", int(str(signed["blockNumber"]), 0) == record["blockNumber"]),
             ("transactionHash", signed["transactionHash"].lower() == record["transactionHash"]),
+            ("entryPoint", signed["entryPoint"].lower() == record["entryPoint"].lower()),
             ("chainId", int(str(signed["chainId"]), 0) == self.chain_id),
             ("signer", signer.lower() == signed["signer"].lower()),
             ("expected signer", not self.options.preconfirmation_signer

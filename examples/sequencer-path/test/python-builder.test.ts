@@ -10,11 +10,14 @@ import { type Devnet, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
 import { type BundlerService, loadConfig, startBundlerService } from "@bundlekit/server";
 import { createPublicClient, createWalletClient, type Hash, type Hex, http, parseEther, type PublicClient } from "viem";
 import { createBundlerClient } from "viem/account-abstraction";
-import { privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pythonVectors } from "./python-vectors.ts";
 
 const python = join(import.meta.dirname, "..", "python");
+/** The service's preconfirmation key; the builder checks each preconfirmation is signed by its address. */
+const preconfirmationKey = generatePrivateKey();
+const preconfirmationSigner = privateKeyToAccount(preconfirmationKey).address;
 
 /** One block as the Python builder reports it (python/builder.py). */
 interface BuiltBlock {
@@ -23,7 +26,7 @@ interface BuiltBlock {
   blockNumber?: number;
   userOpHashes: Hash[];
   transactionHash: Hash | null;
-  preconfirmations?: { userOpHash: Hash; verified: boolean; signer?: string; reason?: string }[];
+  preconfirmations?: { userOpHash: Hash; verified: boolean; signer?: string; status?: string; reason?: string }[];
 }
 
 /**
@@ -48,6 +51,8 @@ describe("Python block builder", () => {
     directory = mkdtempSync(join(tmpdir(), "bundlekit-python-builder-"));
     const secretFile = join(directory, "jwt.hex");
     writeFileSync(secretFile, `${randomBytes(32).toString("hex")}\n`);
+    const preconfirmationKeyFile = join(directory, "preconfirmation.key");
+    writeFileSync(preconfirmationKeyFile, `${preconfirmationKey}\n`);
     const config = loadConfig({
       BUNDLEKIT_RPC_URL: devnet.rpcUrl,
       BUNDLEKIT_PORT: "0",
@@ -55,12 +60,13 @@ describe("Python block builder", () => {
       BUNDLEKIT_BUNDLING_MODE: "pull",
       BUNDLEKIT_BUILDER_PORT: "0",
       BUNDLEKIT_BUILDER_JWT_SECRET_FILE: secretFile,
+      BUNDLEKIT_PRECONFIRMATION_KEY_FILE: preconfirmationKeyFile,
     });
     service = await startBundlerService({ ...config, rpcUrl: devnet.rpcUrl }, silentLogger);
     service.bundler.start();
     builder = spawn(
       "python3",
-      ["builder.py", "--builder-url", service.builderUrl!, "--jwt-secret-file", secretFile, "--node-url", devnet.rpcUrl, "--bundler-url", service.url],
+      ["builder.py", "--builder-url", service.builderUrl!, "--jwt-secret-file", secretFile, "--node-url", devnet.rpcUrl, "--bundler-url", service.url, "--preconfirmation-signer", preconfirmationSigner],
       { cwd: python, env: { ...process.env, BUILDER_PRIVATE_KEY: devnet.accountKeys.at(-1)! } },
     );
     builder.stderr.on("data", (chunk) => {
@@ -104,11 +110,13 @@ describe("Python block builder", () => {
     };
   }
 
-  it("includes an operation first in its block, in the transaction it signed and committed", async () => {
+  it("includes an operation first in its block, in the transaction it signed and committed, with a signed preconfirmation it verifies", async () => {
     const alice = await user(0);
     const userOpHash = await alice.send();
     const block = await next("build");
     expect(block).toMatchObject({ action: "committed", userOpHashes: [userOpHash] });
+    // Checked before the block was mined: the service's key signed a promise of this block and transaction.
+    expect(block.preconfirmations).toEqual([{ userOpHash, verified: true, signer: preconfirmationSigner, status: "promised" }]);
     const receipt = await alice.receipt(userOpHash);
     expect(receipt.success).toBe(true);
     expect(receipt.receipt.transactionHash).toBe(block.transactionHash);

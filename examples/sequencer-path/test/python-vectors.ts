@@ -1,3 +1,4 @@
+import { preconfirmationTypedData } from "@bundlekit/core";
 import { type Hex, keccak256, parseGwei, toHex } from "viem";
 import { privateKeyToAccount, sign } from "viem/accounts";
 
@@ -62,12 +63,8 @@ export async function pythonVectors() {
     ),
     preconfirmations: await Promise.all(
       preconfirmations.map(async ({ chainId, ...message }) => {
-        const signature = await account.signTypedData({
-          domain: { name: "Bundlekit Preconfirmation", version: "1", chainId, verifyingContract: entryPoint },
-          types: { Preconfirmation: [{ name: "userOpHash", type: "bytes32" }, { name: "blockNumber", type: "uint256" }, { name: "transactionHash", type: "bytes32" }] },
-          primaryType: "Preconfirmation",
-          message,
-        });
+        // The engine's own typed data: the Python verifier must agree with what the service signs.
+        const signature = await account.signTypedData(preconfirmationTypedData({ ...message, chainId, entryPoint }));
         return { ...message, blockNumber: toHex(message.blockNumber), chainId: toHex(chainId), entryPoint, signer: account.address, signature };
       }),
     ),

@@ -9,8 +9,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { type Hash, http } from "viem";
+import { preconfirmationTypedData } from "@bundlekit/core";
+import { type Address, type Hash, type Hex, http, verifyTypedData } from "viem";
 import { createBundlerClient, formatUserOperationRequest } from "viem/account-abstraction";
+import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { startSequencerPath } from "../examples/sequencer-path/src/sequencer-path.ts";
 import { prepareOperations, type SignedOperation, setUpAccounts } from "./accounts.ts";
 import { commandLine, gitCommit, machineFacts } from "./run-facts.ts";
@@ -52,7 +54,8 @@ async function main() {
   const machine = machineFacts();
 
   log(`devnet, service and sequencer${builderApi ? " (over the builder API)" : ""}: a block every ${blockTimeMs} ms`);
-  const path = await startSequencerPath({ blockTimeMs, builderApi });
+  const preconfirmationKey = generatePrivateKey();
+  const path = await startSequencerPath({ blockTimeMs, builderApi, preconfirmationKey });
   onCleanUp(() => path.close());
   const { client, devnet, service } = path;
 
@@ -72,13 +75,13 @@ async function main() {
   // The preconfirmation as a user sees it: its notification on the public WebSocket.
   const now = () => performance.now();
   const sent = new Map<Hash, { at: number; head: bigint }>();
-  const seen = new Map<Hash, { preconfirmedAt: number; promised: bigint; signed: boolean }>();
+  const seen = new Map<Hash, { preconfirmedAt: number; promised: bigint; preconfirmation?: WirePreconfirmation }>();
   const socket = await subscribeToStatuses(service.url, (result) => {
     if (result.status === "preconfirmed" && !seen.has(result.userOpHash))
       seen.set(result.userOpHash, {
         preconfirmedAt: now(),
         promised: BigInt(result.blockNumber!),
-        signed: typeof result.preconfirmation?.signature === "string",
+        preconfirmation: result.preconfirmation,
       });
   });
   onCleanUp(async () => socket.close());
@@ -122,7 +125,20 @@ async function main() {
     return promised === undefined ? undefined : Number(promised - s.head);
   });
   const includedBlocks = series((hash, s) => Number(included.get(hash)!.block - s.head));
-  const signedCount = [...seen.values()].filter((s) => s.signed).length;
+  // Signed by the service's preconfirmation key, over what it names (checked after the run, not timed).
+  const signer = privateKeyToAddress(preconfirmationKey);
+  const verified = await Promise.all(
+    [...seen].map(([userOpHash, { preconfirmation: p }]) =>
+      p?.signature
+        ? verifyTypedData({
+            address: signer,
+            signature: p.signature,
+            ...preconfirmationTypedData({ userOpHash, entryPoint: p.entryPoint, chainId: Number(p.chainId), blockNumber: BigInt(p.blockNumber), transactionHash: p.transactionHash }),
+          })
+        : false,
+    ),
+  );
+  const signedCount = verified.filter(Boolean).length;
   const inPromisedBlock = series((hash) =>
     seen.get(hash)?.promised === included.get(hash)!.block ? 1 : 0,
   ).reduce((a, b) => a + b, 0);
@@ -171,7 +187,7 @@ async function main() {
       "",
       `${ops} operations offered at ${rate}/s, each from its own account, a block every ${blockTimeMs} ms; ` +
         `the sequencer pulls ${builderApi ? "over the builder API (JSON-RPC, a JWT per request)" : "from the engine in process"}. ` +
-        `Preconfirmed: its \`userOperationStatus\` notification on the public WebSocket (${signedCount} of ${r.preconfirmed} carried a signed preconfirmation). ` +
+        `Preconfirmed: its \`userOperationStatus\` notification on the public WebSocket (${signedCount} of ${r.preconfirmed} carried a preconfirmation signed by the service's key). ` +
         "Blocks count from the head when the operation was sent (1 = the next block). " +
         `${r.includedInThePromisedBlock} of ${r.sent} were included in the block they were preconfirmed for.`,
       "",
@@ -183,13 +199,22 @@ async function main() {
     `${table}\n\nresults: ${[`${name}.json`, `${name}.md`].map((f) => relative(process.cwd(), join(dir, f))).join(", ")}\n`,
   );
   await cleanUp();
-  if (r.included < ops || r.includedInThePromisedBlock < ops) process.exitCode = 1;
+  if (r.included < ops || r.includedInThePromisedBlock < ops || signedCount < ops) process.exitCode = 1;
+}
+
+/** A preconfirmation as notifications carry it (docs/sequencer.md). */
+interface WirePreconfirmation {
+  entryPoint: Address;
+  chainId: Hex;
+  blockNumber: Hex;
+  transactionHash: Hash;
+  signature: Hex | null;
 }
 
 /** A WebSocket subscribed to every operation's status on the endpoint `url` (http → ws), calling `onResult` with each notification. */
 async function subscribeToStatuses(
   url: string,
-  onResult: (result: { userOpHash: Hash; status: string; blockNumber?: string; preconfirmation?: { signature?: unknown } }) => void,
+  onResult: (result: { userOpHash: Hash; status: string; blockNumber?: string; preconfirmation?: WirePreconfirmation }) => void,
 ): Promise<WebSocket> {
   const socket = new WebSocket(url.replace(/^http/, "ws"));
   await new Promise((resolve, reject) => {

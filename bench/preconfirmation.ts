@@ -91,6 +91,7 @@ async function main() {
 
   log(`load: ${ops} operations at ${rate}/s, a block every ${blockTimeMs} ms`);
   const t0 = now();
+  const cpuAtStart = process.cpuUsage();
   await Promise.all(
     signed.map(async (op, i) => {
       await sleep(Math.max(0, t0 + (i * 1000) / rate - now()));
@@ -109,6 +110,9 @@ async function main() {
     const block = receipt.receipt.blockNumber;
     included.set(hash, { at: minedAt.get(block)!, block });
   }
+  // CPU of this process (service, sequencer and the load's client; not anvil) from the first send to the last receipt.
+  const cpu = process.cpuUsage(cpuAtStart);
+  const cpuMsPerOperation = Math.round((cpu.user + cpu.system) / 1000 / ops * 100) / 100;
 
   const series = (pick: (hash: Hash, sentAt: { at: number; head: bigint }) => number | undefined) =>
     [...sent].flatMap(([hash, s]) => {
@@ -155,6 +159,7 @@ async function main() {
       signedPreconfirmations: signedCount,
       included: includedMs.length,
       includedInThePromisedBlock: inPromisedBlock,
+      cpuMsPerOperation,
       preconfirmedMs: distribution(preconfirmedMs),
       includedMs: distribution(includedMs),
       preconfirmedBlocks: distribution(preconfirmedBlocks),
@@ -189,7 +194,8 @@ async function main() {
         `the sequencer pulls ${builderApi ? "over the builder API (JSON-RPC, a JWT per request)" : "from the engine in process"}. ` +
         `Preconfirmed: its \`userOperationStatus\` notification on the public WebSocket (${signedCount} of ${r.preconfirmed} carried a preconfirmation signed by the service's key). ` +
         "Blocks count from the head when the operation was sent (1 = the next block). " +
-        `${r.includedInThePromisedBlock} of ${r.sent} were included in the block they were preconfirmed for.`,
+        `${r.includedInThePromisedBlock} of ${r.sent} were included in the block they were preconfirmed for. ` +
+        `CPU of the bench process (service, sequencer, load client; not anvil) from the first send to the last receipt: ${cpuMsPerOperation} ms per operation.`,
       "",
       table,
       "",

@@ -1,8 +1,9 @@
 """A block builder that pulls its bundles from Bundlekit's builder API, with only the standard library.
 
 Each block it proposes (the unsigned form), signs the bundle transaction with its own key, sends it
-first, commits it with its hash, and mines the block (`evm_mine`: the node is anvil with automine off
-and `--order fifo`). Told to drop a bundle, or when the node refuses it, it releases the bundle and
+first, commits it with its hash, and mines the block. The node is anvil started with `--order fifo`
+(a block's transactions in arrival order): the builder turns its automine off and mines with
+`evm_mine`. Told to drop a bundle, or when the node refuses it, it releases the bundle and
 its operations go back to the pool. Before mining, it verifies each committed operation's signed
 preconfirmation from the public endpoint (`eth_getUserOperationByHash`): who signed it (EIP-712,
 recovered here), and that it names this block, transaction, chain and EntryPoint.
@@ -27,6 +28,10 @@ import auth
 import preconfirmation
 import secp256k1
 from transaction import sign_transaction
+
+
+class Dropped(Exception):
+    """The builder leaves the bundle out of its block (told to, as if the block were full)."""
 
 
 class RpcError(Exception):
@@ -67,9 +72,8 @@ class Builder:
         bearer = auth.token(self.secret, int(time.time()))  # a fresh token per request
         return rpc(self.options.builder_url, method, params, {"authorization": f"Bearer {bearer}"})
 
-    def propose(self):
-        """The proposal for the next block, or None when no operation is ready."""
-        latest = self.node("eth_getBlockByNumber", ["latest", False])
+    def propose(self, latest):
+        """The proposal for the block after `latest`, or None when no operation is ready."""
         gas_limit = int(latest["gasLimit"], 16)
         return self.builder("builder_proposeBundle", [{
             "blockNumber": hex(int(latest["number"], 16) + 1),
@@ -89,20 +93,23 @@ class Builder:
         return transaction_hash
 
     def block(self, drop: bool) -> dict:
-        proposal = self.propose()
-        record = {"proposal": None, "action": None, "transactionHash": None, "userOpHashes": []}
+        latest = self.node("eth_getBlockByNumber", ["latest", False])
+        proposal = self.propose(latest)
+        record = {"blockNumber": int(latest["number"], 16) + 1, "proposal": None, "action": None,
+                  "transactionHash": None, "userOpHashes": []}
         if proposal:
-            record.update(proposal=proposal["id"], blockNumber=int(proposal["blockNumber"], 16),
-                          entryPoint=proposal["entryPoint"], userOpHashes=proposal["userOpHashes"])
+            record.update(proposal=proposal["id"], entryPoint=proposal["entryPoint"],
+                          userOpHashes=proposal["userOpHashes"])
             try:
                 if drop:
-                    raise RuntimeError("dropped: the block is full")
+                    raise Dropped("dropped: the block is full")
                 transaction_hash = self.include(proposal)
-                self.builder("builder_commitBundle", [proposal["id"], transaction_hash])
-                record.update(action="committed", transactionHash=transaction_hash)
-            except (RpcError, RuntimeError, ValueError) as error:
+            except (Dropped, RpcError, ValueError) as error:  # not in this block: back to the pool
                 self.builder("builder_releaseBundle", [proposal["id"]])
                 record.update(action="released", reason=str(error))
+            else:
+                self.builder("builder_commitBundle", [proposal["id"], transaction_hash])
+                record.update(action="committed", transactionHash=transaction_hash)
         if record["action"] == "committed":  # the promise is signed before the block exists
             record["preconfirmations"] = [self.verify(hash, record) for hash in record["userOpHashes"]]
         self.node("evm_mine", [])
@@ -143,6 +150,7 @@ def main() -> int:
     if not key:
         parser.error("BUILDER_PRIVATE_KEY (the builder's key, 0x hex) is required in the environment")
     builder = Builder(options, bytes.fromhex(key.removeprefix("0x")), auth.read_secret(options.jwt_secret_file))
+    builder.node("evm_setAutomine", [False])  # blocks are ours to build
 
     def emit(record):
         sys.stdout.write(json.dumps(record) + "\n")
@@ -151,7 +159,10 @@ def main() -> int:
     if options.block_time:
         while True:
             started = time.monotonic()
-            emit(builder.block(drop=False))
+            try:
+                emit(builder.block(drop=False))
+            except (RpcError, OSError) as error:  # one failed block; the next may do
+                sys.stderr.write(f"block failed: {error}\n")
             time.sleep(max(0.0, options.block_time - (time.monotonic() - started)))
     for line in sys.stdin:
         command = line.strip()

@@ -1,29 +1,21 @@
-import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { promisify } from "node:util";
-import { silentLogger } from "@bundlekit/core";
-import { type Devnet, startDevnet, toSimpleAccount } from "@bundlekit/devnet";
-import { type BundlerService, loadConfig, startBundlerService } from "@bundlekit/server";
-import { createPublicClient, createWalletClient, type Hash, type Hex, http, parseEther, type PublicClient } from "viem";
+import { toSimpleAccount } from "@bundlekit/devnet";
+import { createWalletClient, type Hash, http, parseEther } from "viem";
 import { createBundlerClient } from "viem/account-abstraction";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type PythonBuilderPath, pythonDirectory, startPythonBuilderPath } from "../src/python-builder-path.ts";
 import { pythonVectors } from "./python-vectors.ts";
-
-const python = join(import.meta.dirname, "..", "python");
-/** The service's preconfirmation key; the builder checks each preconfirmation is signed by its address. */
-const preconfirmationKey = generatePrivateKey();
-const preconfirmationSigner = privateKeyToAccount(preconfirmationKey).address;
 
 /** One block as the Python builder reports it (python/builder.py). */
 interface BuiltBlock {
   proposal: string | null;
   action: "committed" | "released" | null;
-  blockNumber?: number;
+  blockNumber: number;
   userOpHashes: Hash[];
   transactionHash: Hash | null;
   preconfirmations?: { userOpHash: Hash; verified: boolean; signer?: string; status?: string; reason?: string }[];
@@ -32,58 +24,27 @@ interface BuiltBlock {
 /**
  * The Python builder (python/builder.py, standard library only) against the stand-alone service's
  * builder API on the devnet with automine off: it proposes, signs with its own key, sends the
- * bundle first, commits, mines; releases a bundle it drops; and verifies each preconfirmation.
- * The service has no relayer key: only the builder signs.
+ * bundle first, commits, verifies each signed preconfirmation and mines; it releases a bundle it
+ * drops. The service has no relayer key: only the builder signs. Blocks are built when the test
+ * says, so which block holds what is exact.
  */
 describe("Python block builder", () => {
-  let devnet: Devnet;
-  let service: BundlerService;
-  let client: PublicClient;
-  let builder: ChildProcessWithoutNullStreams;
-  let directory: string;
+  let path: PythonBuilderPath;
   let blocks: AsyncIterator<string>;
   let stderr = "";
 
   beforeAll(async () => {
-    devnet = await startDevnet({ order: "fifo" });
-    client = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpcUrl), pollingInterval: 20 }) as PublicClient;
-    await client.request({ method: "evm_setAutomine", params: [false] } as never);
-    directory = mkdtempSync(join(tmpdir(), "bundlekit-python-builder-"));
-    const secretFile = join(directory, "jwt.hex");
-    writeFileSync(secretFile, `${randomBytes(32).toString("hex")}\n`);
-    const preconfirmationKeyFile = join(directory, "preconfirmation.key");
-    writeFileSync(preconfirmationKeyFile, `${preconfirmationKey}\n`);
-    const config = loadConfig({
-      BUNDLEKIT_RPC_URL: devnet.rpcUrl,
-      BUNDLEKIT_PORT: "0",
-      BUNDLEKIT_DATABASE: ":memory:",
-      BUNDLEKIT_BUNDLING_MODE: "pull",
-      BUNDLEKIT_BUILDER_PORT: "0",
-      BUNDLEKIT_BUILDER_JWT_SECRET_FILE: secretFile,
-      BUNDLEKIT_PRECONFIRMATION_KEY_FILE: preconfirmationKeyFile,
-    });
-    service = await startBundlerService({ ...config, rpcUrl: devnet.rpcUrl }, silentLogger);
-    service.bundler.start();
-    builder = spawn(
-      "python3",
-      ["builder.py", "--builder-url", service.builderUrl!, "--jwt-secret-file", secretFile, "--node-url", devnet.rpcUrl, "--bundler-url", service.url, "--preconfirmation-signer", preconfirmationSigner],
-      { cwd: python, env: { ...process.env, BUILDER_PRIVATE_KEY: devnet.accountKeys.at(-1)! } },
-    );
-    builder.stderr.on("data", (chunk) => {
+    path = await startPythonBuilderPath();
+    path.builder.stderr.on("data", (chunk) => {
       stderr += chunk;
     });
-    blocks = createInterface({ input: builder.stdout })[Symbol.asyncIterator]();
+    blocks = createInterface({ input: path.builder.stdout })[Symbol.asyncIterator]();
   });
-  afterAll(async () => {
-    builder?.stdin.end();
-    await service?.close();
-    await devnet?.stop();
-    if (directory) rmSync(directory, { recursive: true, force: true });
-  });
+  afterAll(() => path?.close());
 
   /** Tell the builder to build (or drop the bundle of) the next block, and read what it did. */
   async function next(command: "build" | "drop"): Promise<BuiltBlock> {
-    builder.stdin.write(`${command}\n`);
+    path.builder.stdin.write(`${command}\n`);
     const line = await blocks.next();
     if (line.done) throw new Error(`the builder exited: ${stderr}`);
     return JSON.parse(line.value);
@@ -91,6 +52,7 @@ describe("Python block builder", () => {
 
   /** A funded SimpleAccount of account key `index` (each test its own), and a bundler client for it. */
   async function user(index: number) {
+    const { client, devnet, service } = path;
     const owner = privateKeyToAccount(devnet.accountKeys[index]!);
     const account = await toSimpleAccount({ client, owner, version: "0.7" });
     const funder = createWalletClient({ chain: devnet.chain, transport: http(devnet.rpcUrl), account: owner });
@@ -116,13 +78,13 @@ describe("Python block builder", () => {
     const block = await next("build");
     expect(block).toMatchObject({ action: "committed", userOpHashes: [userOpHash] });
     // Checked before the block was mined: the service's key signed a promise of this block and transaction.
-    expect(block.preconfirmations).toEqual([{ userOpHash, verified: true, signer: preconfirmationSigner, status: "promised" }]);
+    expect(block.preconfirmations).toEqual([{ userOpHash, verified: true, signer: path.preconfirmationSigner, status: "promised" }]);
     const receipt = await alice.receipt(userOpHash);
     expect(receipt.success).toBe(true);
     expect(receipt.receipt.transactionHash).toBe(block.transactionHash);
-    expect(receipt.receipt.blockNumber).toBe(BigInt(block.blockNumber!));
+    expect(receipt.receipt.blockNumber).toBe(BigInt(block.blockNumber));
     expect(receipt.receipt.transactionIndex).toBe(0);
-    expect(receipt.receipt.from).toBe(privateKeyToAccount(devnet.accountKeys.at(-1)! as Hex).address.toLowerCase());
+    expect(receipt.receipt.from).toBe(path.builderAddress.toLowerCase());
   });
 
   it("puts a dropped bundle's operation back in the pool, and includes it in a later block", async () => {
@@ -139,8 +101,8 @@ describe("Python block builder", () => {
 
   it("hashes, signs and recovers as viem does (python/test_vectors.py)", async () => {
     // The committed vectors are what viem makes today.
-    expect(JSON.parse(readFileSync(join(python, "test_vectors.json"), "utf8"))).toEqual(await pythonVectors());
-    const { stderr: report } = await promisify(execFile)("python3", ["-m", "unittest", "test_vectors"], { cwd: python });
+    expect(JSON.parse(readFileSync(join(pythonDirectory, "test_vectors.json"), "utf8"))).toEqual(await pythonVectors());
+    const { stderr: report } = await promisify(execFile)("python3", ["-m", "unittest", "test_vectors"], { cwd: pythonDirectory });
     expect(report).toMatch(/\nOK\n?$/);
   });
 });

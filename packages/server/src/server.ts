@@ -24,6 +24,7 @@ import {
   EngineLogger,
   PoolPolicy,
   MempoolStorage,
+  PreconfirmationStorage,
   Relayers,
   ReputationStorage,
   BundleSubmitter,
@@ -162,8 +163,8 @@ class RunningService extends Context.Service<RunningService, Omit<BundlerService
 /** Whether the service's database can write now (`ServiceStores.checkHealth`), for `GET /health`. */
 class StoreHealthService extends Context.Service<StoreHealthService, () => Promise<void>>()("@bundlekit/standalone/StoreHealth") {}
 
-/** The mempool and reputation stores on the service's database, opened with its own errors (`openStores`) and closed with the scope. */
-function storesLayer(database: string, logger: Logger): Layer.Layer<MempoolStorage | ReputationStorage | StoreHealthService, unknown> {
+/** The mempool, reputation and preconfirmation stores on the service's database, opened with its own errors (`openStores`) and closed with the scope. */
+function storesLayer(database: string, logger: Logger): Layer.Layer<MempoolStorage | ReputationStorage | PreconfirmationStorage | StoreHealthService, unknown> {
   return Layer.effectContext(
     Effect.acquireRelease(
       Effect.tryPromise({ try: () => openStores(database, logger), catch: (error) => error }),
@@ -172,6 +173,7 @@ function storesLayer(database: string, logger: Logger): Layer.Layer<MempoolStora
       Effect.map((stores) =>
         Context.make(MempoolStorage, stores.store).pipe(
           Context.add(ReputationStorage, stores.reputation),
+          Context.add(PreconfirmationStorage, stores.preconfirmations),
           Context.add(StoreHealthService, stores.checkHealth),
         ),
       ),

@@ -255,7 +255,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     preconfirmationSigner: parameters.preconfirmationSigner,
   });
   const housekeeping = createHousekeeping({ ...ports, policy, reputation, reputationStore, settings: mempool });
-  const reconcile = { ...ports, receiptLookupRange, claimant, claimLeaseMs: bundling.claimLeaseMs, onIncluded, watch: tracker.watch, follows: tracker.follows };
+  const reconcile = { ...ports, receiptLookupRange, claimant, claimLeaseMs: bundling.claimLeaseMs, onIncluded, watch: tracker.watch, follows: tracker.follows, preconfirmations };
   const loop = createBundlingLoop({ ...ports, blocks, tracker, bundleSender, state, reconcile, housekeeping, pollIntervalMs: tracking.blockPollingIntervalMs, receiptTimeoutMs: bundling.receiptTimeoutMs });
   const admission = { ...ports, simulator, policy, reputation, feeOracle, settings, maxBundleGas, preVerificationGas: parameters.preVerificationGas, l1DataGas };
   const estimation = { ...ports, feeOracle, settings: gas, maxUserOperationBytes: validation.maxUserOperationBytes, preVerificationGas: parameters.preVerificationGas, l1DataGas };

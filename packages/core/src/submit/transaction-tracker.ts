@@ -7,6 +7,7 @@ import type { FeeOracle } from "../gas/fee-oracle.ts";
 import type { BlockHead } from "../ports/block-source.ts";
 import type { Inclusion, MempoolEntry } from "../ports/mempool-store.ts";
 import type { PreconfirmationStore } from "../ports/preconfirmation-store.ts";
+import { settlePreconfirmation } from "../preconfirmation/settle-preconfirmation.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { decodeUserOperationEvent, userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { type SendBundleContext, type SentBundle, sendTransaction } from "./send-bundle.ts";
@@ -39,7 +40,7 @@ export interface TransactionTrackerParameters extends SendBundleContext {
   /** Called for each operation included on chain (reputation counts it). */
   onIncluded?: (entryPoint: Address, op: UserOperation) => Promise<void>;
   /** Where the promises of transactions watched with `promised` are kept or broken. */
-  preconfirmations?: Pick<PreconfirmationStore, "settle"> | undefined;
+  preconfirmations: Pick<PreconfirmationStore, "get" | "settle">;
 }
 
 /** Follows sent bundles block by block until each relayer nonce is settled. */
@@ -105,6 +106,8 @@ interface Confirming {
  */
 export function createTransactionTracker(parameters: TransactionTrackerParameters): TransactionTracker {
   const { client, store, clock, logger, emit, feeOracle, settings, maxFeePerGas } = parameters;
+  const settlePromise = (userOpHash: Hash, promisedBlock: bigint, inclusion: Inclusion | undefined) =>
+    settlePreconfirmation(parameters, userOpHash, inclusion, promisedBlock);
   const tracked = new Map<Hash, Tracked>();
   const confirming = new Map<Hash, Confirming>();
   /** Transactions followed without their relayer: adopted after a restart, or back in the node's pool after a reorg. */
@@ -168,22 +171,6 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
       else confirming.set(inclusion.transactionHash, { ...inclusion, included: [userOpHash] });
     }
     return included;
-  }
-
-  /**
-   * End the promise of block `promisedBlock`: kept by an inclusion in it (or before), else broken,
-   * reported as `preconfirmation_broken`.
-   */
-  async function settlePromise(userOpHash: Hash, promisedBlock: bigint, inclusion: Inclusion | undefined) {
-    const reason = !inclusion
-      ? `the promised block ${promisedBlock} passed without it`
-      : inclusion.blockNumber > promisedBlock
-        ? `it was included in block ${inclusion.blockNumber}, after the promised block ${promisedBlock}`
-        : undefined;
-    const preconfirmation = await parameters.preconfirmations?.settle(userOpHash, reason === undefined ? { status: "kept" } : { status: "broken", reason });
-    if (preconfirmation?.status !== "broken") return;
-    const { transactionHash, blockNumber } = preconfirmation;
-    emit({ userOpHash, status: "preconfirmation_broken", transactionHash, blockNumber, reason, preconfirmation });
   }
 
   /**

@@ -2,6 +2,18 @@ import type { Bundler } from "@bundlekit/core";
 import { type BuilderProposalJson, signBuilderJwt } from "@bundlekit/server";
 import { type Address, type Hash, type Hex, keccak256, type PublicClient, type TransactionSerializable } from "viem";
 
+/** The builder API answered `method` with a JSON-RPC error: its wire `code` and message. */
+export class BuilderApiError extends Error {
+  override name = "BuilderApiError";
+  readonly method: string;
+  readonly code: number;
+  constructor(method: string, code: number, message: string) {
+    super(`${method}: ${message} (${code})`);
+    this.method = method;
+    this.code = code;
+  }
+}
+
 /** What the sequencer needs of the engine: the three pull calls. */
 export type BundlePuller = Pick<Bundler, "proposeBundle" | "commitBundle" | "releaseBundle">;
 
@@ -21,7 +33,7 @@ export function builderApiClient({ url, secret, client }: { url: string; secret:
       body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params }),
     });
     const answer = (await response.json()) as { result?: T; error?: { code: number; message: string } };
-    if (answer.error) throw new Error(`${method}: ${answer.error.code} ${answer.error.message}`);
+    if (answer.error) throw new BuilderApiError(method, answer.error.code, answer.error.message);
     return answer.result as T;
   }
   const hex = (value: bigint) => `0x${value.toString(16)}`;

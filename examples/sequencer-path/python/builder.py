@@ -10,13 +10,15 @@ recovered here), and that it names this block, transaction, chain and EntryPoint
 
     BUILDER_PRIVATE_KEY=0x… python3 builder.py --builder-url http://127.0.0.1:4338/ \\
         --jwt-secret-file jwt.hex --node-url http://127.0.0.1:8545 \\
-        --bundler-url http://127.0.0.1:4337/v1/31337/ [--preconfirmation-signer 0x…] [--block-time 1]
+        --bundler-url http://127.0.0.1:4337/v1/31337/ [--preconfirmation-signer 0x…] [--block-time 1 [--drop-every N]]
 
-With `--block-time` it builds a block every so many seconds; without, it reads commands from
+With `--block-time` it builds a block every so many seconds (dropping the bundle of every Nth
+with `--drop-every`, as if the block were full); without, it reads commands from
 stdin, one a line: `build` (a block with the bundle) or `drop` (a block without it: propose, then
 release). It writes one JSON line per block to stdout.
 """
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -141,10 +143,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--builder-url", required=True, help="the service's builder API")
     parser.add_argument("--jwt-secret-file", required=True, help="the shared secret: 32 bytes as 64 hex digits")
-    parser.add_argument("--node-url", required=True, help="the chain's node (anvil, automine off)")
+    parser.add_argument("--node-url", required=True, help="the chain's node: anvil, whose automine the builder turns off")
     parser.add_argument("--bundler-url", required=True, help="the service's public endpoint (preconfirmation lookups)")
     parser.add_argument("--preconfirmation-signer", help="the address preconfirmations must be signed by")
     parser.add_argument("--block-time", type=float, help="seconds between blocks; without it, commands from stdin")
+    parser.add_argument("--drop-every", type=int, default=0, metavar="N",
+                        help="with --block-time: every Nth block is full, its bundle dropped (released)")
     options = parser.parse_args()
     key = os.environ.get("BUILDER_PRIVATE_KEY")
     if not key:
@@ -157,10 +161,10 @@ def main() -> int:
         sys.stdout.flush()
 
     if options.block_time:
-        while True:
+        for count in itertools.count(1):
             started = time.monotonic()
             try:
-                emit(builder.block(drop=False))
+                emit(builder.block(drop=options.drop_every > 0 and count % options.drop_every == 0))
             except (RpcError, OSError) as error:  # one failed block; the next may do
                 sys.stderr.write(f"block failed: {error}\n")
             time.sleep(max(0.0, options.block_time - (time.monotonic() - started)))

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +7,7 @@ import pg from "pg";
 import { type Address, type Hash, type Hex, toHex, verifyTypedData } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, inject, it } from "vitest";
+import { signBuilderJwt } from "../src/builder-api/builder-jwt.ts";
 import { loadConfig } from "../src/config.ts";
 import { type BundlerService, startBundlerService } from "../src/server.ts";
 import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
@@ -36,20 +37,31 @@ async function freshDatabase(backend: "SQLite" | "PostgreSQL"): Promise<string> 
   return url.href;
 }
 
-/** A key file as an operator writes one, and the configuration the service reads from it. */
-function preconfirmationKeyFile(key: Hex) {
+/**
+ * The settings an operator gives in files: the preconfirmation key, and the builder API's JWT
+ * secret (its listener on a free port), as the service reads them.
+ */
+function fileSettings(key: Hex, jwtSecret: Buffer) {
   const directory = mkdtempSync(join(tmpdir(), "bundlekit-preconf-key-"));
   cleanups.push(async () => rmSync(directory, { recursive: true, force: true }));
-  const file = join(directory, "preconfirmation.key");
-  writeFileSync(file, `${key}\n`);
-  return loadConfig({ BUNDLEKIT_PRECONFIRMATION_KEY_FILE: file }).preconfirmationKey;
+  writeFileSync(join(directory, "preconfirmation.key"), `${key}\n`);
+  writeFileSync(join(directory, "jwt.hex"), jwtSecret.toString("hex"));
+  const { preconfirmationKey, builder } = loadConfig({
+    BUNDLEKIT_PRECONFIRMATION_KEY_FILE: join(directory, "preconfirmation.key"),
+    BUNDLEKIT_BUILDER_PORT: "0",
+    BUNDLEKIT_BUILDER_JWT_SECRET_FILE: join(directory, "jwt.hex"),
+  });
+  return { preconfirmationKey, builder };
 }
 
+/** A JSON-RPC call to `url`, with `headers`. */
 // biome-ignore lint/suspicious/noExplicitAny: a test reads arbitrary JSON shapes
-async function call(service: BundlerService, method: string, params: unknown[]): Promise<any> {
-  const response = await fetch(service.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
+async function post(url: string, method: string, params: unknown[], headers: Record<string, string> = {}): Promise<any> {
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
   return response.json();
 }
+
+const call = (service: BundlerService, method: string, params: unknown[]) => post(service.url, method, params);
 
 /**
  * Preconfirmations through the stand-alone service, on each database it runs on: signed by the
@@ -57,21 +69,25 @@ async function call(service: BundlerService, method: string, params: unknown[]):
  * restart and seen by every service on it.
  */
 describe.each(["SQLite", "PostgreSQL"] as const)("preconfirmations on %s", (backend) => {
-  it("are signed by the key file's key, survive a restart, are seen by a second service on the database, and are kept on inclusion", async () => {
+  it("committed over the builder API, are signed by the key file's key, survive a restart, are seen by a second service on the database, and are kept on inclusion", async () => {
     const key = generatePrivateKey();
     const signer = privateKeyToAccount(key).address;
+    const jwtSecret = randomBytes(32);
     const database = await freshDatabase(backend);
     const fixture: ServiceFixture = await serviceFixture({
       database,
       instanceId: "first",
-      preconfirmationKey: preconfirmationKeyFile(key),
+      ...fileSettings(key, jwtSecret),
       bundler: { bundling: { mode: "pull" } },
     });
+    /** A call to the builder API, as a builder in another process makes it. */
+    const builderCall = (method: string, params: unknown[]) =>
+      post(fixture.service.builderUrl!, method, params, { authorization: `Bearer ${signBuilderJwt(jwtSecret, Math.floor(Date.now() / 1000))}` });
     cleanups.push(() => fixture.close());
     const lines: { message: string; fields?: Record<string, unknown> }[] = [];
     const logger = { ...silentLogger, info: (message: string, fields?: Record<string, unknown>) => void lines.push({ message, fields }) };
     const restart = async (instanceId: string) => {
-      const service = await startBundlerService({ ...fixture.config, instanceId }, logger);
+      const service = await startBundlerService({ ...fixture.config, instanceId, builder: instanceId === "first" ? fixture.config.builder : undefined }, logger);
       cleanups.push(() => service.close());
       return service;
     };
@@ -87,17 +103,12 @@ describe.each(["SQLite", "PostgreSQL"] as const)("preconfirmations on %s", (back
     const userOpHash: Hash = sent.result;
     const latest = await fixture.client.getBlock();
     const blockNumber = latest.number + 1n;
-    const sequencer = privateKeyToAccount(fixture.devnet.accountKeys[12]!);
-    const proposal = await fixture.service.bundler.proposeBundle({
-      gasBudget: 10_000_000n,
-      baseFee: latest.baseFeePerGas!,
-      blockNumber,
-      timestamp: latest.timestamp + 1n,
-      from: sequencer.address,
-      signer: sequencer,
-    });
-    expect(proposal?.userOpHashes).toEqual([userOpHash]);
-    await fixture.service.bundler.commitBundle(proposal!.id);
+    // The builder has the service sign the bundle, commits it, and sends it only later.
+    const { result: proposal } = await builderCall("builder_proposeBundle", [
+      { blockNumber: toHex(blockNumber), timestamp: toHex(latest.timestamp + 1n), baseFee: toHex(latest.baseFeePerGas!), gasBudget: toHex(10_000_000n), sign: true },
+    ]);
+    expect(proposal.userOpHashes).toEqual([userOpHash]);
+    expect(await builderCall("builder_commitBundle", [proposal.id])).toMatchObject({ result: true });
 
     const entryPoint: Address = fixture.entryPoint("0.7");
     const wire = {
@@ -105,14 +116,14 @@ describe.each(["SQLite", "PostgreSQL"] as const)("preconfirmations on %s", (back
       entryPoint,
       chainId: toHex(fixture.devnet.chainId),
       blockNumber: toHex(blockNumber),
-      transactionHash: proposal!.transactionHash,
+      transactionHash: proposal.transactionHash,
       signer,
       signature: expect.stringMatching(/^0x[0-9a-f]{130}$/),
       status: "promised",
     };
     const lookup = async (service: BundlerService) => (await call(service, "eth_getUserOperationByHash", [userOpHash])).result;
     const promised = await lookup(fixture.service);
-    expect(promised).toMatchObject({ transactionHash: proposal!.transactionHash, blockNumber: toHex(blockNumber), blockHash: null });
+    expect(promised).toMatchObject({ transactionHash: proposal.transactionHash, blockNumber: toHex(blockNumber), blockHash: null });
     expect(promised.preconfirmation).toEqual(wire);
     // What a user holds: the wire object verifies with viem alone.
     const { preconfirmation } = promised;
@@ -137,8 +148,8 @@ describe.each(["SQLite", "PostgreSQL"] as const)("preconfirmations on %s", (back
       .toEqual({ included: 0, requeued: 0, stillPending: 1 });
 
     // The restarted service follows the commitment: mined in the promised block, the promise is kept.
-    await fixture.client.sendRawTransaction({ serializedTransaction: proposal!.signedTransaction! });
+    await fixture.client.sendRawTransaction({ serializedTransaction: proposal.signedTransaction });
     await expect.poll(async () => (await lookup(restarted)).preconfirmation.status, { timeout: 15_000 }).toBe("kept");
-    expect(await lookup(second)).toMatchObject({ transactionHash: proposal!.transactionHash, blockNumber: toHex(blockNumber), preconfirmation: { ...preconfirmation, status: "kept" } });
+    expect(await lookup(second)).toMatchObject({ transactionHash: proposal.transactionHash, blockNumber: toHex(blockNumber), preconfirmation: { ...preconfirmation, status: "kept" } });
   });
 });

@@ -113,7 +113,7 @@ class Builder:
                 self.builder("builder_commitBundle", [proposal["id"], transaction_hash])
                 record.update(action="committed", transactionHash=transaction_hash)
         if record["action"] == "committed":  # the promise is signed before the block exists
-            record["preconfirmations"] = [self.verify(hash, record) for hash in record["userOpHashes"]]
+            record["preconfirmations"] = [self.verify(op, record) for op in record["userOpHashes"]]
         self.node("evm_mine", [])
         return record
 

@@ -104,7 +104,8 @@ export async function setUpAccounts(
 
   // In waves: ERC-7562 throttles a factory whose operations are seen far faster than included,
   // and lets an unstaked one have 10 operations in the pool plus about one per inclusion
-  // (UREP-020). What the service refuses for that (-32504) goes again in the next wave.
+  // (UREP-020). What the service refuses for that (-32504), or while it is busy simulating others
+  // (-32005), goes again in the next wave.
   const gas = await estimateOnce(bundler, accounts[0]!, 0n, options.version);
   let undeployed = [...accounts];
   while (undeployed.length > 0) {
@@ -127,7 +128,8 @@ export async function setUpAccounts(
     const refused = wave.filter((_, i) => {
       const result = sent[i]!;
       if (result.status === "fulfilled") return false;
-      if ((result.reason as { code?: number }).code === -32504) return true;
+      const { code } = result.reason as { code?: number };
+      if (code === -32504 || code === -32005) return true;
       throw result.reason;
     });
     for (const result of sent) {

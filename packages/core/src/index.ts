@@ -291,6 +291,7 @@ export { debugMethods } from "./rpc/debug-methods.ts";
 export { createRedirectMethods } from "./rpc/redirect.ts";
 export { createRequestDrain, type RequestDrain } from "./rpc/request-drain.ts";
 export { dummySignature } from "./gas/estimate-user-operation-gas.ts";
+export { keccak256Hex } from "./utils/keccak.ts";
 
 // Secrets in logs and errors.
 export { createRedactor, REDACTED, type Redactor } from "./redaction/redactor.ts";

@@ -1,6 +1,6 @@
-import type { RelayerLease, RelayerSigner } from "@bundlekit/core";
-import type { Hex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { keccak256Hex, type RelayerLease, type RelayerSigner } from "@bundlekit/core";
+import { type Hex, serializeTransaction, type TransactionSerializable } from "viem";
+import { privateKeyToAddress, sign } from "viem/accounts";
 import { privateKeyProblem } from "./private-key-problem.ts";
 
 /** A relayer private key that is not 32 bytes of hex, or out of secp256k1's range. The message names its position, never the key. */
@@ -13,14 +13,14 @@ export class InvalidRelayerKeyError extends Error {
 
 /**
  * A pool of relayers from local private keys. Each relayer is leased to one bundle at a time,
- * so a relayer's nonces never race; keys stay inside their viem accounts.
+ * so a relayer's nonces never race; keys stay inside this closure, never on the signer.
  */
 export function createLocalKeySigner(privateKeys: readonly string[]): RelayerSigner {
   if (privateKeys.length === 0) throw new Error("at least one relayer key is required");
   const accounts = privateKeys.map((key, index) => {
     const problem = privateKeyProblem(key);
     if (problem) throw new InvalidRelayerKeyError(index, problem);
-    return privateKeyToAccount(key as Hex);
+    return { address: privateKeyToAddress(key as Hex), key: key as Hex };
   });
   const addresses = accounts.map((a) => a.address);
   if (new Set(addresses).size !== addresses.length) throw new Error("relayer keys must be distinct");
@@ -40,7 +40,7 @@ export function createLocalKeySigner(privateKeys: readonly string[]): RelayerSig
         let released = false;
         return {
           address: account.address,
-          signTransaction: (transaction) => account.signTransaction(transaction),
+          signTransaction: (transaction) => signTransaction(transaction, account.key),
           release() {
             if (released) return;
             released = true;
@@ -51,4 +51,15 @@ export function createLocalKeySigner(privateKeys: readonly string[]): RelayerSig
       return undefined;
     },
   };
+}
+
+/**
+ * What viem's `account.signTransaction` returns, with the signing hash taken by the native keccak:
+ * a bundle transaction carries tens of kilobytes of calldata, and hashing them in JavaScript cost
+ * more than signing. An EIP-4844 transaction is signed without its sidecars, as viem does.
+ */
+async function signTransaction(transaction: TransactionSerializable, privateKey: Hex): Promise<Hex> {
+  const signable = transaction.type === "eip4844" ? { ...transaction, sidecars: false as const } : transaction;
+  const signature = await sign({ hash: keccak256Hex(serializeTransaction(signable)), privateKey });
+  return serializeTransaction(transaction, signature);
 }

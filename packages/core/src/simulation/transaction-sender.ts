@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import type * as Secp256k1 from "secp256k1";
-import { type Address, getAddress, type parseTransaction, serializeTransaction } from "viem";
+import { type Address, type parseTransaction, serializeTransaction } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 import { keccak256Bytes, keccak256Hex } from "../utils/keccak.ts";
 
 /**

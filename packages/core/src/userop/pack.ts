@@ -1,4 +1,5 @@
-import { type Address, getAddress, type Hex } from "viem";
+import { type Address, type Hex } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 import { type PackedUserOperation as ViemPackedUserOperation, toPackedUserOperation } from "viem/account-abstraction";
 import type { EntryPointVersion } from "../entrypoint/version.ts";
 import { paymasterSignatureLength } from "./paymaster-signature.ts";

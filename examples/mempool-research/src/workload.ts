@@ -1,5 +1,6 @@
+import { keccak256Hex } from "@bundlekit/core";
 import { seededRandom } from "@bundlekit/core/simulation";
-import { type Address, keccak256, toHex } from "viem";
+import { type Address, toHex } from "viem";
 
 /** One operation of a workload: who sends it, when, what it offers, and how it behaves. */
 export interface WorkloadOperation {
@@ -276,12 +277,12 @@ export function generateWorkload(parameters: GenerateWorkloadParameters): Worklo
 
 /** The address of workload sender `index`. */
 export function senderAddress(index: number): Address {
-  return keccak256(toHex(`bundlekit research sender ${index}`)).slice(0, 42) as Address;
+  return keccak256Hex(toHex(`bundlekit research sender ${index}`)).slice(0, 42) as Address;
 }
 
 /** The address of workload paymaster `index`. */
 export function paymasterAddress(index: number): Address {
-  return keccak256(toHex(`bundlekit research paymaster ${index}`)).slice(0, 42) as Address;
+  return keccak256Hex(toHex(`bundlekit research paymaster ${index}`)).slice(0, 42) as Address;
 }
 
 /**

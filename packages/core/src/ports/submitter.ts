@@ -5,6 +5,11 @@ export interface SubmittedBundle {
   entryPoint: Address;
   /** The senders of the bundle's operations. */
   senders: readonly Address[];
+  /**
+   * The hashes of the bundle's operations, in the bundle's order, as the engine computed them at
+   * admission (a simulated chain reports them in its events without hashing every operation again).
+   */
+  userOpHashes?: readonly Hash[];
 }
 
 /**

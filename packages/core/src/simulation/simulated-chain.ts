@@ -25,7 +25,7 @@ import type { CoreChainMethodName } from "../chain/methods.ts";
 import type { BlockHead, BlockSource } from "../ports/block-source.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Simulator } from "../ports/simulator.ts";
-import type { Submitter } from "../ports/submitter.ts";
+import type { SubmittedBundle, Submitter } from "../ports/submitter.ts";
 import { userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
 import { fromPackedUserOperation, type PackedUserOperation } from "../userop/pack.ts";
@@ -101,6 +101,8 @@ interface PooledTransaction {
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
   notBefore: bigint;
+  /** The operations' hashes as the submitter gave them with a bundle (`SubmittedBundle`), for its events. */
+  userOpHashes: readonly Hash[] | undefined;
 }
 
 interface SimulatedBlock {
@@ -222,11 +224,13 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     if (key(transaction.to) !== key(entryPoint.address)) return { ...base, status: "0x1", logs: [], gasUsed: 21_000n };
     const ops = opsOf(transaction.data);
     if (ops.length === 0 || ops.some((op) => behaviourOf(op).validationFailure)) return { ...base, status: "0x0", logs: [], gasUsed: 50_000n };
+    // The submitter's hashes are taken only when they are one per operation; otherwise the chain hashes.
+    const told = transaction.userOpHashes?.length === ops.length ? transaction.userOpHashes : undefined;
     const logs = ops.map((op, logIndex) => {
       const used = gasUsedBy(op);
       const price = minOf(op.maxFeePerGas, block.baseFeePerGas + op.maxPriorityFeePerGas);
       return {
-        userOpHash: getUserOperationHash(op, entryPoint, chainId),
+        userOpHash: told?.[logIndex] ?? getUserOperationHash(op, entryPoint, chainId),
         sender: op.sender,
         nonce: op.nonce,
         success: behaviourOf(op).executes !== false,
@@ -297,7 +301,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   };
   clock.setTimeout(produce, blockTimeMs);
 
-  async function submit(serialized: Hex): Promise<Hash> {
+  async function submit(serialized: Hex, bundle?: SubmittedBundle): Promise<Hash> {
     const hash = keccak256Hex(serialized);
     if (known.has(hash) && !receipts.has(hash)) throw new NodeError(-32000, "already known");
     const parsed = parseTransaction(serialized);
@@ -321,6 +325,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
       maxFeePerGas,
       maxPriorityFeePerGas,
       notBefore: head().number + 1n + BigInt(delivery.delayBlocks ?? 0),
+      userOpHashes: bundle?.userOpHashes,
     };
     known.set(hash, transaction);
     if (delivery.drop) return hash;
@@ -528,7 +533,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     /** The chain as the engine's `ChainClient`. */
     client: createPublicClient({ transport: custom({ request }, { retryCount: 0 }), cacheTime: 0, pollingInterval: blockTimeMs }) as ChainClient,
     blocks: blockSource,
-    submitter: { name: "simulated", submit: (signed: Hex) => submit(signed) } satisfies Submitter,
+    submitter: { name: "simulated", submit: (signed: Hex, bundle?: SubmittedBundle) => submit(signed, bundle) } satisfies Submitter,
     /** Validation as the chain answers it, without going through JSON-RPC and the ABI: the same results as `client`'s `simulateValidation`, for speed. */
     simulator,
     /** The current head. */

@@ -1,5 +1,5 @@
-import { keccak256Hex, type RelayerLease, type RelayerSigner } from "@bundlekit/core";
-import { type Hex, serializeTransaction, type TransactionSerializable } from "viem";
+import { keccak256Hex, type RelayerLease, type RelayerSigner, serializeTransaction } from "@bundlekit/core";
+import type { Hex, TransactionSerializable } from "viem";
 import { privateKeyToAddress, sign } from "viem/accounts";
 import { privateKeyProblem } from "./private-key-problem.ts";
 
@@ -54,9 +54,9 @@ export function createLocalKeySigner(privateKeys: readonly string[]): RelayerSig
 }
 
 /**
- * What viem's `account.signTransaction` returns, with the signing hash taken by the native keccak:
- * a bundle transaction carries tens of kilobytes of calldata, and hashing them in JavaScript cost
- * more than signing. An EIP-4844 transaction is signed without its sidecars, as viem does.
+ * What viem's `account.signTransaction` returns, serialized over buffers and hashed with the native
+ * keccak (core's `serializeTransaction`, `keccak256Hex`): a bundle transaction carries tens of
+ * kilobytes of calldata, and viem's hex conversions and JavaScript keccak cost more than signing. An EIP-4844 transaction is signed without its sidecars, as viem does.
  */
 async function signTransaction(transaction: TransactionSerializable, privateKey: Hex): Promise<Hex> {
   const signable = transaction.type === "eip4844" ? { ...transaction, sidecars: false as const } : transaction;

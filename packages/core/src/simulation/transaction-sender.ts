@@ -1,12 +1,13 @@
 import { createRequire } from "node:module";
 import type * as Secp256k1 from "secp256k1";
-import { type Address, type parseTransaction, serializeTransaction } from "viem";
+import type { Address, parseTransaction } from "viem";
 import { getAddress } from "../utils/get-address.ts";
 import { keccak256Bytes, keccak256Hex } from "../utils/keccak.ts";
+import { serializeTransaction } from "../utils/serialize-transaction.ts";
 
 /**
  * The sender of a signed transaction, recovered as a node does: the hash of the unsigned
- * transaction (viem's serializer) through the native keccak, the key through libsecp256k1 (the
+ * transaction (core's serializer, equal to viem's) through the native keccak, the key through libsecp256k1 (the
  * `secp256k1` package's prebuilt binding). `undefined` where the binding does not load or the
  * transaction carries no signature: the caller then asks viem's `recoverTransactionAddress`, which
  * gives the same address more slowly.

@@ -10,11 +10,8 @@ import {
   type Hash,
   type Hex,
   keccak256,
-  parseTransaction,
-  recoverTransactionAddress,
   toFunctionSelector,
   toHex,
-  type TransactionSerialized,
   zeroAddress,
 } from "viem";
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
@@ -33,9 +30,8 @@ import { factoryOf, paymasterOf, type UserOperation } from "../userop/types.ts";
 import { maxOf, minOf } from "../utils/bigint-math.ts";
 import type { ValidationResult } from "../ports/validation-result.ts";
 import { parseValidationData } from "../validation/validation-data.ts";
-import { keccak256Hex } from "../utils/keccak.ts";
 import type { SimulatedClock } from "./simulated-clock.ts";
-import { recoverSenderNatively } from "./transaction-sender.ts";
+import { readSignedTransaction } from "./transaction-sender.ts";
 
 /** How the workload says an operation behaves on the simulated chain. */
 export interface SimulatedBehaviour {
@@ -302,15 +298,10 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   clock.setTimeout(produce, blockTimeMs);
 
   async function submit(serialized: Hex, bundle?: SubmittedBundle): Promise<Hash> {
-    const hash = keccak256Hex(serialized);
+    // Awaited, as a node's answer would be: the engine's next steps run after this tick, not inside it.
+    const { hash, from, nonce, to, data, maxFeePerGas, maxPriorityFeePerGas } = await readSignedTransaction(serialized);
     if (known.has(hash) && !receipts.has(hash)) throw new NodeError(-32000, "already known");
-    const parsed = parseTransaction(serialized);
-    // Awaited either way, as a node's answer would be: the engine's next steps run after this tick, not inside it.
-    const from = await (recoverSenderNatively(parsed) ?? recoverTransactionAddress({ serializedTransaction: serialized as TransactionSerialized }));
-    const nonce = parsed.nonce ?? 0;
     if (nonce < (nonces.get(key(from)) ?? 0)) throw new NodeError(-32000, "nonce too low");
-    const maxFeePerGas = parsed.maxFeePerGas ?? 0n;
-    const maxPriorityFeePerGas = parsed.maxPriorityFeePerGas ?? 0n;
     const rival = [...pool.values()].find((t) => key(t.from) === key(from) && t.nonce === nonce);
     if (rival && (maxFeePerGas * 10n < rival.maxFeePerGas * 11n || maxPriorityFeePerGas * 10n < rival.maxPriorityFeePerGas * 11n)) {
       throw new NodeError(-32000, "replacement transaction underpriced");
@@ -320,8 +311,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
       hash,
       from,
       nonce,
-      to: parsed.to ?? zeroAddress,
-      data: parsed.data ?? "0x",
+      to: to ?? zeroAddress,
+      data,
       maxFeePerGas,
       maxPriorityFeePerGas,
       notBefore: head().number + 1n + BigInt(delivery.delayBlocks ?? 0),

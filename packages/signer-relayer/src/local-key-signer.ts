@@ -1,7 +1,8 @@
 import { keccak256Hex, type RelayerLease, type RelayerSigner, serializeTransaction } from "@bundlekit/core";
 import type { Hex, TransactionSerializable } from "viem";
-import { privateKeyToAddress, sign } from "viem/accounts";
+import { privateKeyToAddress } from "viem/accounts";
 import { privateKeyProblem } from "./private-key-problem.ts";
+import { signHash } from "./sign-hash.ts";
 
 /** A relayer private key that is not 32 bytes of hex, or out of secp256k1's range. The message names its position, never the key. */
 export class InvalidRelayerKeyError extends Error {
@@ -55,11 +56,12 @@ export function createLocalKeySigner(privateKeys: readonly string[]): RelayerSig
 
 /**
  * What viem's `account.signTransaction` returns, serialized over buffers and hashed with the native
- * keccak (core's `serializeTransaction`, `keccak256Hex`): a bundle transaction carries tens of
- * kilobytes of calldata, and viem's hex conversions and JavaScript keccak cost more than signing. An EIP-4844 transaction is signed without its sidecars, as viem does.
+ * keccak (core's `serializeTransaction`, `keccak256Hex`) and signed with libsecp256k1 (`signHash`):
+ * a bundle transaction carries tens of kilobytes of calldata, and viem's hex conversions and
+ * JavaScript keccak cost more than signing. An EIP-4844 transaction is signed without its sidecars, as viem does.
  */
 async function signTransaction(transaction: TransactionSerializable, privateKey: Hex): Promise<Hex> {
   const signable = transaction.type === "eip4844" ? { ...transaction, sidecars: false as const } : transaction;
-  const signature = await sign({ hash: keccak256Hex(serializeTransaction(signable)), privateKey });
+  const signature = await signHash(keccak256Hex(serializeTransaction(signable)), privateKey);
   return serializeTransaction(transaction, signature);
 }

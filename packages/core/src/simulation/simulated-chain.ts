@@ -351,35 +351,44 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   /** The event's `paymaster` topic: operations on the simulated chain have none. */
   const noPaymasterTopic = encodeAbiParameters([{ type: "address" }], [zeroAddress]);
 
-  function logJson(receipt: SimulatedReceipt, log: SimulatedReceipt["logs"][number]) {
+  /** A JSON-RPC quantity: what `toHex` writes of a whole number, without its checks (the values are the chain's own). */
+  const quantity = (value: bigint | number) => `0x${value.toString(16)}` as Hex;
+  /** Where a receipt's transaction sits: its block and index, the same for each of its logs. */
+  const placeOf = (receipt: SimulatedReceipt) => {
     const block = receiptBlock(receipt)!;
+    return {
+      blockNumber: quantity(block.number),
+      blockHash: block.hash,
+      transactionHash: receipt.transactionHash,
+      transactionIndex: quantity(block.transactions.indexOf(receipt.transactionHash)),
+    };
+  };
+
+  function logJson(place: ReturnType<typeof placeOf>, log: SimulatedReceipt["logs"][number]) {
     return {
       address: entryPoint.address,
       topics: [userOperationEventTopic, log.userOpHash, addressWord(log.sender), noPaymasterTopic],
       data: `0x${word(log.nonce)}${word(log.success ? 1n : 0n)}${word(log.actualGasCost)}${word(log.actualGasUsed)}` as Hex,
-      blockNumber: toHex(block.number),
-      blockHash: block.hash,
-      transactionHash: receipt.transactionHash,
-      transactionIndex: toHex(block.transactions.indexOf(receipt.transactionHash)),
-      logIndex: toHex(log.logIndex),
+      ...place,
+      logIndex: quantity(log.logIndex),
       removed: false,
     };
   }
 
   function receiptJson(receipt: SimulatedReceipt) {
-    const block = receiptBlock(receipt)!;
+    const place = placeOf(receipt);
     return {
       transactionHash: receipt.transactionHash,
-      transactionIndex: toHex(block.transactions.indexOf(receipt.transactionHash)),
-      blockHash: block.hash,
-      blockNumber: toHex(block.number),
+      transactionIndex: place.transactionIndex,
+      blockHash: place.blockHash,
+      blockNumber: place.blockNumber,
       from: receipt.from,
       to: receipt.to,
-      cumulativeGasUsed: toHex(receipt.gasUsed),
-      gasUsed: toHex(receipt.gasUsed),
-      effectiveGasPrice: toHex(receipt.effectiveGasPrice),
+      cumulativeGasUsed: quantity(receipt.gasUsed),
+      gasUsed: quantity(receipt.gasUsed),
+      effectiveGasPrice: quantity(receipt.effectiveGasPrice),
       contractAddress: null,
-      logs: receipt.logs.map((log) => logJson(receipt, log)),
+      logs: receipt.logs.map((log) => logJson(place, log)),
       logsBloom: `0x${"0".repeat(512)}`,
       status: receipt.status,
       type: "0x2",
@@ -500,7 +509,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
       const hashes = topic ? [events.get(topic)].filter((h) => h !== undefined) : [...new Set(events.values())];
       return hashes.flatMap((hash) => {
         const receipt = receipts.get(hash)!;
-        return receipt.logs.filter((log) => !topic || log.userOpHash === topic).map((log) => logJson(receipt, log));
+        const place = placeOf(receipt);
+        return receipt.logs.filter((log) => !topic || log.userOpHash === topic).map((log) => logJson(place, log));
       });
     },
   } satisfies Record<CoreChainMethodName, (p: Params) => unknown>;

@@ -11,6 +11,7 @@ import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { mempoolPolicies } from "@bundlekit/core";
 import { replay } from "../examples/mempool-research/src/replay.ts";
+import { packWorkload } from "../examples/mempool-research/src/packed-workload.ts";
 import { generateWorkload } from "../examples/mempool-research/src/workload.ts";
 import { commandLine, gitCommit, machineFacts } from "./run-facts.ts";
 import { exitWithUsageOnHelp, integerFlag, log, runScript } from "./script.ts";
@@ -35,7 +36,8 @@ interface Run {
 
 /** In the child: generate, replay, and print the measures as one JSON line. */
 async function child(ops: number) {
-  const workload = generateWorkload({ ops, seed: 1 });
+  // Packed, and the operation objects let go: the replay holds typed arrays, as a lab replaying millions would.
+  const workload = packWorkload(generateWorkload({ ops, seed: 1 }));
   const report = await replay(workload, mempoolPolicies.default());
   const usage = process.resourceUsage();
   const run: Run = {

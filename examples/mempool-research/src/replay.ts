@@ -313,7 +313,8 @@ export async function replay(
   // Pacing: per sender, operations sent and not yet settled, and those waiting for room.
   const limit =
     options.pacing === false ? Number.POSITIVE_INFINITY : resolved.mempool.sameSenderCount;
-  const inFlight = new Map<number, number>();
+  const inFlight = new Int32Array(addresses.length);
+  /** Senders with operations waiting; a sender's entry goes once its queue is empty. */
   const waiting = new Map<number, number[]>();
   let held = 0;
 
@@ -336,9 +337,10 @@ export async function replay(
 
   const settle = (index: number) => {
     const sender = ops.sender[index]!;
-    inFlight.set(sender, inFlight.get(sender)! - 1);
+    inFlight[sender]!--;
     const queue = waiting.get(sender);
-    while (queue?.length && inFlight.get(sender)! < limit) send(queue.shift()!);
+    while (queue?.length && inFlight[sender]! < limit) send(queue.shift()!);
+    if (queue?.length === 0) waiting.delete(sender);
   };
 
   chain.blocks.subscribe((head) => {
@@ -395,7 +397,7 @@ export async function replay(
   function send(index: number) {
     const sender = ops.sender[index]!;
     sent++;
-    inFlight.set(sender, (inFlight.get(sender) ?? 0) + 1);
+    inFlight[sender]!++;
     const paymaster = ops.paymaster[index]! >= 0 ? paymasters.get(ops.paymaster[index]!) : undefined;
     const time = clock.now();
     bundler
@@ -425,7 +427,7 @@ export async function replay(
     const index = arrived++;
     const sender = ops.sender[index]!;
     if (arrived < total) clock.setTimeout(arrive, ops.at[arrived]! - ops.at[index]!);
-    if ((inFlight.get(sender) ?? 0) < limit) return send(index);
+    if (inFlight[sender]! < limit) return send(index);
     held++;
     const queue = waiting.get(sender) ?? [];
     queue.push(index);

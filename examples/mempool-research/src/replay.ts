@@ -233,8 +233,10 @@ export async function replay(
     const sender = ops.sender[index]!;
     const paymaster = ops.paymaster[index]!;
     if (!addresses[sender]) {
-      addresses[sender] = senderAddress(sender);
-      senderOf.set(addresses[sender]!.toLowerCase(), sender);
+      // One string for both: the address in lower case is also the key it is looked up by.
+      const address = senderAddress(sender).toLowerCase() as Address;
+      addresses[sender] = address;
+      senderOf.set(address, sender);
       planOf[sender] = [];
     }
     planOf[sender]![ops.nonce[index]!] = index;

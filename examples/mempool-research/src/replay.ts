@@ -280,7 +280,9 @@ export async function replay(
   const chosen = typeof policy === "function" ? await policy(context) : policy;
   const bundler = await createBundler({
     client: chain.client,
-    store: createMemoryMempoolStore({ keepFinal: 10_000 }),
+    // The engine reads a final operation around when it settles (its receipt comes within a few
+    // blocks): a few thousand of them, tens of seconds at the default rate, are plenty to keep.
+    store: createMemoryMempoolStore({ keepFinal: 2_000 }),
     policy: chosen,
     signer: createLocalKeySigner(relayerKeys),
     submitter: chain.submitter,

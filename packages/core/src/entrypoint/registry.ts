@@ -1,4 +1,4 @@
-import { type Abi, type Address } from "viem";
+import type { Abi, Address } from "viem";
 import { getAddress } from "../utils/get-address.ts";
 import {
   entryPoint06Abi,

@@ -1,4 +1,4 @@
-import { type Address, type Hash } from "viem";
+import type { Address, Hash } from "viem";
 import { getAddress } from "../utils/get-address.ts";
 import { DuplicateUserOperationError, MempoolRejectionError } from "../errors/errors.ts";
 import { entitiesOf } from "../userop/entities.ts";

@@ -1,4 +1,4 @@
-import { type Address } from "viem";
+import type { Address } from "viem";
 import { getAddress } from "../utils/get-address.ts";
 import { factoryOf, paymasterOf, type UserOperation } from "./types.ts";
 

@@ -1,4 +1,4 @@
-import { type Address, type Hex } from "viem";
+import type { Address, Hex } from "viem";
 import { getAddress } from "../utils/get-address.ts";
 import { type PackedUserOperation as ViemPackedUserOperation, toPackedUserOperation } from "viem/account-abstraction";
 import type { EntryPointVersion } from "../entrypoint/version.ts";

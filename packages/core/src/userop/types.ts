@@ -1,4 +1,4 @@
-import { type Address, type Hex, type SignedAuthorization } from "viem";
+import type { Address, Hex, SignedAuthorization } from "viem";
 import { getAddress } from "../utils/get-address.ts";
 
 /**

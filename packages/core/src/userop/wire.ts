@@ -1,4 +1,4 @@
-import { type Address, type Hex } from "viem";
+import type { Address, Hex } from "viem";
 import { getAddress } from "../utils/get-address.ts";
 import { InvalidParamsError } from "../errors/errors.ts";
 

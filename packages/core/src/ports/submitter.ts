@@ -2,6 +2,7 @@ import type { Address, Hash, Hex } from "viem";
 
 /** What a submitter may want to know about the bundle it sends (e.g. for conditions on its inclusion). */
 export interface SubmittedBundle {
+  /** The EntryPoint the bundle calls. */
   entryPoint: Address;
   /** The senders of the bundle's operations. */
   senders: readonly Address[];

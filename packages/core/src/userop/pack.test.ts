@@ -1,17 +1,9 @@
 import { toPackedUserOperation } from "viem/account-abstraction";
 import { describe, expect, it } from "vitest";
+import { outcome } from "../../test/outcome.ts";
 import { randomDraws, randomOperation } from "../../test/random-operations.ts";
 import { toEntryPointStruct } from "./pack.ts";
 import type { UserOperationV07 } from "./types.ts";
-
-/** What each packer answers: the packed struct, or the name of the error it throws. */
-const outcome = (pack: () => unknown) => {
-  try {
-    return pack();
-  } catch (error) {
-    return (error as Error).name;
-  }
-};
 
 describe("toEntryPointStruct", () => {
   it("packs v0.7+ operations as viem's toPackedUserOperation does, for 3,000 random ones, out-of-range limits and v0.9 paymaster signatures among them", () => {

@@ -1,16 +1,8 @@
 import { getAddress, type Hex, type Signature, type TransactionSerializable, serializeTransaction as viemSerializeTransaction } from "viem";
 import { describe, expect, it } from "vitest";
+import { outcome } from "../../test/outcome.ts";
 import { randomDraws } from "../../test/random-operations.ts";
 import { serializeTransaction } from "./serialize-transaction.ts";
-
-/** What each serializer answers: its hex, or the name of the error it throws. */
-const outcome = (serialize: () => Hex) => {
-  try {
-    return serialize();
-  } catch (error) {
-    return (error as Error).name;
-  }
-};
 
 describe("serializeTransaction", () => {
   it("writes what viem writes, signed and unsigned, for 3,000 random transactions", () => {

@@ -35,8 +35,8 @@ const operationStatus = HttpRouter.add(
 
 /**
  * The bundler's JSON-RPC endpoint (ERC-4337 and ERC-7769 methods, batches) mounted at
- * `bundlerPath`, with the transport's body limit, checks, health probe (`/bundler/health`) and
- * metrics when given.
+ * `bundlerPath` over HTTP and WebSocket (`eth_subscribe` to `userOperationStatus`), with the
+ * transport's body limit, checks, health probe (`/bundler/health`) and metrics when given.
  */
 const jsonRpc = JsonRpcServer.layer({ basePath: bundlerPath });
 

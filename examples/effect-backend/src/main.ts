@@ -1,12 +1,12 @@
 import type { ChainClient } from "@bundlekit/core";
 import { startDevnet } from "@bundlekit/devnet";
 import { Bundler, Chain, effectLogger, Relayers } from "@bundlekit/effect";
-import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { sqliteStores } from "@bundlekit/storage-kysely/effect";
 import { NodeRuntime } from "@effect/platform-node";
 import { Config, Effect, Layer, Option, Redacted } from "effect";
 import { HttpServer } from "effect/http";
-import { createPublicClient, type Hex, http } from "viem";
+import { createPublicClient, http } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { backendLayer, bundlerPath } from "./backend.ts";
 
 /**
@@ -20,21 +20,20 @@ const settings = Config.all({
   rpcUrl: Config.option(Config.Redacted("RPC_URL")),
 });
 
-/** The node and relayer keys: `RPC_URL` and `RELAYER_KEYS`, or a devnet started with the program's scope and stopped with it. */
+/**
+ * The node and the relayers: `RPC_URL` and the keys in `RELAYER_KEYS` (checked, never echoed), or
+ * a devnet started with the program's scope and stopped with it, and its keys.
+ */
 const node = Effect.gen(function* () {
   const { rpcUrl } = yield* settings;
   if (Option.isSome(rpcUrl)) {
-    const keys = yield* Config.Redacted("RELAYER_KEYS");
-    const relayerKeys = Redacted.value(keys)
-      .split(",")
-      .map((key) => key.trim() as Hex);
-    return { rpcUrl: Redacted.value(rpcUrl.value), relayerKeys, devnet: false };
+    return { rpcUrl: Redacted.value(rpcUrl.value), relayers: Relayers.layerConfig(Relayers.localKeys("RELAYER_KEYS")), devnet: false };
   }
   const devnet = yield* Effect.acquireRelease(
     Effect.tryPromise(() => startDevnet()),
     (started) => Effect.promise(() => started.stop()),
   );
-  return { rpcUrl: devnet.rpcUrl, relayerKeys: devnet.relayerKeys, devnet: true };
+  return { rpcUrl: devnet.rpcUrl, relayers: Relayers.layerAccounts(devnet.relayerKeys.map((key) => privateKeyToAccount(key))), devnet: true };
 });
 
 /** Prints where the routes are once the server listens. */
@@ -45,7 +44,8 @@ const announce = (devnet: boolean) =>
         [
           `Effect backend${devnet ? " on the embedded devnet" : ""}`,
           `  own route:   GET ${origin}/hello`,
-          `  JSON-RPC:    POST ${origin}${bundlerPath}`,
+          `  JSON-RPC:    POST ${origin}${bundlerPath}, WebSocket ${origin.replace("http", "ws")}${bundlerPath}`,
+          `  HttpApi:     POST ${origin}/eth_sendUserOperation, /eth_estimateUserOperationGas, …`,
           `  operations:  GET ${origin}/operations/<userOpHash>  (through the Bundler service)`,
         ].join("\n"),
       ),
@@ -60,14 +60,14 @@ const announce = (devnet: boolean) =>
 const app = Layer.unwrap(
   Effect.gen(function* () {
     const { port, database } = yield* settings;
-    const { rpcUrl, relayerKeys, devnet } = yield* node;
+    const { rpcUrl, relayers, devnet } = yield* node;
     const chain: ChainClient = createPublicClient({
       transport: http(rpcUrl),
       pollingInterval: 250,
     });
     const ports = Layer.mergeAll(
       Layer.succeed(Chain, chain),
-      Layer.succeed(Relayers, createLocalKeySigner(relayerKeys)),
+      relayers,
       sqliteStores(database),
       effectLogger,
     );

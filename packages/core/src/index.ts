@@ -15,6 +15,7 @@ export {
   type BundlingMode,
   type BundlingSettings,
   bundlerSettingRules,
+  engineSettingNames,
   checkSetting,
   defaultBundlerSettings,
   type GasSettings,
@@ -70,6 +71,19 @@ export {
   type MemoryMempoolStoreOptions,
 } from "./mempool/memory-mempool-store.ts";
 export { createMemoryReputationStore } from "./reputation/memory-reputation-store.ts";
+export type {
+  Preconfirmation,
+  PreconfirmationOutcome,
+  PreconfirmationStatus,
+  PreconfirmationStore,
+} from "./ports/preconfirmation-store.ts";
+export { createMemoryPreconfirmationStore } from "./preconfirmation/memory-preconfirmation-store.ts";
+export {
+  preconfirmationTypedData,
+  type PreconfirmationTypedDataParameters,
+  preconfirmationTypes,
+} from "./preconfirmation/preconfirmation-typed-data.ts";
+export { type PreconfirmationSigner, signPreconfirmation } from "./preconfirmation/sign-preconfirmation.ts";
 export {
   createPollingBlockSource,
   type CreatePollingBlockSourceParameters,
@@ -283,9 +297,12 @@ export {
   parseQuantity,
   toQuantity,
 } from "./userop/wire.ts";
+// The results of the ERC-4337 lookups and estimate in their JSON-RPC form, as the endpoint writes them.
+export { encodeGasEstimate, encodeUserOperationLookup, encodeUserOperationReceipt } from "./rpc/encode.ts";
 
 // The parts the stand-alone service (@bundlekit/server) assembles beyond the engine: exported for
 // the Bundlekit packages, and less settled than the rest.
+export { encodePreconfirmation } from "./rpc/encode.ts";
 export { bundlerConfigMethod, type BundlerConfigResult, encodeBundlerConfig, type ServiceFacts } from "./rpc/bundler-config.ts";
 export { debugMethods } from "./rpc/debug-methods.ts";
 export { createRedirectMethods } from "./rpc/redirect.ts";

@@ -66,6 +66,7 @@ describe("bundler_config", () => {
         skipBundleValidation: false,
         validationMode: "safe",
         validationTracer: "in-process",
+        preconfirmationSigner: null,
       },
     });
   });

@@ -70,7 +70,7 @@ export async function engineFixture() {
   let funding: Promise<unknown> = Promise.resolve();
 
   async function makeBundler(
-    options: Pick<CreateBundlerParameters, "policy" | "submitter" | "clock" | "instanceId" | "l1DataCost"> & {
+    options: Pick<CreateBundlerParameters, "policy" | "submitter" | "clock" | "instanceId" | "l1DataCost" | "preconfirmations" | "preconfirmationSigner"> & {
       store?: MempoolStore;
       settings?: BundlerSettingsInput;
       relayerKeys?: readonly Hex[];
@@ -87,6 +87,8 @@ export async function engineFixture() {
       clock: options.clock,
       instanceId: options.instanceId,
       l1DataCost: options.l1DataCost,
+      preconfirmations: options.preconfirmations,
+      preconfirmationSigner: options.preconfirmationSigner,
       signer: options.signer === "none" ? undefined : (options.signer ?? testSigner(options.relayerKeys ?? devnet.relayerKeys)),
       settings: mergeBundlerSettings(testEngineSettings, options.settings),
     });

@@ -1,4 +1,4 @@
-import { type Address, createWalletClient, http, parseTransaction } from "viem";
+import { type Address, concat, createWalletClient, type Hex, http, parseTransaction, verifyTypedData } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bundleGasOf } from "../src/bundle/bundle-gas.ts";
@@ -9,7 +9,14 @@ import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
 import type { Clock } from "../src/ports/clock.ts";
 import { engineFixture, rejection } from "./fixtures.ts";
 import { manualClock } from "./manual-clock.ts";
+import { preconfirmationTypedData } from "../src/preconfirmation/preconfirmation-typed-data.ts";
 import { recordStatusChanges } from "./status-changes.ts";
+
+/**
+ * A forwarder: calls the address in the first 20 bytes of its calldata with the rest, and reverts
+ * when that call does. (CALLDATACOPY the rest to memory 0, CALL with no value, JUMPI past a REVERT.)
+ */
+const forwarderCode: Hex = "0x601436038060145f375f5f825f5f5f3560601c5af1601b575f5ffd5b00";
 
 /** The pull path on a chain that mines when the sequencer says so. */
 describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
@@ -28,8 +35,11 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
   const sequencer = () => privateKeyToAccount(sequencerKey());
   const recipient = (): Address => privateKeyToAccount(fx.devnet.accountKeys[11]!).address;
 
+  /** The operator's preconfirmation key. */
+  const preconfirmationSigner = () => privateKeyToAccount(fx.devnet.accountKeys[10]!);
+
   async function pullEngine(settings: BundlerSettingsInput = {}, clock?: Clock) {
-    const { bundler, store } = await fx.makeBundler({ clock, settings: mergeBundlerSettings({ bundling: { mode: "pull" } }, settings) });
+    const { bundler, store } = await fx.makeBundler({ clock, preconfirmationSigner: preconfirmationSigner(), settings: mergeBundlerSettings({ bundling: { mode: "pull" } }, settings) });
     engines.push(bundler);
     return { bundler, store, ...recordStatusChanges(bundler) };
   }
@@ -58,8 +68,14 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     expect(await bundler.proposeBundle(block)).toBeUndefined();
 
     await bundler.commitBundle(proposal!.id);
-    expect(changes.at(-1)).toEqual({ userOpHash: hash, status: "preconfirmed", transactionHash: proposal!.transactionHash, blockNumber: block.blockNumber });
-    expect(await bundler.getUserOperationByHash(hash)).toMatchObject({ transactionHash: proposal!.transactionHash, blockNumber: block.blockNumber });
+    const promise = { userOpHash: hash, entryPoint: fx.entryPoints[version], chainId: fx.devnet.chain.id, blockNumber: block.blockNumber, transactionHash: proposal!.transactionHash! };
+    const preconfirmation = { ...promise, signer: preconfirmationSigner().address, signature: expect.stringMatching(/^0x[0-9a-f]{130}$/), status: "promised" };
+    expect(changes.at(-1)).toEqual({ userOpHash: hash, status: "preconfirmed", transactionHash: proposal!.transactionHash, blockNumber: block.blockNumber, preconfirmation });
+    expect(await bundler.getUserOperationByHash(hash)).toMatchObject({ transactionHash: proposal!.transactionHash, blockNumber: block.blockNumber, preconfirmation });
+    // A user holds the operator to it with viem alone: the signature is the key's over the promise.
+    const { signature } = changes.at(-1)!.preconfirmation!;
+    expect(await verifyTypedData({ ...preconfirmationTypedData(promise), address: preconfirmationSigner().address, signature: signature! })).toBe(true);
+    expect(await verifyTypedData({ ...preconfirmationTypedData({ ...promise, blockNumber: block.blockNumber + 1n }), address: preconfirmationSigner().address, signature: signature! })).toBe(false);
 
     await fx.client.sendRawTransaction({ serializedTransaction: proposal!.signedTransaction! });
     await fx.client.request({ method: "evm_mine" as never });
@@ -69,6 +85,7 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     expect(receipt?.success).toBe(true);
     expect(receipt!.receipt.blockNumber).toBe(block.blockNumber);
     expect(changes.filter((c) => c.userOpHash === hash).map((c) => c.status)).toEqual(["pending", "preconfirmed", "included"]);
+    expect((await bundler.getUserOperationByHash(hash))?.preconfirmation).toEqual({ ...preconfirmation, status: "kept" });
   });
 
   it("lets the caller sign: commit takes the hash of the transaction the block holds", async () => {
@@ -165,6 +182,51 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
       }
     },
   );
+
+  it("breaks a preconfirmation whose promised block passes without the operation: preconfirmation_broken with the reason, then back in the pool", async () => {
+    const { bundler, store, changes, change, statuses } = await pullEngine();
+    const { hash } = await admitted(bundler);
+    const block = await nextBlock();
+    const proposal = await bundler.proposeBundle({ ...block, signer: sequencer() });
+    await bundler.commitBundle(proposal!.id); // … and the sequencer never sends it
+    await fx.client.request({ method: "evm_mine" as never });
+    bundler.start();
+    const reason = `the promised block ${block.blockNumber} passed without it`;
+    const broken = await change(hash, "preconfirmation_broken");
+    expect(broken).toMatchObject({ transactionHash: proposal!.transactionHash, blockNumber: block.blockNumber, reason });
+    expect(broken.preconfirmation).toMatchObject({ status: "broken", reason, blockNumber: block.blockNumber, signer: preconfirmationSigner().address });
+    await change(hash, "pending", 1);
+    expect(statuses(hash)).toEqual(["pending", "preconfirmed", "preconfirmation_broken", "pending"]);
+    expect((await store.get(hash))?.status).toBe("pending");
+    const lookup = await bundler.getUserOperationByHash(hash);
+    expect(lookup).toMatchObject({ transactionHash: undefined, blockNumber: undefined, preconfirmation: { status: "broken", reason } });
+    expect(changes.filter((c) => c.status === "included")).toEqual([]);
+  });
+
+  it("recognises the operation included by another transaction (a wrapper contract's call) in the promised block: included with that transaction, the preconfirmation kept", async () => {
+    const { bundler, change, statuses } = await pullEngine();
+    const { hash } = await admitted(bundler);
+    const block = await nextBlock();
+    const proposal = await bundler.proposeBundle({ ...block, signer: sequencer() });
+    await bundler.commitBundle(proposal!.id); // commits transaction X …
+    // … but the builder places the bundle inside a transaction of its own: a contract that
+    // forwards its calldata after the first 20 bytes to the address in them.
+    const wrapper: Address = "0x000000000000000000000000000000000000b0d1";
+    await fx.client.request({ method: "anvil_setCode" as never, params: [wrapper, forwarderCode] as never });
+    const builder = createWalletClient({ chain: fx.devnet.chain, transport: http(fx.devnet.rpcUrl), account: privateKeyToAccount(fx.devnet.accountKeys[13]!) });
+    const outer = await builder.sendTransaction({ to: wrapper, data: concat([proposal!.to, proposal!.data]), gas: proposal!.gas + 50_000n, ...proposal!.fees });
+    const mined = await fx.client.waitForTransactionReceipt({ hash: outer });
+    expect(mined.blockNumber).toBe(block.blockNumber);
+    bundler.start();
+    expect(await change(hash, "included")).toMatchObject({ transactionHash: outer, success: true });
+    expect(statuses(hash)).toEqual(["pending", "preconfirmed", "included"]);
+    expect((await bundler.getUserOperationReceipt(hash))?.receipt.transactionHash).toBe(outer);
+    expect(await bundler.getUserOperationByHash(hash)).toMatchObject({
+      transactionHash: outer,
+      blockNumber: block.blockNumber,
+      preconfirmation: { status: "kept", transactionHash: proposal!.transactionHash, blockNumber: block.blockNumber },
+    });
+  });
 
   it("reports a committed bundle submitted, not preconfirmed, when the engine is not in pull mode", async () => {
     const { bundler, changes } = await pullEngine({ bundling: { mode: "manual" } });

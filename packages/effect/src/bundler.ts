@@ -34,6 +34,7 @@ import {
   EngineLogger,
   MempoolStorage,
   PoolPolicy,
+  PreconfirmationStorage,
   Relayers,
   ReputationStorage,
 } from "./ports.ts";
@@ -85,7 +86,7 @@ const make = (engine: Engine): BundlerShape => ({
 
 /**
  * The Bundler service. Its layer creates the engine from the port services in context (chain
- * client, mempool store, relayer signer; reputation store, submitter, policy, block source,
+ * client, mempool store, relayer signer; reputation and preconfirmation stores, submitter, policy, block source,
  * logger and clock when provided) and starts it on acquire; on release it stops: bundling runs in
  * progress finish, and sent bundles stay recorded for the next engine to reconcile.
  */
@@ -95,7 +96,7 @@ export class Bundler extends Context.Service<Bundler, BundlerShape>()("@bundleki
 
   static layer = (
     settings: BundlerSettingsInput = {},
-    options: Pick<CreateBundlerParameters, "instanceId" | "entryPoints" | "l1DataCost" | "preVerificationGas"> = {},
+    options: Pick<CreateBundlerParameters, "instanceId" | "entryPoints" | "l1DataCost" | "preVerificationGas" | "preconfirmationSigner"> = {},
   ): Layer.Layer<Bundler, BundlekitError, Chain | MempoolStorage | Relayers> =>
     Layer.effect(
       Bundler,
@@ -106,6 +107,7 @@ export class Bundler extends Context.Service<Bundler, BundlerShape>()("@bundleki
           store: yield* MempoolStorage,
           signer: yield* Relayers,
           reputation: yield* optional(ReputationStorage),
+          preconfirmations: yield* optional(PreconfirmationStorage),
           submitter: yield* optional(BundleSubmitter),
           policy: yield* optional(PoolPolicy),
           blocks: yield* optional(Blocks),

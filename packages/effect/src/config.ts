@@ -1,8 +1,8 @@
 import {
   BundlerConfigError,
-  type BundlerSettings,
   type BundlerSettingsInput,
   bundlerSettingRules,
+  engineSettingNames,
   resolveBundlerSettings,
   type SettingRule,
 } from "@bundlekit/core";
@@ -11,9 +11,9 @@ import { parseEther } from "viem";
 
 /** What `Bundler.layerConfig` reads: the engine's settings, its secret apart, and the instance's name. */
 export interface BundlerConfig {
-  /** The engine's settings that are set, by group and field as in `BundlerSettingsInput`; the others keep the engine's defaults. */
+  /** The engine's settings that are set, put in their groups as in `BundlerSettingsInput`; the others keep the engine's defaults. */
   readonly settings: BundlerSettingsInput;
-  /** `relaying.submitUrl`: a URL that often carries an API key, so `Redacted`. */
+  /** `rpcEndpointSubmit` (`relaying.submitUrl`): a URL that often carries an API key, so `Redacted`. */
   readonly submitUrl: Option.Option<Redacted.Redacted<string>>;
   /** `instanceId`: names this engine in the mempool's claims. */
   readonly instanceId: Option.Option<string>;
@@ -40,60 +40,60 @@ function coerce(text: string, rule: SettingRule): unknown {
 
 const entityKinds = ["paymaster", "account", "factory"] as const;
 
-/** One group's fields that are set, coerced; `relaying.submitUrl` and the whitelist read apart. */
-function groupConfig(group: keyof BundlerSettings): Config.Config<Record<string, unknown>> {
-  const rules: Record<string, SettingRule> = bundlerSettingRules[group];
-  const fields = Object.entries(rules).filter(
-    ([field, rule]) =>
-      rule.kind !== "whitelist" && !(group === "relaying" && field === "submitUrl"),
-  );
-  return Config.all(
-    Object.fromEntries(fields.map(([field]) => [field, Config.option(Config.String(field))])),
-  ).pipe(
-    Config.map((values) =>
-      Object.fromEntries(
-        Object.entries(values).flatMap(([field, value]) =>
-          Option.isSome(value) ? [[field, coerce(value.value, rules[field]!)]] : [],
-        ),
-      ),
-    ),
-    Config.nested(group),
-  );
+/** The secret among the engine's settings, read apart (`Redacted`). */
+const submitUrlName = "rpcEndpointSubmit";
+
+/** Each engine setting that is set, by its flat name (`engineSettingNames`), coerced to its rule's kind and put in its group. */
+const groupsConfig: Config.Config<Record<string, Record<string, unknown>>> = Config.all(
+  Object.fromEntries(
+    Object.keys(engineSettingNames)
+      .filter((name) => name !== submitUrlName)
+      .map((name) => [name, Config.option(Config.String(name))]),
+  ),
+).pipe(
+  Config.map((values) => {
+    const groups: Record<string, Record<string, unknown>> = {};
+    for (const [name, value] of Object.entries(values)) {
+      if (Option.isNone(value)) continue;
+      const [group, field] = engineSettingNames[name as keyof typeof engineSettingNames];
+      const rule: SettingRule = (bundlerSettingRules[group] as Record<string, SettingRule>)[field]!;
+      groups[group] = { ...groups[group], [field]: coerce(value.value, rule) };
+    }
+    return groups;
+  }),
+);
+
+/** The ERC-7562 whitelist: `whitelistedPaymaster`, `whitelistedAccount`, `whitelistedFactory`, comma-separated addresses. */
+const whitelistConfig = Config.all(
+  Object.fromEntries(entityKinds.map((kind) => [kind, Config.option(Config.String(`whitelisted${kind[0]!.toUpperCase()}${kind.slice(1)}`))])),
+);
+
+/** The flat name of a nested setting (`bundling.intervalMs` is `bundleInterval`), as the stand-alone service names it. */
+function flatName(setting: string): string {
+  return Object.entries(engineSettingNames).find(([, [group, field]]) => `${group}.${field}` === setting)?.[0] ?? setting;
 }
 
-/** `reputation.whitelistedEntities.{paymaster,account,factory}`: comma-separated addresses. */
-const whitelistConfig = Config.all(
-  Object.fromEntries(entityKinds.map((kind) => [kind, Config.option(Config.String(kind))])),
-).pipe(Config.nested("whitelistedEntities"), Config.nested("reputation"));
-
 /**
- * The engine's settings through Effect's `Config`, by the nested keys of `BundlerSettingsInput`
- * (`bundling.intervalMs`, `relaying.submitUrl`, …; with `ConfigProvider.fromUnknown` the object
- * itself), plus `instanceId`. Values are text as a provider gives them: integers, gas and wei
- * (`"0.1 eth"` too) read as numbers and bigints, flags as `true`/`false`, whitelists as
- * comma-separated addresses. `relaying.submitUrl` is read `Redacted`. Every value is checked by the
- * engine's own rules (`resolveBundlerSettings`): a bad one fails with a `Config.ConfigError` naming
- * the setting (`bundling.intervalMs must be an integer ≥ 10, got "5"`).
+ * The engine's settings through Effect's `Config`, by the names the stand-alone service gives
+ * them (`engineSettingNames`: `bundleInterval`, `bundleSize`, `rpcEndpointSubmit`, …), so one
+ * naming serves both: with `ConfigProvider.fromEnv()`, `ConfigProvider.constantCase` and
+ * `ConfigProvider.nested("BUNDLEKIT")` they are the service's variables (`BUNDLEKIT_BUNDLE_INTERVAL`).
+ * Plus `whitelistedPaymaster`, `whitelistedAccount`, `whitelistedFactory` (comma-separated
+ * addresses) and `instanceId`. Values are text as a provider gives them: integers, gas and wei
+ * (`"0.1 eth"` too) read as numbers and bigints, flags as `true`/`false`. `rpcEndpointSubmit` is
+ * read `Redacted`. Every value is checked by the engine's own rules (`resolveBundlerSettings`): a
+ * bad one fails with a `Config.ConfigError` naming the setting (`bundleInterval must be an integer ≥ 10, got "5"`).
  */
 export const bundlerConfig: Config.Config<BundlerConfig> = Config.all({
-  groups: Config.all(
-    Object.fromEntries(
-      Object.keys(bundlerSettingRules).map((group) => [
-        group,
-        groupConfig(group as keyof BundlerSettings),
-      ]),
-    ),
-  ),
+  groups: groupsConfig,
   whitelist: whitelistConfig,
-  submitUrl: Config.option(Config.Redacted("submitUrl").pipe(Config.nested("relaying"))),
+  submitUrl: Config.option(Config.Redacted(submitUrlName)),
   instanceId: Config.option(Config.String("instanceId")),
 }).pipe(
   Config.mapEffect(({ groups, whitelist, submitUrl, instanceId }) =>
     Effect.try({
       try: (): BundlerConfig => {
-        const settings: Record<string, Record<string, unknown>> = Object.fromEntries(
-          Object.entries(groups).filter(([, fields]) => Object.keys(fields).length > 0),
-        );
+        const settings: Record<string, Record<string, unknown>> = { ...groups };
         if (entityKinds.some((kind) => Option.isSome(whitelist[kind]!))) {
           const list = (kind: (typeof entityKinds)[number]) =>
             Option.match(whitelist[kind]!, {
@@ -116,7 +116,7 @@ export const bundlerConfig: Config.Config<BundlerConfig> = Config.all({
       catch: (error) =>
         new Config.ConfigError(
           new ConfigProvider.SourceError({
-            message: error instanceof BundlerConfigError ? error.message : String(error),
+            message: error instanceof BundlerConfigError ? `${flatName(error.setting)} ${error.problem}` : String(error),
             cause: error,
           }),
         ),

@@ -1,72 +1,118 @@
-import { Effect, Schema } from "effect";
-import {
-  HttpApi,
-  HttpApiBuilder,
-  HttpApiEndpoint,
-  HttpApiGroup,
-  HttpApiSchema,
-} from "effect/http-api";
-import { type Address, type Hash, isAddress } from "viem";
+import { RpcErrorCode } from "@bundlekit/core";
+import { Effect, Layer, Schema, SchemaIssue } from "effect";
+import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware } from "effect/http-api";
 import { Bundler } from "./bundler.ts";
-import { BundlekitErrorSchema } from "./errors.ts";
-import { UserOperationFromWire } from "./schema.ts";
+import type { BundlekitError } from "./errors.ts";
+import {
+  ChainIdRequest,
+  ChainIdResponse,
+  EstimateUserOperationGasRequest,
+  EstimateUserOperationGasResponse,
+  GetUserOperationByHashRequest,
+  GetUserOperationByHashResponse,
+  GetUserOperationReceiptRequest,
+  GetUserOperationReceiptResponse,
+  RequestId,
+  SendUserOperationRequest,
+  SendUserOperationResponse,
+  SupportedEntryPointsRequest,
+  SupportedEntryPointsResponse,
+} from "./rpc-schemas.ts";
 
-/** A checksummed or lower-case 20-byte address, as viem's `Address`. */
-const AddressSchema = Schema.declare(
-  (input: unknown): input is Address =>
-    typeof input === "string" && isAddress(input, { strict: false }),
-  {
-    identifier: "Address",
-  },
-);
-
-/** A JSON-RPC request id. */
-const RequestId = Schema.Union([Schema.Number, Schema.String]);
+/** A JSON-RPC error answer's fields: `{ jsonrpc, id, error: { code, message, data? } }`. */
+const errorAnswer = {
+  jsonrpc: Schema.Literal("2.0"),
+  id: Schema.NullOr(RequestId),
+  error: Schema.Struct({ code: Schema.Number, message: Schema.String, data: Schema.optionalKey(Schema.Unknown) }),
+};
 
 /**
- * The JSON-RPC body of `eth_sendUserOperation` for an EntryPoint of version 0.7 and later
- * (`factory`, `paymaster…` fields): `params` is the user operation, decoded to its domain form by
- * `UserOperationFromWire("0.7")`, and the EntryPoint's address.
+ * A JSON-RPC error answer with status 400: a refusal of the engine (its ERC-7769 code, message
+ * and data), or a request the schemas refuse (-32602 for its params, -32600 for the rest of the
+ * envelope, the message naming the field).
  */
-export const SendUserOperationRequest = Schema.Struct({
-  jsonrpc: Schema.Literal("2.0"),
-  id: RequestId,
-  method: Schema.Literal("eth_sendUserOperation"),
-  params: Schema.Tuple([UserOperationFromWire("0.7"), AddressSchema]),
-});
+export class JsonRpcErrorResponse extends Schema.Error<JsonRpcErrorResponse>("JsonRpcErrorResponse")(errorAnswer, { httpApiStatus: 400 }) {
+  /** The answer to request `id` failing with a tagged error of the engine, with the status its kind takes. */
+  static of(id: string | number | null, error: BundlekitError): JsonRpcErrorResponse | JsonRpcUnavailableResponse | JsonRpcInternalErrorResponse {
+    const { code, message, data } = error;
+    const answer = { jsonrpc: "2.0" as const, id, error: data === undefined ? { code, message } : { code, message, data } };
+    if (error._tag === "InternalError") return new JsonRpcInternalErrorResponse(answer);
+    if (error._tag === "Busy" || error._tag === "ShuttingDown") return new JsonRpcUnavailableResponse(answer);
+    return new JsonRpcErrorResponse(answer);
+  }
+}
 
-/** The JSON-RPC answer of `eth_sendUserOperation`: the operation's hash. */
-export const SendUserOperationResponse = Schema.Struct({
-  jsonrpc: Schema.Literal("2.0"),
-  id: RequestId,
-  result: Schema.String,
-});
+/** A JSON-RPC error answer with status 503: the engine is busy (-32005) or shutting down (-32603); retry. */
+export class JsonRpcUnavailableResponse extends Schema.Error<JsonRpcUnavailableResponse>("JsonRpcUnavailableResponse")(errorAnswer, { httpApiStatus: 503 }) {}
+
+/** A JSON-RPC error answer with status 500: the node, the store or the engine failed (`InternalError`, -32603). */
+export class JsonRpcInternalErrorResponse extends Schema.Error<JsonRpcInternalErrorResponse>("JsonRpcInternalErrorResponse")(errorAnswer, { httpApiStatus: 500 }) {}
+
+/** The first issue of a refused request, as a JSON-RPC error naming the field (`params[0].nonce`). */
+function schemaRefusal(issue: SchemaIssue.Issue): JsonRpcErrorResponse {
+  const [first] = SchemaIssue.makeFormatterStandardSchemaV1()(issue).issues;
+  const keys = (first?.path ?? []).map((segment) => (typeof segment === "object" ? segment.key : segment));
+  const path = keys.map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`)).join("").replace(/^\./, "");
+  const detail = first?.message ?? "invalid request";
+  // Core's codec names the field in its message already (`invalid params[0].nonce: is required`).
+  const message = path === "" || detail.includes(path) ? detail : `${path}: ${detail}`;
+  const code = path.startsWith("params") ? RpcErrorCode.invalidParams : RpcErrorCode.invalidRequest;
+  return new JsonRpcErrorResponse({ jsonrpc: "2.0", id: null, error: { code, message } });
+}
+
+/** Turns a request body the schemas refuse into a `JsonRpcErrorResponse` naming the field, instead of `HttpApi`'s empty 400. */
+export class JsonRpcRequestErrors extends HttpApiMiddleware.Service<JsonRpcRequestErrors>()("@bundlekit/JsonRpcRequestErrors", {
+  error: JsonRpcErrorResponse,
+}) {
+  static layer = HttpApiMiddleware.layerSchemaErrorTransform(JsonRpcRequestErrors, (error) => Effect.fail(schemaRefusal(error.cause.issue)));
+}
+
+const endpoint = <const Name extends string, const Method extends string, Payload extends Schema.Top, Success extends Schema.Top>(
+  name: Name,
+  method: Method,
+  payload: Payload,
+  success: Success,
+) => HttpApiEndpoint.post(name, `/${method}`, { payload, success, error: [JsonRpcErrorResponse, JsonRpcUnavailableResponse, JsonRpcInternalErrorResponse] });
 
 /**
- * An `HttpApi` group built from the package's schemas: `POST /eth_sendUserOperation` takes the
- * JSON-RPC body of `eth_sendUserOperation` and answers its JSON-RPC result. `HttpApi` routes by
- * path and method, not by a body's `method`, so this is one endpoint per JSON-RPC method rather
- * than JSON-RPC's single endpoint; a refusal answers 400 with the tagged error encoded
- * (`{ _tag, code, message, data }`, `BundlekitErrorSchema`), not JSON-RPC's error envelope.
+ * An `HttpApi` group built from the package's schemas: an endpoint per ERC-4337 method,
+ * `POST /<method>` (`/eth_sendUserOperation`, `/eth_estimateUserOperationGas`,
+ * `/eth_getUserOperationByHash`, `/eth_getUserOperationReceipt`, `/eth_supportedEntryPoints`,
+ * `/eth_chainId`), each taking the method's JSON-RPC request and answering its JSON-RPC result;
+ * errors are JSON-RPC error answers (`JsonRpcErrorResponse`, 400; `JsonRpcUnavailableResponse`,
+ * 503; `JsonRpcInternalErrorResponse`, 500). `HttpApi` routes by path and
+ * method, not by a body's `method`, hence an endpoint per method rather than JSON-RPC's single
+ * endpoint (which is `JsonRpcServer.layer`).
  */
-export const BundlerApiGroup = HttpApiGroup.make("bundler").add(
-  HttpApiEndpoint.post("sendUserOperation", "/eth_sendUserOperation", {
-    payload: SendUserOperationRequest,
-    success: SendUserOperationResponse,
-    error: BundlekitErrorSchema.pipe(HttpApiSchema.status(400)),
-  }),
-);
+export const BundlerApiGroup = HttpApiGroup.make("bundler")
+  .add(endpoint("sendUserOperation", "eth_sendUserOperation", SendUserOperationRequest, SendUserOperationResponse))
+  .add(endpoint("estimateUserOperationGas", "eth_estimateUserOperationGas", EstimateUserOperationGasRequest, EstimateUserOperationGasResponse))
+  .add(endpoint("getUserOperationByHash", "eth_getUserOperationByHash", GetUserOperationByHashRequest, GetUserOperationByHashResponse))
+  .add(endpoint("getUserOperationReceipt", "eth_getUserOperationReceipt", GetUserOperationReceiptRequest, GetUserOperationReceiptResponse))
+  .add(endpoint("supportedEntryPoints", "eth_supportedEntryPoints", SupportedEntryPointsRequest, SupportedEntryPointsResponse))
+  .add(endpoint("chainId", "eth_chainId", ChainIdRequest, ChainIdResponse))
+  .middleware(JsonRpcRequestErrors);
 
 /** An `HttpApi` holding `BundlerApiGroup` alone; add the group to an API of your own instead to serve it beside your endpoints. */
 export const BundlerApi = HttpApi.make("bundlekit").add(BundlerApiGroup);
 
-/** The handlers of `BundlerApiGroup` in `BundlerApi`, on the `Bundler` service. */
+/** The JSON-RPC answer to request `id`; an engine refusal as its JSON-RPC error answer. */
+const answer = <A, R>(id: string | number, result: Effect.Effect<A, BundlekitError, R>) =>
+  result.pipe(
+    Effect.map((value) => ({ jsonrpc: "2.0" as const, id, result: value })),
+    Effect.mapError((error) => JsonRpcErrorResponse.of(id, error)),
+  );
+
+/** The handlers of `BundlerApiGroup` in `BundlerApi`, on the `Bundler` service, with `JsonRpcRequestErrors`. */
 export const BundlerApiHandlers = HttpApiBuilder.group(BundlerApi, "bundler", (handlers) =>
-  handlers.handle("sendUserOperation", ({ payload }) =>
-    Effect.gen(function* () {
-      const bundler = yield* Bundler;
-      const hash: Hash = yield* bundler.sendUserOperation(payload.params[0], payload.params[1]);
-      return { jsonrpc: "2.0" as const, id: payload.id, result: hash };
-    }),
-  ),
-);
+  Effect.gen(function* () {
+    const bundler = yield* Bundler;
+    return handlers
+      .handle("sendUserOperation", ({ payload: { id, params } }) => answer(id, bundler.sendUserOperation(params[0], params[1])))
+      .handle("estimateUserOperationGas", ({ payload: { id, params } }) => answer(id, bundler.estimateUserOperationGas(params[0], params[1])))
+      .handle("getUserOperationByHash", ({ payload: { id, params } }) => answer(id, Effect.map(bundler.getUserOperationByHash(params[0]), (lookup) => lookup ?? null)))
+      .handle("getUserOperationReceipt", ({ payload: { id, params } }) => answer(id, Effect.map(bundler.getUserOperationReceipt(params[0]), (receipt) => receipt ?? null)))
+      .handle("supportedEntryPoints", ({ payload: { id } }) => answer(id, Effect.succeed(bundler.engine.entryPoints.all.map((entryPoint) => entryPoint.address))))
+      .handle("chainId", ({ payload: { id } }) => answer(id, Effect.succeed(BigInt(bundler.engine.chainId))));
+  }),
+).pipe(Layer.provide(JsonRpcRequestErrors.layer));

@@ -6,13 +6,15 @@ export { Bundler, type BundlerShape } from "./bundler.ts";
 // The JSON-RPC endpoint as routes of Effect's HTTP router.
 export { JsonRpcServer, type JsonRpcServerOptions } from "./json-rpc-server.ts";
 
-// HttpApi: eth_sendUserOperation as an endpoint built from the schemas.
+// HttpApi: the ERC-4337 methods as endpoints built from the schemas.
 export {
   BundlerApi,
   BundlerApiGroup,
   BundlerApiHandlers,
-  SendUserOperationRequest,
-  SendUserOperationResponse,
+  JsonRpcErrorResponse,
+  JsonRpcInternalErrorResponse,
+  JsonRpcRequestErrors,
+  JsonRpcUnavailableResponse,
 } from "./http-api.ts";
 
 // Config: the engine's settings from the program's ConfigProvider.
@@ -27,6 +29,7 @@ export {
   EngineLogger,
   MempoolStorage,
   PoolPolicy,
+  PreconfirmationStorage,
   Relayers,
   ReputationStorage,
 } from "./ports.ts";
@@ -34,8 +37,29 @@ export { memoryStores } from "./stores.ts";
 export { effectClock } from "./clock.ts";
 export { effectLogger } from "./logger.ts";
 
-// Schema: user operations between the wire and the domain.
+// Schema: user operations, the RPC methods' requests and results, between the wire and the domain.
 export { UserOperationFromWire, UserOperationSchema } from "./schema.ts";
+export {
+  AddressSchema,
+  ChainIdRequest,
+  ChainIdResponse,
+  EstimateUserOperationGasRequest,
+  EstimateUserOperationGasResponse,
+  GasEstimateFromWire,
+  GetUserOperationByHashRequest,
+  GetUserOperationByHashResponse,
+  GetUserOperationReceiptRequest,
+  GetUserOperationReceiptResponse,
+  HashSchema,
+  QuantitySchema,
+  RequestId,
+  SendUserOperationRequest,
+  SendUserOperationResponse,
+  SupportedEntryPointsRequest,
+  SupportedEntryPointsResponse,
+  UserOperationLookupFromWire,
+  UserOperationReceiptFromWire,
+} from "./rpc-schemas.ts";
 
 // The errors each method can fail with.
 export {

@@ -2,19 +2,14 @@ import { RpcErrorCode } from "@bundlekit/core";
 import { type BundlekitError, InternalError, toBundlekitError } from "./errors.ts";
 
 /** The tags of the EntryPoint's refusals in simulation (`AA1x`–`AA3x`), raised wherever the engine simulates validation. */
-const entryPointRefusals = [
-  "EntryPointRejected",
-  "PaymasterRejected",
-  "SignatureInvalid",
-  "OutOfTimeRange",
-  "PaymasterDepositTooLow",
-  "UnsupportedAggregator",
-] as const;
+const simulationRefusals = ["EntryPointRejected", "PaymasterRejected", "SignatureInvalid", "OutOfTimeRange", "PaymasterDepositTooLow"] as const;
 
 /**
  * The tags each method of the `Bundler` service can fail with: the domain errors the engine can
  * raise on that path, and `InternalError` (the node, the store, the engine). Nothing else reaches
- * the method's error channel: a tag outside its list becomes `InternalError`.
+ * the method's error channel: a tag outside its list becomes `InternalError`. The lists are
+ * checked against the engine's code (`test/method-errors.test.ts` reads which errors each method's
+ * path creates), so they cannot drift from it.
  */
 export const methodErrorTags = {
   sendUserOperation: [
@@ -28,7 +23,8 @@ export const methodErrorTags = {
     "GasPriceTooLow",
     "PreVerificationGasTooLow",
     "InvalidAuthorization",
-    ...entryPointRefusals,
+    ...simulationRefusals,
+    "UnsupportedAggregator",
     "DuplicateUserOperation",
     "MempoolRejected",
     "ReplacementUnderpriced",
@@ -42,11 +38,10 @@ export const methodErrorTags = {
     "InternalError",
   ],
   estimateUserOperationGas: [
-    "InvalidParams",
     "UnsupportedEntryPoint",
     "UserOperationTooLarge",
     "InvalidAuthorization",
-    ...entryPointRefusals,
+    ...simulationRefusals,
     "ExecutionReverted",
     "Busy",
     "InternalError",
@@ -67,7 +62,7 @@ export type MethodError<M extends BundlerMethod> = Extract<BundlekitError, { rea
 
 /** `sendUserOperation`'s errors: every refusal of admission, `Busy`, `InternalError`. */
 export type SendUserOperationError = MethodError<"sendUserOperation">;
-/** `estimateUserOperationGas`'s errors: malformed input, the EntryPoint's refusals, `ExecutionReverted`, `Busy`, `InternalError`. */
+/** `estimateUserOperationGas`'s errors: an EntryPoint not served, size and authorization, the EntryPoint's refusals, `ExecutionReverted`, `Busy`, `InternalError`. */
 export type EstimateUserOperationGasError = MethodError<"estimateUserOperationGas">;
 /** The lookups' errors (`getUserOperationByHash`, `getUserOperationReceipt`): only `InternalError`. */
 export type LookupError = MethodError<"getUserOperationReceipt">;

@@ -5,11 +5,12 @@ import type {
   Logger,
   MempoolPolicy,
   MempoolStore,
+  PreconfirmationStore,
   RelayerSigner,
   ReputationStore,
   Submitter,
 } from "@bundlekit/core";
-import { createLocalKeySigner } from "@bundlekit/signer-relayer";
+import { createAccountSigner, createLocalKeySigner, type RelayerAccount } from "@bundlekit/signer-relayer";
 import { Config, ConfigProvider, Context, Effect, Layer, Redacted } from "effect";
 import { createPublicClient, http } from "viem";
 
@@ -34,21 +35,43 @@ export class MempoolStorage extends Context.Service<MempoolStorage, MempoolStore
 /** ERC-7562 reputation counters. */
 export class ReputationStorage extends Context.Service<ReputationStorage, ReputationStore>()("@bundlekit/ReputationStore") {}
 
-/** The relayer accounts that pay for bundles. */
-export class Relayers extends Context.Service<Relayers, RelayerSigner>()("@bundlekit/RelayerSigner") {
-  /**
-   * Local keys (`createLocalKeySigner`) from `relayerKeys`, comma-separated and read `Redacted`; a
-   * bad key fails with a `Config.ConfigError` naming its position, never its value.
-   */
-  static layerConfig: Layer.Layer<Relayers, Config.ConfigError> = Layer.effect(
-    Relayers,
-    Effect.flatMap(Config.Redacted("relayerKeys"), (keys) =>
+/** Preconfirmations made in pull mode: give a durable one to keep them across restarts (default: in memory). */
+export class PreconfirmationStorage extends Context.Service<PreconfirmationStorage, PreconfirmationStore>()("@bundlekit/PreconfirmationStore") {}
+
+/** Relayer keys from config: comma-separated private keys under `name` (default `relayerKeys`), read `Redacted`; a bad key fails naming its position, never its value. */
+const localKeys = (name = "relayerKeys"): Config.Config<RelayerSigner> =>
+  Config.Redacted(name).pipe(
+    Config.mapEffect((keys) =>
       Effect.try({
         try: () => createLocalKeySigner(Redacted.value(keys).split(",").map((key) => key.trim()).filter((key) => key.length > 0)),
-        catch: (error) => new Config.ConfigError(new ConfigProvider.SourceError({ message: `relayerKeys: ${error instanceof Error ? error.message : "invalid"}` })),
+        catch: (error) => new Config.ConfigError(new ConfigProvider.SourceError({ message: `${name}: ${error instanceof Error ? error.message : "invalid"}` })),
       }),
     ),
   );
+
+/**
+ * The relayer accounts that pay for bundles: any `RelayerSigner`. Local keys are one way
+ * (`Relayers.localKeys`); viem accounts of your own, e.g. `toAccount` over a remote signer or a
+ * KMS, another (`Relayers.layerAccounts`).
+ */
+export class Relayers extends Context.Service<Relayers, RelayerSigner>()("@bundlekit/RelayerSigner") {
+  /** A `Config` of local keys, comma-separated under `name` (default `relayerKeys`), read `Redacted`. */
+  static localKeys = localKeys;
+
+  /**
+   * The signer a `Config` makes: by default local keys from `relayerKeys` (`Relayers.localKeys()`);
+   * or any other, e.g. `Config.map(Config.String("kmsKeyId"), (id) => createAccountSigner([myKmsAccount(id)]))`.
+   */
+  static layerConfig = (config: Config.Config<RelayerSigner> = localKeys()): Layer.Layer<Relayers, Config.ConfigError> => Layer.effect(Relayers, config);
+
+  /**
+   * Relayers from viem accounts that sign (`privateKeyToAccount`, `toAccount` over a remote signer,
+   * a KMS), each leased to one bundle at a time; from an `Effect` when making them needs services or can fail.
+   */
+  static layerAccounts = <E = never, R = never>(
+    accounts: readonly RelayerAccount[] | Effect.Effect<readonly RelayerAccount[], E, R>,
+  ): Layer.Layer<Relayers, E, R> =>
+    Layer.effect(Relayers, Effect.map(Effect.isEffect(accounts) ? accounts : Effect.succeed(accounts), createAccountSigner));
 }
 
 /** How bundles reach the chain. Optional: without it the engine uses the submitter `relayingMode` names. */

@@ -21,14 +21,14 @@ export const UserOperationSchema = Schema.declare(
  * codec (`decodeUserOperation`, `encodeUserOperation`): the same fields, checks and messages as
  * the JSON-RPC endpoint. `mode: "estimate"` lets the gas fields and the signature be absent, as
  * `eth_estimateUserOperationGas` does. A bad field fails decoding with an issue whose message names
- * it (`invalid userOperation.nonce: is required`).
+ * it below `path` (`invalid userOperation.nonce: is required`; the request schemas give `params[0]`).
  */
-export const UserOperationFromWire = (version: EntryPointVersion, mode: "send" | "estimate" = "send") =>
+export const UserOperationFromWire = (version: EntryPointVersion, mode: "send" | "estimate" = "send", path = "userOperation") =>
   Schema.Record(Schema.String, Schema.Unknown).pipe(
     Schema.decodeTo(UserOperationSchema, {
       decode: SchemaGetter.transformEffect((wire, options) =>
         Effect.try({
-          try: () => decodeUserOperation(wire, { version, mode, path: "userOperation" }),
+          try: () => decodeUserOperation(wire, { version, mode, path }),
           catch: (error) => new SchemaIssue.InvalidValue({ message: error instanceof Error ? error.message : String(error) }, wire, options),
         }),
       ),

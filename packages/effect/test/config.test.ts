@@ -1,6 +1,8 @@
 import { type Devnet, startDevnet } from "@bundlekit/devnet";
 import { Config, ConfigProvider, Effect, Exit, Layer, Option, Redacted } from "effect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { engineSettingNames } from "@bundlekit/core";
+import { settingNames } from "../../server/src/config.ts";
 import { Bundler } from "../src/bundler.ts";
 import { bundlerConfig } from "../src/config.ts";
 import { Chain, Relayers } from "../src/ports.ts";
@@ -23,19 +25,18 @@ describe("Config", () => {
       ...bundler,
     });
 
-  it("Bundler.layerConfig, Chain.layerConfig and Relayers.layerConfig: a program provides a ConfigProvider, and the engine runs with its settings", async () => {
+  it("Bundler.layerConfig, Chain.layerConfig and Relayers.layerConfig(): a program provides a ConfigProvider, and the engine runs with its settings", async () => {
     const provider = configured({
-      bundling: { mode: "manual", maxOperations: "7" },
-      mempool: { maxSize: 50 },
-      reputation: {
-        minStake: "0.5 eth",
-        whitelistedEntities: { paymaster: "0x00000000000000000000000000000000000000Aa" },
-      },
-      relaying: { submitUrl },
-      validation: { tracerWorkers: 0 },
+      bundlingMode: "manual",
+      bundleSize: "7",
+      maxMempoolSize: 50,
+      minStake: "0.5 eth",
+      whitelistedPaymaster: "0x00000000000000000000000000000000000000Aa",
+      rpcEndpointSubmit: submitUrl,
+      tracerWorkers: 0,
     });
     const layer = Bundler.layerConfig().pipe(
-      Layer.provide(Layer.mergeAll(Chain.layerConfig, Relayers.layerConfig, memoryStores)),
+      Layer.provide(Layer.mergeAll(Chain.layerConfig, Relayers.layerConfig(), memoryStores)),
     );
     const program = Effect.gen(function* () {
       const { engine } = yield* Bundler;
@@ -61,7 +62,7 @@ describe("Config", () => {
 
   it("keeps the submit URL Redacted in what it reads, and takes a nested prefix", async () => {
     const provider = ConfigProvider.fromUnknown({
-      bundler: { relaying: { submitUrl }, instanceId: "x" },
+      bundler: { rpcEndpointSubmit: submitUrl, instanceId: "x" },
     });
     const config = await Effect.runPromise(
       bundlerConfig.pipe(Config.nested("bundler")).parse(provider),
@@ -74,19 +75,33 @@ describe("Config", () => {
 
   it("a setting out of range fails with a ConfigError naming it, by the engine's own rule", async () => {
     const exit = await Effect.runPromiseExit(
-      bundlerConfig.parse(ConfigProvider.fromUnknown({ bundling: { intervalMs: "5" } })),
+      bundlerConfig.parse(ConfigProvider.fromUnknown({ bundleInterval: "5" })),
     );
     expect(Exit.isFailure(exit)).toBe(true);
-    expect(String(exit)).toContain("bundling.intervalMs");
+    expect(String(exit)).toContain("bundleInterval must be");
   });
 
-  it("a bad relayer key fails Relayers.layerConfig with a ConfigError that does not echo the key", async () => {
+  it("reads the stand-alone service's variables: with a constant-case provider under BUNDLEKIT, every key is one of its settingNames, and every engine setting of the service is read", async () => {
+    const asked = new Set<string>();
+    const recording = ConfigProvider.make((path) => Effect.sync(() => void asked.add(path.join("_")))).pipe(ConfigProvider.constantCase, ConfigProvider.nested("BUNDLEKIT"));
+    await Effect.runPromiseExit(bundlerConfig.parse(recording));
+    const serviceNames = new Set(settingNames);
+    expect([...asked].filter((name) => !serviceNames.has(name))).toEqual([]);
+    const engineNames = Object.keys(engineSettingNames).map((key) => `BUNDLEKIT_${key.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase()}`);
+    expect(engineNames.filter((name) => !asked.has(name))).toEqual([]);
+
+    const env = { BUNDLEKIT_BUNDLE_SIZE: "7", BUNDLEKIT_USEROPS_TTL: "60", BUNDLEKIT_WHITELISTED_FACTORY: "0x00000000000000000000000000000000000000Aa" };
+    const config = await Effect.runPromise(bundlerConfig.parse(ConfigProvider.fromEnv({ env }).pipe(ConfigProvider.constantCase, ConfigProvider.nested("BUNDLEKIT"))));
+    expect(config.settings).toMatchObject({ bundling: { maxOperations: 7 }, mempool: { ttlSeconds: 60 }, reputation: { whitelistedEntities: { factory: ["0x00000000000000000000000000000000000000Aa"] } } });
+  });
+
+  it("a bad relayer key fails Relayers.layerConfig() with a ConfigError that does not echo the key", async () => {
     const key = `0x${"00".repeat(32)}`;
     const exit = await Effect.runPromiseExit(
       Effect.gen(function* () {
         yield* Relayers;
       }).pipe(
-        Effect.provide(Relayers.layerConfig),
+        Effect.provide(Relayers.layerConfig()),
         Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ relayerKeys: key }))),
       ),
     );

@@ -1,7 +1,7 @@
 import * as core from "@bundlekit/core";
 import { describe, expect, it } from "vitest";
 import { Schema } from "effect";
-import { BundlekitErrorSchema, FeeBelowBaseFee, toBundlekitError } from "../src/errors.ts";
+import { BundlekitErrorSchema, type FeeBelowBaseFee, toBundlekitError } from "../src/errors.ts";
 import { address, examples } from "./domain-errors.ts";
 
 describe("toBundlekitError: one tag per domain error", () => {
@@ -68,29 +68,29 @@ describe("toBundlekitError: one tag per domain error", () => {
     });
   });
 
-  it("encodes every tag through its Schema to its tag, wire code, message and data, and decodes that back into its class", () => {
+  it("declares each domain error's facts as fields of its schema, and carries them on the instance", () => {
+    for (const domain of Object.values(examples)) {
+      const tagged = toBundlekitError(domain);
+      const fields = Object.keys((tagged.constructor as unknown as { fields: Record<string, unknown> }).fields);
+      const facts = Object.keys(domain).filter((key) => key !== "name" && key !== "kind");
+      expect(facts.filter((fact) => !fields.includes(fact)), tagged._tag).toEqual([]);
+      for (const fact of facts) expect((tagged as unknown as Record<string, unknown>)[fact], `${tagged._tag}.${fact}`).toEqual((domain as unknown as Record<string, unknown>)[fact]);
+    }
+  });
+
+  it("encodes every tag through its Schema to JSON (its tag, wire code, message, data and facts), and decodes that back into its class", () => {
     const encode = Schema.encodeUnknownSync(BundlekitErrorSchema);
     const decode = Schema.decodeUnknownSync(BundlekitErrorSchema);
     for (const domain of Object.values(examples)) {
       const tagged = toBundlekitError(domain);
       const wire = JSON.parse(JSON.stringify(encode(tagged)));
-      expect(wire).toEqual({
-        _tag: tagged._tag,
-        code: tagged.code,
-        message: tagged.message,
-        ...(tagged.data ? { data: tagged.data } : {}),
-      });
+      expect(wire).toMatchObject({ _tag: tagged._tag, code: tagged.code, message: tagged.message, ...(tagged.data ? { data: tagged.data } : {}) });
       const decoded = decode(wire);
       expect(decoded).toBeInstanceOf(tagged.constructor);
-      expect([decoded._tag, decoded.code, decoded.message]).toEqual([
-        tagged._tag,
-        tagged.code,
-        tagged.message,
-      ]);
+      expect(decoded).toEqual(tagged);
     }
-    expect(decode({ _tag: "FeeBelowBaseFee", code: -32602, message: "too low" })).toBeInstanceOf(
-      FeeBelowBaseFee,
-    );
-    expect(() => decode({ _tag: "FeeBelowBaseFee", message: "no code" })).toThrow(/code/);
+    const fee = toBundlekitError(examples.feeBelowBaseFee);
+    expect(JSON.parse(JSON.stringify(encode(fee)))).toMatchObject({ maxFeePerGas: String((fee as FeeBelowBaseFee).maxFeePerGas) });
+    expect(() => decode({ _tag: "FeeBelowBaseFee", code: -32602, message: "too low" })).toThrow(/Missing key/);
   });
 });

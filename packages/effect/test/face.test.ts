@@ -2,7 +2,7 @@ import { createMemoryMempoolStore, createMemoryReputationStore, createPollingBlo
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { Effect, Layer } from "effect";
 import { type Address, createPublicClient, http } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { privateKeyToAccount, toAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { engineFixture } from "../../core/test/fixtures.ts";
 import { Bundler } from "../src/bundler.ts";
@@ -99,5 +99,32 @@ describe("Bundler through the face", () => {
     const whileOpen = await Effect.runPromise(program.pipe(Effect.provide(layer)));
     expect(whileOpen).toBe(1);
     expect(subscribed).toBe(0);
+  });
+
+  it("bundles with relayers of the program's own accounts (Relayers.layerAccounts): a remote signer signs the bundle", async () => {
+    const account = await fx.makeAccount("0.7");
+    const local = privateKeyToAccount(fx.devnet.relayerKeys[0]!);
+    let signed = 0;
+    // A signer that is not a local key: viem's `toAccount` over a signing function, as over a KMS.
+    const remote = toAccount({
+      address: local.address,
+      signTransaction: (transaction) => {
+        signed++;
+        return local.signTransaction(transaction);
+      },
+      signMessage: (message) => local.signMessage(message),
+      signTypedData: (data) => local.signTypedData(data),
+    });
+    const program = Effect.gen(function* () {
+      const bundler = yield* Bundler;
+      const op = yield* Effect.promise(() => fx.makeOperation(bundler.engine, account, { to: recipient(), value: 1n }));
+      yield* bundler.sendUserOperation(op, account.entryPoint.address);
+      return yield* bundler.sendBundleNow();
+    });
+    const ports = Layer.mergeAll(Layer.succeed(Chain, fx.client), Relayers.layerAccounts([remote]), memoryStores);
+    const layer = Bundler.layer({ validation: { tracerWorkers: 0 }, bundling: { mode: "manual" } }).pipe(Layer.provideMerge(ports));
+    const sent = await Effect.runPromise(program.pipe(Effect.provide(layer)));
+    expect(sent).toHaveLength(1);
+    expect(signed).toBeGreaterThan(0);
   });
 });

@@ -1,3 +1,4 @@
+import type * as core from "@bundlekit/core";
 import type { Bundler as Engine, UserOperation } from "@bundlekit/core";
 import { Effect, Exit } from "effect";
 import { describe, expect, expectTypeOf, it } from "vitest";
@@ -6,6 +7,7 @@ import type { ExecutionReverted, InternalError, ProposalNotOpen, SignatureInvali
 import { toBundlekitError } from "../src/errors.ts";
 import { type BundlerMethod, methodErrorTags } from "../src/method-errors.ts";
 import { address, examples, hash } from "./domain-errors.ts";
+import { reachableErrorKinds } from "./reachable-error-kinds.ts";
 
 /** The error channel of an Effect. */
 type ErrorOf<T> = T extends Effect.Effect<unknown, infer E, unknown> ? E : never;
@@ -83,6 +85,30 @@ describe("Bundler: each method fails only with the tags the engine can raise the
         const error = await failureOf(method, domain);
         expect({ tag: error._tag, message: error.message }).toEqual({ tag: "InternalError", message: domain.message });
       }
+    });
+  }
+});
+
+/**
+ * Domain errors the engine's code raises on a method's path that do not reach the caller as their
+ * own tag, and why: each becomes `InternalError`. The analysis counts every error created on the way.
+ */
+const keptInternal: Partial<Record<BundlerMethod, Partial<Record<core.DomainErrorKind, string>>>> = {
+  getUserOperationByHash: { unsupportedEntryPoint: "the EntryPoint of an operation the store holds: one the bundler serves" },
+};
+
+describe("Bundler: each method's tags are the domain errors its path in the engine's code raises", () => {
+  const methods = Object.keys(methodErrorTags) as BundlerMethod[];
+  const reachable = reachableErrorKinds(methods);
+  const tagOf = (kind: string) => toBundlekitError(examples[kind as core.DomainErrorKind])._tag;
+
+  for (const method of methods) {
+    it(`${method}: lists every tag its path can raise, and none it cannot`, () => {
+      const kinds = [...reachable.get(method)!];
+      const raised = new Set(kinds.filter((kind) => !keptInternal[method]?.[kind as core.DomainErrorKind]).map(tagOf));
+      raised.add("InternalError");
+      expect([...methodErrorTags[method]].sort()).toEqual([...raised].sort());
+      for (const kind of Object.keys(keptInternal[method] ?? {})) expect(kinds, `${method} no longer raises ${kind}`).toContain(kind);
     });
   }
 });

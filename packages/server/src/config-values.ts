@@ -1,8 +1,21 @@
+import { readFileSync } from "node:fs";
 import { type Address, getAddress, isAddress, parseUnits } from "viem";
 
 /** A configuration problem, reported as one line at start-up. Never contains a secret. */
 export class ConfigError extends Error {
   override name = "ConfigError";
+}
+
+/**
+ * The text of a file a setting names (a secret's, say), or a `ConfigError` naming `what` and the
+ * file with the reason (`ENOENT`, `EACCES`), never its content.
+ */
+export function readSettingFile(file: string, what: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (error) {
+    throw new ConfigError(`cannot read the ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`);
+  }
 }
 
 /** A checksummed address, or a `ConfigError` naming `name`. */

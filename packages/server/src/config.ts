@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import {
   BundlerConfigError,
-  type BundlerSettings,
   type BundlerSettingsInput,
   bundlerSettingRules,
+  engineSettingNames,
   canonicalEntryPoints,
   type EntryPointVersion,
   entryPointVersions,
@@ -23,6 +23,7 @@ import { parseCommandLine } from "./command-line.ts";
 import { address, amount, ConfigError, integer } from "./config-values.ts";
 import { isPostgresDatabase, parsePostgresUrl } from "./database-url.ts";
 import type { SponsorshipSettings } from "./sponsorship/configured-policy.ts";
+import { readPreconfirmationKey } from "./preconfirmation-key.ts";
 import { parseSponsorshipSettings } from "./sponsorship/settings-file.ts";
 import { type TransportSettings, transportSettings } from "./transport-settings.ts";
 
@@ -112,6 +113,12 @@ export interface ServerConfig {
    * `builderJwtSecretFile`.
    */
   builder: BuilderApiSettings | undefined;
+  /**
+   * The key that signs preconfirmations (EIP-712, docs/sequencer.md), read from
+   * `preconfirmationKeyFile`. A secret: never logged; `bundler_config` shows only its address.
+   * Default unset: preconfirmations are unsigned.
+   */
+  preconfirmationKey: Hex | undefined;
   /** The engine's settings, checked (`resolveBundlerSettings`), from the flat keys below. */
   bundler: BundlerSettingsInput;
 }
@@ -205,6 +212,7 @@ function readConfig(env: NodeJS.ProcessEnv, json: Source): ServerConfig {
       pick("BUNDLEKIT_BUILDER_JWT_SECRET_FILE", "builderJwtSecretFile"),
       port,
     ),
+    preconfirmationKey: optionalFile(pick("BUNDLEKIT_PRECONFIRMATION_KEY_FILE", "preconfirmationKeyFile"), readPreconfirmationKey),
     bundler: engineSettings(env, json),
   };
   // In pull mode the block builder signs the bundles it pulls: the service needs no relayer.
@@ -229,62 +237,10 @@ function builderApi(portValue: unknown, host: unknown, secretFile: unknown, publ
   return { port, host: String(host ?? "127.0.0.1"), jwtSecret: `0x${secret.toString("hex")}` };
 }
 
-type SettingPath = { [G in keyof BundlerSettings]: readonly [G, keyof BundlerSettings[G]] }[keyof BundlerSettings];
-
-/**
- * Each engine setting under the flat name users know it by (Skandha's, where it has one): the
- * config file's key, and `BUNDLEKIT_` + the key in UPPER_SNAKE case in the environment.
- */
-export const engineSettingNames = {
-  bundleInterval: ["bundling", "intervalMs"],
-  bundleSize: ["bundling", "maxOperations"],
-  maxBundleGas: ["bundling", "maxGas"],
-  bundlingMode: ["bundling", "mode"],
-  beneficiary: ["bundling", "beneficiary"],
-  uniqueSendersPerBundle: ["bundling", "uniqueSenders"],
-  bundleGasLimitMarkup: ["bundling", "gasLimitMarkupPercent"],
-  maxBundleFeePerGas: ["bundling", "maxFeePerGas"],
-  maxBundleCalldataSize: ["bundling", "maxCalldataBytes"],
-  maxBundleContextSize: ["bundling", "maxContextBytes"],
-  eip2930: ["bundling", "accessList"],
-  skipBundleValidation: ["bundling", "skipValidation"],
-  bundleClaimLeaseMs: ["bundling", "claimLeaseMs"],
-  proposalLeaseMs: ["bundling", "proposalLeaseMs"],
-  maxMempoolSize: ["mempool", "maxSize"],
-  useropsTTL: ["mempool", "ttlSeconds"],
-  sameSenderMempoolCount: ["mempool", "sameSenderCount"],
-  minInclusionDenominator: ["reputation", "minInclusionDenominator"],
-  throttlingSlack: ["reputation", "throttlingSlack"],
-  banSlack: ["reputation", "banSlack"],
-  minStake: ["reputation", "minStake"],
-  minUnstakeDelay: ["reputation", "minUnstakeDelaySeconds"],
-  validationMode: ["validation", "mode"],
-  validationTracer: ["validation", "tracer"],
-  tracerWorkers: ["validation", "tracerWorkers"],
-  p256Precompile: ["validation", "p256Precompile"],
-  maxUserOperationSize: ["validation", "maxUserOperationBytes"],
-  maxPaymasterContextSize: ["validation", "maxPaymasterContextBytes"],
-  maxConcurrentSimulations: ["validation", "maxConcurrentSimulations"],
-  maxQueuedSimulations: ["validation", "maxQueuedSimulations"],
-  validationGasLimit: ["gas", "validationGasLimit"],
-  executionGasLimit: ["gas", "executionGasLimit"],
-  estimationStaticBuffer: ["gas", "estimationStaticBuffer"],
-  estimationGasMarkupPercent: ["gas", "estimationMarkupPercent"],
-  pvgMarkup: ["gas", "preVerificationGasMarkupPercent"],
-  gasPriceMarkup: ["gas", "gasPriceMarkupPercent"],
-  enforceGasPrice: ["gas", "enforceGasPrice"],
-  enforceGasPriceThreshold: ["gas", "enforceGasPriceThresholdPercent"],
-  relayingMode: ["relaying", "mode"],
-  rpcEndpointSubmit: ["relaying", "submitUrl"],
-  minSignerBalance: ["relaying", "minSignerBalance"],
-  multicall: ["relaying", "multicall"],
-  blockPollingInterval: ["tracking", "blockPollingIntervalMs"],
-  bundleReplaceAfterBlocks: ["tracking", "replaceAfterBlocks"],
-  bundleFeeBumpPercent: ["tracking", "feeBumpPercent"],
-  maxBundleAttempts: ["tracking", "maxAttempts"],
-  reorgDepth: ["tracking", "reorgDepth"],
-  receiptLookupRange: ["tracking", "receiptLookupBlocks"],
-} as const satisfies Record<string, SettingPath>;
+/** What `read` makes of the file a setting names; undefined when the setting is unset. */
+function optionalFile<T>(file: unknown, read: (file: string) => T): T | undefined {
+  return file === undefined || file === "" ? undefined : read(String(file));
+}
 
 /**
  * A setting's text (or JSON value) in the form its rule takes: numbers, bigints and booleans from

@@ -24,6 +24,7 @@ import {
   EngineLogger,
   PoolPolicy,
   MempoolStorage,
+  PreconfirmationStorage,
   Relayers,
   ReputationStorage,
   BundleSubmitter,
@@ -32,6 +33,7 @@ import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { createJsonRpcMetrics, startJsonRpcServer, startMetricsServer } from "@bundlekit/transport-jsonrpc";
 import { Cause, Context, Effect, Exit, Layer, Scope } from "effect";
 import { type Address, createPublicClient, type PublicClient } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { startBuilderServer } from "./builder-api/builder-server.ts";
 import { ConfigError, redactUrl, type ServerConfig } from "./config.ts";
 import { type NodeTimeouts, nodeTransport } from "./node-transport.ts";
@@ -120,6 +122,7 @@ async function startRedacted(
     instanceId: config.instanceId,
     entryPoints: config.entryPoints.map(({ version, address }) => defineEntryPoint(version, address)),
     l1DataCost: config.l1DataCost === "none" ? undefined : l1DataCosts[config.l1DataCost](client as ChainClient),
+    preconfirmationSigner: config.preconfirmationKey ? privateKeyToAccount(config.preconfirmationKey) : undefined,
   });
   const service = transportLayer({ config, client, chainId, logger, redactor, paymaster }).pipe(Layer.provide(engine), Layer.provideMerge(ports));
   // Built in a scope of its own, closed by `close()`: the server first, then the engine, then the stores.
@@ -160,8 +163,8 @@ class RunningService extends Context.Service<RunningService, Omit<BundlerService
 /** Whether the service's database can write now (`ServiceStores.checkHealth`), for `GET /health`. */
 class StoreHealthService extends Context.Service<StoreHealthService, () => Promise<void>>()("@bundlekit/standalone/StoreHealth") {}
 
-/** The mempool and reputation stores on the service's database, opened with its own errors (`openStores`) and closed with the scope. */
-function storesLayer(database: string, logger: Logger): Layer.Layer<MempoolStorage | ReputationStorage | StoreHealthService, unknown> {
+/** The mempool, reputation and preconfirmation stores on the service's database, opened with its own errors (`openStores`) and closed with the scope. */
+function storesLayer(database: string, logger: Logger): Layer.Layer<MempoolStorage | ReputationStorage | PreconfirmationStorage | StoreHealthService, unknown> {
   return Layer.effectContext(
     Effect.acquireRelease(
       Effect.tryPromise({ try: () => openStores(database, logger), catch: (error) => error }),
@@ -170,6 +173,7 @@ function storesLayer(database: string, logger: Logger): Layer.Layer<MempoolStora
       Effect.map((stores) =>
         Context.make(MempoolStorage, stores.store).pipe(
           Context.add(ReputationStorage, stores.reputation),
+          Context.add(PreconfirmationStorage, stores.preconfirmations),
           Context.add(StoreHealthService, stores.checkHealth),
         ),
       ),

@@ -5,7 +5,7 @@ import { postgresPassword } from "./database-url.ts";
 /**
  * The redaction every log line and error of the service passes through: URLs cut to scheme, host
  * and port, and the configuration's secrets hidden wherever they appear (relayer keys and the
- * paymaster signer key, also in decimal; the database password; the node URLs' keys; API keys; the builder API's JWT secret).
+ * paymaster signer key, also in decimal; the database password; the node URLs' keys; API keys; the builder API's JWT secret; the preconfirmation key).
  */
 export function serviceRedactor(
   config: ServerConfig,
@@ -21,6 +21,7 @@ export function serviceRedactor(
     ...(bundler.relaying?.submitUrl ? urlSecrets(bundler.relaying.submitUrl) : []),
     config.explorerApiKey,
     config.builder?.jwtSecret,
+    config.preconfirmationKey,
     ...extraSecrets,
   ]);
 }

@@ -3,23 +3,25 @@ import {
   createPostgresStores,
   createSqliteStores,
   type KyselyMempoolStore,
+  type KyselyPreconfirmationStore,
   type KyselyReputationStore,
 } from "@bundlekit/storage-kysely";
 import pg from "pg";
 import { ConfigError } from "./config.ts";
 import { describeDatabase, isPostgresDatabase, postgresPassword } from "./database-url.ts";
 
-/** The mempool and reputation stores the service runs on. */
+/** The mempool, reputation and preconfirmation stores the service runs on. */
 export interface ServiceStores {
   store: KyselyMempoolStore;
   reputation: KyselyReputationStore;
+  preconfirmations: KyselyPreconfirmationStore;
   /**
-   * Resolves while both stores can write (a write probe that changes nothing, see
-   * `checkWritable`); rejects with the reason, without the database's password, when either
+   * Resolves while every store can write (a write probe that changes nothing, see
+   * `checkWritable`); rejects with the reason, without the database's password, when any
    * cannot. Concurrent calls share one probe. Logs when the answer changes.
    */
   checkHealth(): Promise<void>;
-  /** Close both stores and the connection (SQLite) or pool (PostgreSQL) they share. */
+  /** Close every store and the connection (SQLite) or pool (PostgreSQL) they share. */
   close(): Promise<void>;
 }
 
@@ -33,11 +35,11 @@ const CONNECT_TIMEOUT_MS = 10_000;
  */
 export async function openStores(database: string, logger: Logger): Promise<ServiceStores> {
   try {
-    // One connection (SQLite) or pool (PostgreSQL) for both stores, migrated once.
+    // One connection (SQLite) or pool (PostgreSQL) for every store, migrated once.
     const stores = isPostgresDatabase(database)
       ? await createPostgresStores({ pool: postgresPool(database, logger) })
       : await createSqliteStores({ filename: database, logger });
-    return { store: stores.mempool, reputation: stores.reputation, checkHealth: healthCheck(database, stores, logger), close: stores.close };
+    return { store: stores.mempool, reputation: stores.reputation, preconfirmations: stores.preconfirmations, checkHealth: healthCheck(database, stores, logger), close: stores.close };
   } catch (error) {
     throw new ConfigError(`cannot open the database ${describeDatabase(database)}: ${faultReason(error, database)}`);
   }
@@ -51,7 +53,7 @@ function faultReason(error: unknown, database: string): string {
   return reason;
 }
 
-/** `ServiceStores.checkHealth`: one write probe at a time on both stores, logging each change of the answer. */
+/** `ServiceStores.checkHealth`: one write probe at a time on every store, logging each change of the answer. */
 function healthCheck(database: string, stores: { checkWritable(): Promise<void> }, logger: Logger) {
   let running: Promise<void> | undefined;
   let lastFault: string | undefined;

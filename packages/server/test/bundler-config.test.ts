@@ -53,8 +53,8 @@ describe("bundler_config and redirectRpc", () => {
       useropsTTL: 600,
       relayingMode: "classic",
     });
-    expect(Object.keys(config)).toHaveLength(32);
-    expect(config).toMatchObject({ validationMode: "safe", validationTracer: "in-process" });
+    expect(Object.keys(config)).toHaveLength(33);
+    expect(config).toMatchObject({ validationMode: "safe", validationTracer: "in-process", preconfirmationSigner: null });
     const text = JSON.stringify(answer.body);
     for (const secret of [
       explorerApiKey,

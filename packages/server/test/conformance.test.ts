@@ -230,7 +230,7 @@ describe("lookups through an operation's life", () => {
     expect(userOpHash).toMatch(hash32);
 
     const pending = (await fx.call("eth_getUserOperationByHash", [userOpHash])).result;
-    expect(pending).toEqual({ userOperation: op, entryPoint, transactionHash: null, blockHash: null, blockNumber: null });
+    expect(pending).toEqual({ userOperation: op, entryPoint, transactionHash: null, blockHash: null, blockNumber: null, preconfirmation: null });
     expect((await fx.call("eth_getUserOperationReceipt", [userOpHash])).result).toBeNull();
 
     await fx.service.bundler.sendBundleNow();

@@ -1,6 +1,6 @@
 import { keccak256Hex, type RelayerLease, type RelayerSigner, serializeTransaction } from "@bundlekit/core";
 import type { Hex, TransactionSerializable } from "viem";
-import { privateKeyToAddress } from "viem/accounts";
+import { type LocalAccount, privateKeyToAddress } from "viem/accounts";
 import { privateKeyProblem } from "./private-key-problem.ts";
 import { signHash } from "./sign-hash.ts";
 
@@ -12,19 +12,33 @@ export class InvalidRelayerKeyError extends Error {
   }
 }
 
+/** A relayer account: its address and how it signs a transaction (a viem `LocalAccount`, or one of `toAccount` over a remote signer or KMS). */
+export type RelayerAccount = Pick<LocalAccount, "address" | "signTransaction">;
+
 /**
  * A pool of relayers from local private keys. Each relayer is leased to one bundle at a time,
  * so a relayer's nonces never race; keys stay inside this closure, never on the signer.
  */
 export function createLocalKeySigner(privateKeys: readonly string[]): RelayerSigner {
   if (privateKeys.length === 0) throw new Error("at least one relayer key is required");
-  const accounts = privateKeys.map((key, index) => {
-    const problem = privateKeyProblem(key);
-    if (problem) throw new InvalidRelayerKeyError(index, problem);
-    return { address: privateKeyToAddress(key as Hex), key: key as Hex };
-  });
+  return createAccountSigner(
+    privateKeys.map((key, index): RelayerAccount => {
+      const problem = privateKeyProblem(key);
+      if (problem) throw new InvalidRelayerKeyError(index, problem);
+      const sign = (transaction: TransactionSerializable) => signTransaction(transaction, key as Hex);
+      return { address: privateKeyToAddress(key as Hex), signTransaction: sign as RelayerAccount["signTransaction"] };
+    }),
+  );
+}
+
+/**
+ * A pool of relayers from accounts that sign (local keys, a remote signer, a KMS): each is leased
+ * to one bundle at a time, round-robin, so a relayer's nonces never race.
+ */
+export function createAccountSigner(accounts: readonly RelayerAccount[]): RelayerSigner {
+  if (accounts.length === 0) throw new Error("at least one relayer account is required");
   const addresses = accounts.map((a) => a.address);
-  if (new Set(addresses).size !== addresses.length) throw new Error("relayer keys must be distinct");
+  if (new Set(addresses.map((a) => a.toLowerCase())).size !== addresses.length) throw new Error("relayer accounts must be distinct");
   const busy = new Set<number>();
   let next = 0;
 
@@ -41,7 +55,7 @@ export function createLocalKeySigner(privateKeys: readonly string[]): RelayerSig
         let released = false;
         return {
           address: account.address,
-          signTransaction: (transaction) => signTransaction(transaction, account.key),
+          signTransaction: (transaction) => account.signTransaction(transaction),
           release() {
             if (released) return;
             released = true;

@@ -1,7 +1,7 @@
 // @bundlekit/storage-kysely/effect: the SQLite and PostgreSQL stores as layers of @bundlekit/effect's
 // store services. Its own entry, so that apps on the Promise API never load Effect, and
 // @bundlekit/effect never loads a database driver. Named exports only.
-import { MempoolStorage, ReputationStorage } from "@bundlekit/effect";
+import { MempoolStorage, PreconfirmationStorage, ReputationStorage } from "@bundlekit/effect";
 import { Context, Data, Effect, Layer } from "effect";
 import type { KyselyStores } from "./kysely-stores.ts";
 import { createPostgresStores, type PostgresMempoolStoreOptions } from "./postgres.ts";
@@ -21,10 +21,10 @@ export class StoreOpenFailed extends Data.TaggedError("StoreOpenFailed")<{
 }> {}
 
 /** What the store layers provide. */
-export type StoreServices = MempoolStorage | ReputationStorage;
+export type StoreServices = MempoolStorage | ReputationStorage | PreconfirmationStorage;
 
 /**
- * Mempool and reputation in one SQLite file (`":memory:"` keeps nothing), on one connection,
+ * Mempool, reputation and preconfirmations in one SQLite file (`":memory:"` keeps nothing), on one connection,
  * opened with the layer's scope and closed on release. The schema is migrated once, safely even
  * when other processes open the same new file at once.
  */
@@ -35,7 +35,7 @@ export const sqliteStores = (
   storesLayer(filename, () => createSqliteStores({ ...options, filename }));
 
 /**
- * Mempool and reputation in PostgreSQL (shared by every engine on the database), on one pool,
+ * Mempool, reputation and preconfirmations in PostgreSQL (shared by every engine on the database), on one pool,
  * opened with the layer's scope and ended on release. Takes a connection string, or the options
  * of `createPostgresStores` (a `pool` of your own, which release ends).
  */
@@ -76,6 +76,7 @@ const storesLayer = (
       Effect.map((stores) =>
         Context.make(MempoolStorage, stores.mempool).pipe(
           Context.add(ReputationStorage, stores.reputation),
+          Context.add(PreconfirmationStorage, stores.preconfirmations),
         ),
       ),
     ),

@@ -102,6 +102,23 @@ export const mempoolMigrations: Readonly<Record<string, Migration>> = {
       await db.schema.alterTable("user_operations").addColumn("paymaster_context_size", "integer").execute();
     },
   },
+  "0007_preconfirmations": {
+    // Each operation's latest preconfirmation (pull mode), shared by the engines on the database.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("preconfirmations")
+        .addColumn("user_op_hash", "text", (c) => c.primaryKey())
+        .addColumn("entry_point", "text", (c) => c.notNull())
+        .addColumn("chain_id", "bigint", (c) => c.notNull())
+        .addColumn("block_number", "bigint", (c) => c.notNull())
+        .addColumn("transaction_hash", "text", (c) => c.notNull())
+        .addColumn("signer", "text", (c) => c.notNull())
+        .addColumn("signature", "text")
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("reason", "text")
+        .execute();
+    },
+  },
 };
 
 const migrationProvider: MigrationProvider = {
@@ -115,7 +132,7 @@ export interface MigrateOptions {
 }
 
 /**
- * Bring the mempool and reputation tables up to date. Idempotent, and safe when several processes
+ * Bring the mempool, reputation and preconfirmation tables up to date. Idempotent, and safe when several processes
  * (or several connections of one) migrate one database at once, new or not: the first to take
  * the lock migrates, the others find the schema current.
  * - PostgreSQL: Kysely's migration lock, a session-level `pg_advisory_lock` held while the

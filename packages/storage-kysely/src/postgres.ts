@@ -1,6 +1,7 @@
 import { PostgresDialect } from "kysely";
 import pg from "pg";
 import { createKyselyMempoolStore, type KyselyMempoolStore } from "./kysely-mempool-store.ts";
+import { createKyselyPreconfirmationStore, type KyselyPreconfirmationStore } from "./kysely-preconfirmation-store.ts";
 import {
   createKyselyReputationStore,
   type KyselyReputationStore,
@@ -44,8 +45,13 @@ export async function createPostgresReputationStore(
   });
 }
 
+/** A preconfirmation store in PostgreSQL: every engine on the database sees the promises of the others. */
+export function createPostgresPreconfirmationStore(options: PostgresMempoolStoreOptions): Promise<KyselyPreconfirmationStore> {
+  return createKyselyPreconfirmationStore({ db: new PostgresDialect({ pool: poolOf(options) }), migrate: options.migrate });
+}
+
 /**
- * The mempool and reputation stores in PostgreSQL on one pool: the schema migrated once, the
+ * The mempool, reputation and preconfirmation stores in PostgreSQL on one pool: the schema migrated once, the
  * pool ended once both stores are closed, or at `close()`.
  */
 export async function createPostgresStores(options: PostgresMempoolStoreOptions): Promise<KyselyStores> {

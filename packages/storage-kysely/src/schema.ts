@@ -1,4 +1,4 @@
-import type { UserOperationStatus } from "@bundlekit/core";
+import type { PreconfirmationStatus, UserOperationStatus } from "@bundlekit/core";
 import type { ColumnType } from "kysely";
 
 /**
@@ -64,6 +64,29 @@ export type ReputationTable = {
 export type ReputationDecayTable = {
   id: number;
   decayed_at: Int64;
+};
+
+/**
+ * One row per operation's latest preconfirmation. `user_op_hash` and `transaction_hash` are
+ * lower-case hex, addresses checksummed; `block_number` the promised block.
+ */
+export type PreconfirmationsTable = {
+  user_op_hash: string;
+  entry_point: string;
+  chain_id: Int64;
+  block_number: Int64;
+  transaction_hash: string;
+  signer: string;
+  /** 65 bytes as hex; null when unsigned. */
+  signature: string | null;
+  status: PreconfirmationStatus;
+  /** Why it was broken. */
+  reason: string | null;
+};
+
+/** The tables the preconfirmation store owns. */
+export type PreconfirmationDatabase = {
+  preconfirmations: PreconfirmationsTable;
 };
 
 /** The tables the reputation store owns. */

@@ -6,6 +6,7 @@ import {
   createKyselyReputationStore,
   type KyselyReputationStore,
 } from "./kysely-reputation-store.ts";
+import { createKyselyPreconfirmationStore, type KyselyPreconfirmationStore } from "./kysely-preconfirmation-store.ts";
 import { createKyselyStores, type KyselyStores } from "./kysely-stores.ts";
 import { guardSqliteFile } from "./sqlite-file-guard.ts";
 import { whileBusy } from "./write-transactions.ts";
@@ -45,8 +46,13 @@ export function createSqliteReputationStore(
   );
 }
 
+/** A preconfirmation store in one SQLite file; it may be the mempool store's file (see `createSqliteMempoolStore`). */
+export function createSqlitePreconfirmationStore(options: SqliteMempoolStoreOptions): Promise<KyselyPreconfirmationStore> {
+  return openSqlite(options, (dialect, busyTimeoutMs) => createKyselyPreconfirmationStore({ db: dialect, migrate: options.migrate, busyTimeoutMs }));
+}
+
 /**
- * The mempool and reputation stores in one SQLite file, on one connection: the schema migrated
+ * The mempool, reputation and preconfirmation stores in one SQLite file, on one connection: the schema migrated
  * once, the file guarded once (see `createSqliteMempoolStore`), the connection closed once both
  * stores are closed, or at `close()`.
  */

@@ -7,6 +7,7 @@ import {
   effectClock,
   effectLogger,
   MempoolStorage,
+  PreconfirmationStorage,
   Relayers,
   ReputationStorage,
 } from "@bundlekit/effect";
@@ -69,13 +70,15 @@ describe("@bundlekit/storage-kysely/effect", () => {
 
   /** The services a program gets from `layer`, used, then whether they still answer once its scope closed. */
   async function provided(layer: Layer.Layer<StoreServices, unknown>) {
-    const { mempool, reputation, pending } = await Effect.runPromise(
+    const { mempool, reputation, preconfirmations, pending } = await Effect.runPromise(
       Effect.gen(function* () {
         const mempool = yield* MempoolStorage;
         const reputation = yield* ReputationStorage;
+        const preconfirmations = yield* PreconfirmationStorage;
         return {
           mempool,
           reputation,
+          preconfirmations,
           pending: (yield* Effect.promise(() => mempool.countByStatus())).pending,
         };
       }).pipe(Effect.provide(layer)),
@@ -90,6 +93,7 @@ describe("@bundlekit/storage-kysely/effect", () => {
       afterRelease: {
         mempool: await answers(mempool.countByStatus()),
         reputation: await answers(reputation.list(canonicalEntryPoints["0.7"])),
+        preconfirmations: await answers(preconfirmations.get(`0x${"00".repeat(32)}`)),
       },
     };
   }
@@ -97,7 +101,7 @@ describe("@bundlekit/storage-kysely/effect", () => {
   it("sqliteStores: opened with the scope, closed on release", async () => {
     expect(await provided(sqliteStores(newFile()))).toEqual({
       pending: 0,
-      afterRelease: { mempool: false, reputation: false },
+      afterRelease: { mempool: false, reputation: false, preconfirmations: false },
     });
   });
 
@@ -208,7 +212,7 @@ describe("@bundlekit/storage-kysely/effect", () => {
     it("opened on the database with the scope, ended on release", async () => {
       expect(await provided(postgresStores((await newSchema()).url.toString()))).toEqual({
         pending: 0,
-        afterRelease: { mempool: false, reputation: false },
+        afterRelease: { mempool: false, reputation: false, preconfirmations: false },
       });
     });
 

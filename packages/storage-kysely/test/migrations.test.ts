@@ -14,6 +14,7 @@ import { postgresSchemas, sqliteFiles } from "./backends.ts";
 const tables = [
   "bundlekit_mempool_migration",
   "bundlekit_mempool_migration_lock",
+  "preconfirmations",
   "reputation",
   "reputation_decay",
   "user_operations",

@@ -63,8 +63,9 @@ describe("both stores on one database", () => {
       },
     );
 
-    it("keeps the connection while either store is open, and closes it once both are closed", async () => {
+    it("keeps the connection while any store is open, and closes it once all are closed", async () => {
       const stores = await createSqliteStores({ filename: newFile() });
+      await stores.preconfirmations.close();
       await stores.mempool.close();
       expect(await stores.reputation.list(entryPoint)).toEqual([]);
       await stores.mempool.close(); // a second close lets go of nothing more
@@ -99,10 +100,11 @@ describe("both stores on one database", () => {
       await expect.poll(connections).toBe(0);
     });
 
-    it("ends a pool it is given once both stores are closed, not before", async () => {
+    it("ends a pool it is given once every store is closed, not before", async () => {
       const pool = new pg.Pool({ connectionString: (await newSchema()).url.toString() });
       const stores = await createPostgresStores({ pool });
       await stores.reputation.close();
+      await stores.preconfirmations.close();
       expect(pool.ended).toBe(false);
       expect(await stores.mempool.countByStatus()).toMatchObject({ pending: 0 });
       await stores.mempool.close();

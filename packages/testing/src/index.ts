@@ -8,6 +8,10 @@ export {
   type ReputationStoreUnderTest,
   reputationStoreContract,
 } from "./reputation-store-contract.ts";
+export {
+  type PreconfirmationStoreUnderTest,
+  preconfirmationStoreContract,
+} from "./preconfirmation-store-contract.ts";
 export { mempoolPolicyContract, policyCandidate, policyLimits } from "./mempool-policy-contract.ts";
 
 // Fixtures

@@ -26,12 +26,14 @@ export {
 } from "./adapters/express.ts";
 export { type FastifyInstanceLike, type JsonRpcFastifyOptions, jsonRpcFastifyPlugin } from "./adapters/fastify.ts";
 export { createJsonRpcFetchHandler, type JsonRpcFetchHandler } from "./adapters/fetch.ts";
+export { createJsonRpcUpgradeHandler, type JsonRpcUpgradeHandler } from "./websocket.ts";
 export {
-  createJsonRpcUpgradeHandler,
-  type JsonRpcUpgradeHandler,
+  createJsonRpcSocketEndpoint,
+  type JsonRpcConnection,
+  type JsonRpcSocketEndpoint,
   type JsonRpcWebSocketOptions,
   webSocketDefaults,
-} from "./websocket.ts";
+} from "./socket-endpoint.ts";
 export { endpointDefaults, type JsonRpcEndpointOptions } from "./endpoint.ts";
 export {
   type ConnectionLimitOptions,

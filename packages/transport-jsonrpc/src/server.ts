@@ -5,7 +5,8 @@ import { normalizePath } from "./endpoint.ts";
 import { createJsonRpcRequestListener, type JsonRpcHttpOptions } from "./http.ts";
 import { listen } from "./listen.ts";
 import { refuseUpgrade, rpcError, sendJson } from "./respond.ts";
-import { createJsonRpcUpgradeHandler, type JsonRpcWebSocketOptions } from "./websocket.ts";
+import type { JsonRpcWebSocketOptions } from "./socket-endpoint.ts";
+import { createJsonRpcUpgradeHandler } from "./websocket.ts";
 
 export interface JsonRpcServerOptions
   extends JsonRpcHttpOptions,

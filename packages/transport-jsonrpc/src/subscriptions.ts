@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
+  encodePreconfirmation,
   InvalidParamsError,
   isAbsent,
   parseHash,
@@ -24,8 +25,10 @@ export interface StatusNotificationResult {
   userOpHash: Hex;
   status: StatusChange["status"];
   transactionHash?: Hex;
-  /** For `preconfirmed`: the promised block, as a quantity. */
+  /** For `preconfirmed` and `preconfirmation_broken`: the promised block, as a quantity. */
   blockNumber?: Hex;
+  /** For `preconfirmed` and `preconfirmation_broken`: the preconfirmation on the wire (docs/sequencer.md). */
+  preconfirmation?: ReturnType<typeof encodePreconfirmation>;
   success?: boolean;
   reason?: string;
 }
@@ -87,7 +90,7 @@ function parseFilter(value: unknown): ReadonlySet<string> | undefined {
 }
 
 function toResult(change: StatusChange): StatusNotificationResult {
-  const { userOpHash, status, transactionHash, blockNumber, success, reason } = change;
+  const { userOpHash, status, transactionHash, blockNumber, success, reason, preconfirmation } = change;
   return {
     userOpHash,
     status,
@@ -95,6 +98,7 @@ function toResult(change: StatusChange): StatusNotificationResult {
     ...(blockNumber === undefined ? {} : { blockNumber: toHex(blockNumber) }),
     ...(success === undefined ? {} : { success }),
     ...(reason === undefined ? {} : { reason }),
+    ...(preconfirmation === undefined ? {} : { preconfirmation: encodePreconfirmation(preconfirmation) }),
   };
 }
 

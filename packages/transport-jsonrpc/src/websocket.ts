@@ -1,33 +1,10 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
-import { InvalidParamsError, RpcErrorCode } from "@bundlekit/core";
+import { RpcErrorCode } from "@bundlekit/core";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
-import { type JsonRpcEndpointOptions, resolveEndpoint } from "./endpoint.ts";
 import { createInFlightLimit } from "./in-flight-limit.ts";
 import { refuseUpgrade, rpcError } from "./respond.ts";
-import { createStatusSubscriptions, type NewSubscription } from "./subscriptions.ts";
-
-export interface JsonRpcWebSocketOptions extends JsonRpcEndpointOptions {
-  /** Most `eth_subscribe` subscriptions one connection may hold. Default 100. */
-  maxSubscriptions?: number;
-  /**
-   * Close a connection (code 1000) that has sent no request for this long and holds no
-   * subscription; 0 never does. Default 300 000 (5 minutes).
-   */
-  webSocketIdleTimeoutMs?: number;
-  /**
-   * Ping every connection this often, and cut off one that has not answered the previous ping
-   * (a peer gone without closing); 0 sends no pings. Default 30 000.
-   */
-  webSocketPingIntervalMs?: number;
-}
-
-/** The defaults of the WebSocket side's own limits. */
-export const webSocketDefaults = {
-  maxSubscriptions: 100,
-  webSocketIdleTimeoutMs: 300_000,
-  webSocketPingIntervalMs: 30_000,
-} as const;
+import { createJsonRpcSocketEndpoint, type JsonRpcWebSocketOptions } from "./socket-endpoint.ts";
 
 /**
  * Takes over an HTTP upgrade request for the JSON-RPC path and returns true; returns false,
@@ -107,11 +84,8 @@ function toText(data: RawData): string {
 export function createJsonRpcUpgradeHandler(
   options: JsonRpcWebSocketOptions,
 ): JsonRpcUpgradeHandler {
-  const endpoint = resolveEndpoint(options);
-  const { metrics } = options;
-  const { maxUnsentBytes, maxInFlightRequests } = endpoint;
-  const pingMs = options.webSocketPingIntervalMs ?? webSocketDefaults.webSocketPingIntervalMs;
-  const idleMs = options.webSocketIdleTimeoutMs ?? webSocketDefaults.webSocketIdleTimeoutMs;
+  const endpoint = createJsonRpcSocketEndpoint(options);
+  const { maxUnsentBytes, maxInFlightRequests, pingIntervalMs, idleTimeoutMs } = endpoint;
   // Invalid UTF-8 reaches the parser (and is answered -32700) instead of closing the connection.
   const server = new WebSocketServer({
     noServer: true,
@@ -122,7 +96,6 @@ export function createJsonRpcUpgradeHandler(
 
   /** One connection; `upgrade` (its URL and headers) goes with every request it sends. */
   function serve(socket: WebSocket, upgrade: IncomingMessage) {
-    metrics?.connections.inc();
     const send = (message: unknown) => {
       if (socket.readyState !== WebSocket.OPEN) return;
       if (socket.bufferedAmount > maxUnsentBytes) {
@@ -131,65 +104,18 @@ export function createJsonRpcUpgradeHandler(
       }
       socket.send(JSON.stringify(message));
     };
-    const subscriptions = createStatusSubscriptions({
-      source: options.bundler,
-      notify: send,
-      maxSubscriptions: options.maxSubscriptions ?? webSocketDefaults.maxSubscriptions,
-    });
-
-    async function answer(data: RawData) {
-      // Subscriptions made by this message start once its answer (holding their ids) is sent.
-      const created: NewSubscription[] = [];
-      const handler = endpoint.handler("ws", {
-        async eth_subscribe(params) {
-          const subscription = subscriptions.subscribe(params);
-          created.push(subscription);
-          metrics?.subscriptions.inc();
-          return subscription.id;
-        },
-        async eth_unsubscribe(params) {
-          if (params.length !== 1)
-            throw new InvalidParamsError(
-              "params",
-              `expected 1 parameter (the subscription id), got ${params.length}`,
-            );
-          if (typeof params[0] !== "string")
-            throw new InvalidParamsError("params[0]", "expected the subscription id string");
-          const removed = subscriptions.unsubscribe(params[0]);
-          if (removed) metrics?.subscriptions.dec();
-          return removed;
-        },
-      });
-      let body: unknown;
-      try {
-        body = JSON.parse(toText(data));
-      } catch (error) {
-        send(handler.parseError((error as Error).message));
-        return;
-      }
-      const reply = await handler.handle(body, { url: upgrade.url, headers: upgrade.headers });
-      if (reply !== undefined) send(reply);
-      for (const subscription of created) subscription.start();
-    }
+    const connection = endpoint.connect({ url: upgrade.url, headers: upgrade.headers }, send);
 
     let inFlight = 0;
     const limit = createInFlightLimit(maxInFlightRequests, socket);
     socket.on("message", (data) => {
       inFlight++;
-      limit.run(() =>
-        answer(data)
-          .catch(() => send(rpcError(RpcErrorCode.internalError, "internal error")))
-          .finally(() => inFlight--),
-      );
+      limit.run(() => connection.receive(toText(data)).finally(() => inFlight--));
     });
-    watchLiveness(socket, pingMs, idleMs, () => inFlight > 0 || subscriptions.size > 0);
+    watchLiveness(socket, pingIntervalMs, idleTimeoutMs, () => inFlight > 0 || connection.subscriptions > 0);
     // ws reports protocol faults (e.g. a message over maxPayload) here and closes the socket itself.
     socket.on("error", () => {});
-    socket.once("close", () => {
-      metrics?.connections.dec();
-      metrics?.subscriptions.dec(subscriptions.size);
-      subscriptions.close();
-    });
+    socket.once("close", () => connection.close());
   }
 
   const handleUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {

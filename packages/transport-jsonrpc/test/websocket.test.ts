@@ -1,4 +1,4 @@
-import { encodeUserOperation, getUserOperationHash } from "@bundlekit/core";
+import { type BundleProposal, encodeUserOperation, getUserOperationHash } from "@bundlekit/core";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -179,9 +179,17 @@ describe("JSON-RPC over WebSocket", () => {
     await request("eth_unsubscribe", [mine]);
   });
 
-  it("reports an operation a sequencer committed to as preconfirmed, with the promised block, in pull mode", async () => {
+  /**
+   * In pull mode, an operation sent over the socket with a subscription to it, proposed for the
+   * next block and committed by a sequencer; `check` then reads its notifications. The engine
+   * goes back to manual mode and the subscription ends afterwards.
+   */
+  async function committedInPullMode(
+    to: Hex,
+    check: (committed: { userOpHash: Hex; mine: Hex; entryPoint: Hex; blockNumber: bigint; proposal: BundleProposal }) => Promise<void>,
+  ) {
     const account = await fixture.makeAccount("0.8");
-    const op = await fixture.makeOperation(fixture.bundler, account, { to: `0x${"33".repeat(20)}`, value: 1n });
+    const op = await fixture.makeOperation(fixture.bundler, account, { to, value: 1n });
     const entryPoint = fixture.bundler.entryPoints.get(account.entryPoint.address);
     const userOpHash = getUserOperationHash(op, entryPoint, fixture.devnet.chainId);
     const mine = (await request("eth_subscribe", ["userOperationStatus", { userOpHash }])).result as Hex;
@@ -201,20 +209,55 @@ describe("JSON-RPC over WebSocket", () => {
       });
       await fixture.bundler.commitBundle(proposal!.id);
       expect((await socket.notification(mine)).params.result.status).toBe("pending");
-      expect((await socket.notification(mine)).params.result).toEqual({
-        userOpHash,
-        status: "preconfirmed",
-        transactionHash: proposal!.transactionHash,
-        blockNumber: `0x${blockNumber.toString(16)}`,
-      });
-      await fixture.client.sendRawTransaction({ serializedTransaction: proposal!.signedTransaction! });
-      await fixture.bundler.sendBundleNow();
-      expect((await socket.notification(mine)).params.result).toMatchObject({ status: "included", transactionHash: proposal!.transactionHash });
+      await check({ userOpHash, mine, entryPoint: entryPoint.address, blockNumber, proposal: proposal! });
     } finally {
       fixture.bundler.setBundlingMode("manual");
       await request("eth_unsubscribe", [mine]);
     }
-  });
+  }
+
+  it("reports an operation a sequencer committed to as preconfirmed, with the promised block, in pull mode", () =>
+    committedInPullMode(`0x${"33".repeat(20)}`, async ({ userOpHash, mine, entryPoint, blockNumber, proposal }) => {
+      expect((await socket.notification(mine)).params.result).toEqual({
+        userOpHash,
+        status: "preconfirmed",
+        transactionHash: proposal.transactionHash,
+        blockNumber: `0x${blockNumber.toString(16)}`,
+        // Unsigned: this engine holds no preconfirmation key.
+        preconfirmation: {
+          userOpHash,
+          entryPoint,
+          chainId: `0x${fixture.devnet.chainId.toString(16)}`,
+          blockNumber: `0x${blockNumber.toString(16)}`,
+          transactionHash: proposal.transactionHash,
+          signer: "0x0000000000000000000000000000000000000000",
+          signature: null,
+          status: "promised",
+        },
+      });
+      await fixture.client.sendRawTransaction({ serializedTransaction: proposal.signedTransaction! });
+      await fixture.bundler.sendBundleNow();
+      expect((await socket.notification(mine)).params.result).toMatchObject({ status: "included", transactionHash: proposal.transactionHash });
+    }));
+
+  it("reports a preconfirmation whose block passed without the operation as preconfirmation_broken, with the reason, then pending", () =>
+    committedInPullMode(`0x${"44".repeat(20)}`, async ({ userOpHash, mine, blockNumber, proposal }) => {
+      // The sequencer never sends the transaction it committed.
+      await fixture.client.request({ method: "evm_mine" as never });
+      await fixture.bundler.sendBundleNow(); // drives the tracker past the promised block
+      expect((await socket.notification(mine)).params.result.status).toBe("preconfirmed");
+      const reason = `the promised block ${blockNumber} passed without it`;
+      expect((await socket.notification(mine)).params.result).toMatchObject({
+        status: "preconfirmation_broken",
+        transactionHash: proposal.transactionHash,
+        blockNumber: `0x${blockNumber.toString(16)}`,
+        reason,
+        preconfirmation: { status: "broken", reason, transactionHash: proposal.transactionHash },
+      });
+      expect((await socket.notification(mine)).params.result.status).toBe("pending");
+      const lookup = (await request("eth_getUserOperationByHash", [userOpHash])).result;
+      expect(lookup).toMatchObject({ transactionHash: null, blockNumber: null, preconfirmation: { status: "broken", reason } });
+    }));
 
   it("reports a replaced operation as dropped", async () => {
     const account = await fixture.makeAccount("0.8");

@@ -4,8 +4,8 @@ import type { RpcMinedLog } from "./get-transaction-receipt.ts";
 
 export interface GetLogsParameters {
   address: Address | Address[];
-  /** Topics in order; `null` matches any. */
-  topics: (Hash | null)[];
+  /** Topics in order; `null` matches any, a list any of its hashes. */
+  topics: (Hash | readonly Hash[] | null)[];
   fromBlock: bigint;
   toBlock: bigint | "latest";
 }
@@ -23,7 +23,7 @@ export function getLogs(
     Parameters: [
       filter: {
         address: Address | Address[];
-        topics: (Hash | null)[];
+        topics: (Hash | readonly Hash[] | null)[];
         fromBlock: Hex;
         toBlock: Hex | "latest";
       },

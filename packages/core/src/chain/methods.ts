@@ -88,8 +88,8 @@ export const chainMethods = {
     ],
   },
   eth_getLogs: {
-    purpose: "UserOperationEvent logs, for receipts and fee history",
-    modules: ["chain/get-logs.ts", "receipt/lookup.ts", "gas/get-fee-history.ts"],
+    purpose: "UserOperationEvent logs, for receipts and fee history, and a committed bundle's operations in any transaction",
+    modules: ["chain/get-logs.ts", "receipt/lookup.ts", "gas/get-fee-history.ts", "submit/transaction-tracker.ts"],
   },
   eth_getCode: {
     purpose: "code for gas-limit search, EIP-7702 delegations",

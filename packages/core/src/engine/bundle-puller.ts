@@ -13,6 +13,8 @@ import type { CallState } from "../ports/eth-call.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
+import type { PreconfirmationStore } from "../ports/preconfirmation-store.ts";
+import { type PreconfirmationSigner, signPreconfirmation } from "../preconfirmation/sign-preconfirmation.ts";
 import type { RelayerLease } from "../ports/relayer-signer.ts";
 import type { StatusListener } from "../status/status-change.ts";
 import type { TransactionTracker } from "../submit/transaction-tracker.ts";
@@ -83,7 +85,11 @@ export interface BundlePullerContext {
   maxBundleGas: bigint;
   settings: Pick<BundlingSettings, "gasLimitMarkupPercent" | "maxOperations" | "proposalLeaseMs">;
   /** Report committed operations `preconfirmed` (pull mode); otherwise `submitted`, as on the push path. */
-  preconfirmations: () => boolean;
+  preconfirming: () => boolean;
+  /** Where preconfirmations are recorded. */
+  preconfirmations: PreconfirmationStore;
+  /** Signs them; without one they are unsigned. */
+  preconfirmationSigner?: PreconfirmationSigner | undefined;
 }
 
 /**
@@ -96,8 +102,6 @@ export interface BundlePullerContext {
 export function createBundlePuller(context: BundlePullerContext) {
   const { store, clock, emit } = context;
   const proposals = new Map<string, BundleProposal & { entries: MempoolEntry[] }>();
-  /** Operations committed to a block and not yet seen on chain: the block promised. */
-  const preconfirmed = new Map<Hash, { blockNumber: bigint; transactionHash: Hash }>();
 
   function take(id: string) {
     const proposal = proposals.get(id);
@@ -165,7 +169,8 @@ export function createBundlePuller(context: BundlePullerContext) {
     /**
      * The block holds the proposal's bundle, as `transactionHash` (default: the hash of the
      * transaction signed at `propose`). Its operations become `submitted`, followed by the
-     * tracker, and are reported `preconfirmed` for the promised block (in pull mode).
+     * tracker, and (in pull mode) preconfirmed for the promised block: each one's preconfirmation
+     * signed, stored, then reported in a `preconfirmed` event.
      */
     async commit(id: string, parameters: { transactionHash?: Hash | undefined } = {}): Promise<void> {
       const proposal = take(id);
@@ -175,16 +180,22 @@ export function createBundlePuller(context: BundlePullerContext) {
         throw new InvalidParamsError("transactionHash", "the bundle was signed by the caller: give the hash of the transaction the block holds");
       }
       await store.markSubmitted(proposal.userOpHashes, transactionHash, clock.now());
-      context.tracker.watch(transactionHash, proposal.entries, { notBefore: proposal.blockNumber });
-      for (const userOpHash of proposal.userOpHashes) {
-        if (!context.preconfirmations()) {
-          emit({ userOpHash, status: "submitted", transactionHash });
-          continue;
-        }
-        preconfirmed.set(key(userOpHash), { blockNumber: proposal.blockNumber, transactionHash });
-        emit({ userOpHash, status: "preconfirmed", transactionHash, blockNumber: proposal.blockNumber });
+      const { blockNumber, entryPoint } = proposal;
+      const promised = context.preconfirming();
+      const preconfirmations = promised
+        ? await Promise.all(
+            proposal.userOpHashes.map((userOpHash) =>
+              signPreconfirmation(context.preconfirmationSigner, { userOpHash, entryPoint, chainId: context.chainId, blockNumber, transactionHash }),
+            ),
+          )
+        : [];
+      await context.preconfirmations.promise(preconfirmations);
+      context.tracker.watch(transactionHash, proposal.entries, { notBefore: blockNumber, promised });
+      for (const userOpHash of proposal.userOpHashes) if (!promised) emit({ userOpHash, status: "submitted", transactionHash });
+      for (const preconfirmation of preconfirmations) {
+        emit({ userOpHash: preconfirmation.userOpHash, status: "preconfirmed", transactionHash, blockNumber, preconfirmation });
       }
-      context.logger.info("bundle committed by the sequencer", { transactionHash, blockNumber: proposal.blockNumber, ops: proposal.userOpHashes.length });
+      context.logger.info("bundle committed by the sequencer", { transactionHash, blockNumber, ops: proposal.userOpHashes.length });
     },
 
     /** The block does not hold the proposal's bundle: its operations go back to the pool. */
@@ -193,16 +204,7 @@ export function createBundlePuller(context: BundlePullerContext) {
       await store.requeue(proposal.userOpHashes, clock.now());
     },
 
-    /** The block promised for an operation committed and not yet seen on chain. */
-    preconfirmation: (userOpHash: Hash) => preconfirmed.get(key(userOpHash)),
-
-    /** Forget a preconfirmation once the operation is on chain, back in the pool, or gone. */
-    settled(userOpHash: Hash) {
-      preconfirmed.delete(key(userOpHash));
-    },
   };
 }
 
 export type BundlePuller = ReturnType<typeof createBundlePuller>;
-
-const key = (hash: Hash) => hash.toLowerCase() as Hash;

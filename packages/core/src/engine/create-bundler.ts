@@ -16,6 +16,9 @@ import type { StateOverride } from "../ports/eth-call.ts";
 import { type Logger, silentLogger } from "../ports/logger.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
+import type { PreconfirmationStore } from "../ports/preconfirmation-store.ts";
+import { createMemoryPreconfirmationStore } from "../preconfirmation/memory-preconfirmation-store.ts";
+import type { PreconfirmationSigner } from "../preconfirmation/sign-preconfirmation.ts";
 import type { RelayerSigner } from "../ports/relayer-signer.ts";
 import type { ReputationEntry, ReputationStore } from "../ports/reputation-store.ts";
 import type { Simulator } from "../ports/simulator.ts";
@@ -56,6 +59,16 @@ export interface CreateBundlerParameters {
   policy?: MempoolPolicy;
   /** ERC-7562 reputation counters. Default: in memory (they start afresh on restart). */
   reputation?: ReputationStore;
+  /**
+   * Preconfirmations made in pull mode. Default: in memory (lost on restart). Give the storage
+   * package's (on the mempool's database) to keep them across restarts and share them between engines.
+   */
+  preconfirmations?: PreconfirmationStore;
+  /**
+   * Signs preconfirmations (EIP-712, `preconfirmationTypedData`): a viem `LocalAccount` such as
+   * `privateKeyToAccount(key)`. Default: none, and preconfirmations are unsigned.
+   */
+  preconfirmationSigner?: PreconfirmationSigner | undefined;
   /**
    * Relayer accounts that send bundles. Optional in pull mode (`bundling.mode: "pull"`), where
    * the block builder signs the bundles it pulls; required in `auto` and `manual` mode.
@@ -99,6 +112,8 @@ export interface Bundler {
   /** Run-time state: how bundling starts and how often (`setBundlingMode`, `setBundleInterval`). */
   readonly bundling: Readonly<BundlingState>;
   readonly relayers: readonly Address[];
+  /** The address that signs preconfirmations (`preconfirmationSigner`); undefined when they are unsigned. */
+  readonly preconfirmationSigner?: Address | undefined;
   /**
    * Validate and admit an operation; resolves with its hash once it is durable in the store.
    * `signal` abandons it: out of the simulation queue, or at its next node request.
@@ -201,7 +216,8 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
 
   const send = { ...ports, submitter, gasLimitMarkupPercent: bundling.gasLimitMarkupPercent };
   const onIncluded = (entryPoint: Address, op: UserOperation) => reputation.included(entryPoint, op);
-  const tracker = createTransactionTracker({ ...send, feeOracle, settings: tracking, maxFeePerGas: bundling.maxFeePerGas, claimant, claimLeaseMs: bundling.claimLeaseMs, onIncluded });
+  const preconfirmations = parameters.preconfirmations ?? createMemoryPreconfirmationStore();
+  const tracker = createTransactionTracker({ ...send, feeOracle, settings: tracking, maxFeePerGas: bundling.maxFeePerGas, claimant, claimLeaseMs: bundling.claimLeaseMs, onIncluded, preconfirmations });
   const propose = {
     ...ports,
     policy,
@@ -227,12 +243,19 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     settings: bundling,
     stopped: () => loop.stopped(),
   });
-  const puller = createBundlePuller({ ...ports, tracker, bundleSender, propose, maxBundleGas, settings: bundling, preconfirmations: () => state.mode === "pull" });
-  status.subscribe(({ userOpHash, status: kind }) => {
-    if (kind !== "preconfirmed" && kind !== "submitted") puller.settled(userOpHash);
+  const puller = createBundlePuller({
+    ...ports,
+    tracker,
+    bundleSender,
+    propose,
+    maxBundleGas,
+    settings: bundling,
+    preconfirming: () => state.mode === "pull",
+    preconfirmations,
+    preconfirmationSigner: parameters.preconfirmationSigner,
   });
   const housekeeping = createHousekeeping({ ...ports, policy, reputation, reputationStore, settings: mempool });
-  const reconcile = { ...ports, receiptLookupRange, claimant, claimLeaseMs: bundling.claimLeaseMs, onIncluded, watch: tracker.watch, follows: tracker.follows };
+  const reconcile = { ...ports, receiptLookupRange, claimant, claimLeaseMs: bundling.claimLeaseMs, onIncluded, watch: tracker.watch, follows: tracker.follows, preconfirmations };
   const loop = createBundlingLoop({ ...ports, blocks, tracker, bundleSender, state, reconcile, housekeeping, pollIntervalMs: tracking.blockPollingIntervalMs, receiptTimeoutMs: bundling.receiptTimeoutMs });
   const admission = { ...ports, simulator, policy, reputation, feeOracle, settings, maxBundleGas, preVerificationGas: parameters.preVerificationGas, l1DataGas };
   const estimation = { ...ports, feeOracle, settings: gas, maxUserOperationBytes: validation.maxUserOperationBytes, preVerificationGas: parameters.preVerificationGas, l1DataGas };
@@ -244,13 +267,16 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     settings,
     bundling: state,
     relayers: signer.addresses,
+    preconfirmationSigner: parameters.preconfirmationSigner?.address,
     sendUserOperation: (op, entryPoint, options) => simulations.run(() => admitUserOperation(withSignal(admission, options?.signal), op, entryPoint), options?.signal),
     estimateUserOperationGas: (op, entryPoint, stateOverride, options) =>
       simulations.run(() => estimateForCaller(withSignal(estimation, options?.signal), op, entryPoint, stateOverride), options?.signal),
     async getUserOperationByHash(userOpHash) {
-      const found = await getUserOperationByHash(lookup, userOpHash);
-      const promised = found?.blockNumber === undefined ? puller.preconfirmation(userOpHash) : undefined;
-      return found && promised ? { ...found, ...promised } : found;
+      const [found, preconfirmation] = await Promise.all([getUserOperationByHash(lookup, userOpHash), preconfirmations.get(userOpHash)]);
+      if (!found || !preconfirmation) return found;
+      // Until the operation is seen on chain, a standing promise names the committed transaction and the block.
+      const promised = found.blockNumber === undefined && preconfirmation.status === "promised";
+      return { ...found, ...(promised ? { transactionHash: preconfirmation.transactionHash, blockNumber: preconfirmation.blockNumber } : {}), preconfirmation };
     },
     getUserOperationReceipt: (userOpHash) => getUserOperationReceipt(lookup, userOpHash),
     getGasPrice: () => feeOracle.getGasPrice(),

@@ -297,3 +297,62 @@ export function mergeBundlerSettings(...inputs: readonly (BundlerSettingsInput |
     tracking: layered("tracking"),
   };
 }
+
+type SettingPath = { [G in keyof BundlerSettings]: readonly [G, keyof BundlerSettings[G]] }[keyof BundlerSettings];
+
+/**
+ * Each engine setting under the flat name users know it by (Skandha's, where it has one), its one
+ * name outside the nested `BundlerSettingsInput`: the stand-alone service's config-file key and
+ * environment variable (`BUNDLEKIT_` + the name in UPPER_SNAKE case), and the Effect face's
+ * `Config` key.
+ */
+export const engineSettingNames = {
+  bundleInterval: ["bundling", "intervalMs"],
+  bundleSize: ["bundling", "maxOperations"],
+  maxBundleGas: ["bundling", "maxGas"],
+  bundlingMode: ["bundling", "mode"],
+  beneficiary: ["bundling", "beneficiary"],
+  uniqueSendersPerBundle: ["bundling", "uniqueSenders"],
+  bundleGasLimitMarkup: ["bundling", "gasLimitMarkupPercent"],
+  maxBundleFeePerGas: ["bundling", "maxFeePerGas"],
+  maxBundleCalldataSize: ["bundling", "maxCalldataBytes"],
+  maxBundleContextSize: ["bundling", "maxContextBytes"],
+  eip2930: ["bundling", "accessList"],
+  skipBundleValidation: ["bundling", "skipValidation"],
+  bundleClaimLeaseMs: ["bundling", "claimLeaseMs"],
+  proposalLeaseMs: ["bundling", "proposalLeaseMs"],
+  maxMempoolSize: ["mempool", "maxSize"],
+  useropsTTL: ["mempool", "ttlSeconds"],
+  sameSenderMempoolCount: ["mempool", "sameSenderCount"],
+  minInclusionDenominator: ["reputation", "minInclusionDenominator"],
+  throttlingSlack: ["reputation", "throttlingSlack"],
+  banSlack: ["reputation", "banSlack"],
+  minStake: ["reputation", "minStake"],
+  minUnstakeDelay: ["reputation", "minUnstakeDelaySeconds"],
+  validationMode: ["validation", "mode"],
+  validationTracer: ["validation", "tracer"],
+  tracerWorkers: ["validation", "tracerWorkers"],
+  p256Precompile: ["validation", "p256Precompile"],
+  maxUserOperationSize: ["validation", "maxUserOperationBytes"],
+  maxPaymasterContextSize: ["validation", "maxPaymasterContextBytes"],
+  maxConcurrentSimulations: ["validation", "maxConcurrentSimulations"],
+  maxQueuedSimulations: ["validation", "maxQueuedSimulations"],
+  validationGasLimit: ["gas", "validationGasLimit"],
+  executionGasLimit: ["gas", "executionGasLimit"],
+  estimationStaticBuffer: ["gas", "estimationStaticBuffer"],
+  estimationGasMarkupPercent: ["gas", "estimationMarkupPercent"],
+  pvgMarkup: ["gas", "preVerificationGasMarkupPercent"],
+  gasPriceMarkup: ["gas", "gasPriceMarkupPercent"],
+  enforceGasPrice: ["gas", "enforceGasPrice"],
+  enforceGasPriceThreshold: ["gas", "enforceGasPriceThresholdPercent"],
+  relayingMode: ["relaying", "mode"],
+  rpcEndpointSubmit: ["relaying", "submitUrl"],
+  minSignerBalance: ["relaying", "minSignerBalance"],
+  multicall: ["relaying", "multicall"],
+  blockPollingInterval: ["tracking", "blockPollingIntervalMs"],
+  bundleReplaceAfterBlocks: ["tracking", "replaceAfterBlocks"],
+  bundleFeeBumpPercent: ["tracking", "feeBumpPercent"],
+  maxBundleAttempts: ["tracking", "maxAttempts"],
+  reorgDepth: ["tracking", "reorgDepth"],
+  receiptLookupRange: ["tracking", "receiptLookupBlocks"],
+} as const satisfies Record<string, SettingPath>;

@@ -6,6 +6,7 @@ import { decodeHandleOps } from "../userop/decode-handle-ops.ts";
 import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
+import type { Preconfirmation } from "../ports/preconfirmation-store.ts";
 import type { UserOperation } from "../userop/types.ts";
 import {
   decodeUserOperationEvent,
@@ -22,6 +23,8 @@ export interface UserOperationLookup {
   transactionHash: Hash | undefined;
   blockHash: Hash | undefined;
   blockNumber: bigint | undefined;
+  /** The operation's latest preconfirmation, in any status; absent when none was made. */
+  preconfirmation?: Preconfirmation | undefined;
 }
 
 /**

@@ -39,6 +39,8 @@ export interface BundlerConfigResult {
   validationMode: "safe" | "unsafe";
   /** How safe mode collects its trace (`in-process`, `js`); null in unsafe mode. */
   validationTracer: string | null;
+  /** The address of the key that signs preconfirmations; null when they are unsigned (never the key). */
+  preconfirmationSigner: Address | null;
 }
 
 /**
@@ -59,7 +61,7 @@ export interface ServiceFacts {
  * configured beneficiary each bundle pays its own relayer; the first relayer is shown then.
  */
 export function encodeBundlerConfig(
-  bundler: Pick<Bundler, "chainId" | "entryPoints" | "relayers" | "settings" | "bundling">,
+  bundler: Pick<Bundler, "chainId" | "entryPoints" | "relayers" | "settings" | "bundling" | "preconfirmationSigner">,
   service: ServiceFacts = { testingMode: false, redirectRpc: false, explorerApiKey: false },
 ): BundlerConfigResult {
   const { reputation, validation, gas, bundling, relaying, tracking } = bundler.settings;
@@ -101,6 +103,7 @@ export function encodeBundlerConfig(
     skipBundleValidation: bundling.skipValidation,
     validationMode: validation.mode,
     validationTracer: validation.mode === "safe" ? validation.tracer : null,
+    preconfirmationSigner: bundler.preconfirmationSigner ?? null,
   };
 }
 

@@ -2,6 +2,7 @@ import type { GasEstimate } from "../gas/estimate-user-operation-gas.ts";
 import type { GasPrice } from "../gas/fee-oracle.ts";
 import type { FeeHistory } from "../gas/get-fee-history.ts";
 import { type Hex, type Log, rpcTransactionType } from "viem";
+import type { Preconfirmation } from "../ports/preconfirmation-store.ts";
 import type { UserOperationLookup, UserOperationReceipt, UserOperationTransactionReceipt } from "../receipt/lookup.ts";
 import { encodeUserOperation } from "../userop/codec.ts";
 import { toQuantity } from "../userop/wire.ts";
@@ -33,6 +34,26 @@ export function encodeUserOperationLookup(lookup: UserOperationLookup | undefine
     transactionHash: lookup.transactionHash ?? null,
     blockHash: lookup.blockHash ?? null,
     blockNumber: lookup.blockNumber === undefined ? null : toQuantity(lookup.blockNumber),
+    preconfirmation: lookup.preconfirmation ? encodePreconfirmation(lookup.preconfirmation) : null,
+  };
+}
+
+/**
+ * A preconfirmation on the wire (docs/sequencer.md): quantities as hex, `signature` null when
+ * unsigned, `reason` only when broken.
+ */
+export function encodePreconfirmation(preconfirmation: Preconfirmation) {
+  const { userOpHash, entryPoint, chainId, blockNumber, transactionHash, signer, signature, status, reason } = preconfirmation;
+  return {
+    userOpHash,
+    entryPoint,
+    chainId: toQuantity(chainId),
+    blockNumber: toQuantity(blockNumber),
+    transactionHash,
+    signer,
+    signature,
+    status,
+    ...(reason === undefined ? {} : { reason }),
   };
 }
 

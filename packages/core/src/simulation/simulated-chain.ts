@@ -455,7 +455,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   }
 
   /** The call object or value in first place, and the block tag or override in second. */
-  type Call = { to: Address; data: Hex; topics?: (Hash | undefined)[] };
+  type Call = { to: Address; data: Hex; topics?: (Hash | Hash[] | null | undefined)[] };
   type Params = [Call & Hex, string?];
 
   /** The node: one answer for each method every configuration of the engine calls (`chainMethods`), no more. */
@@ -505,12 +505,14 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
       };
     },
     eth_getLogs: (p: Params) => {
+      // The operation hash topic: one, any of a list, or (absent) every operation.
       const topic = p[0].topics?.[1];
-      const hashes = topic ? [events.get(topic)].filter((h) => h !== undefined) : [...new Set(events.values())];
+      const wanted = topic ? [topic].flat() : undefined;
+      const hashes = wanted ? [...new Set(wanted.map((t) => events.get(t)).filter((h) => h !== undefined))] : [...new Set(events.values())];
       return hashes.flatMap((hash) => {
         const receipt = receipts.get(hash)!;
         const place = placeOf(receipt);
-        return receipt.logs.filter((log) => !topic || log.userOpHash === topic).map((log) => logJson(place, log));
+        return receipt.logs.filter((log) => !wanted || wanted.includes(log.userOpHash)).map((log) => logJson(place, log));
       });
     },
   } satisfies Record<CoreChainMethodName, (p: Params) => unknown>;

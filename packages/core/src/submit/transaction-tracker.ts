@@ -1,10 +1,13 @@
 import type { Address, Hash, Hex } from "viem";
 import { bumpedFees, repaidFees } from "../bundle/bundle-fees.ts";
-import { getTransactionReceipt, type RpcMinedReceipt } from "../chain/get-transaction-receipt.ts";
+import { getLogs } from "../chain/get-logs.ts";
+import { getTransactionReceipt, type RpcMinedLog, type RpcMinedReceipt } from "../chain/get-transaction-receipt.ts";
 import { transactionInNode } from "../chain/transaction-in-node.ts";
 import type { FeeOracle } from "../gas/fee-oracle.ts";
 import type { BlockHead } from "../ports/block-source.ts";
-import type { MempoolEntry } from "../ports/mempool-store.ts";
+import type { Inclusion, MempoolEntry } from "../ports/mempool-store.ts";
+import type { PreconfirmationStore } from "../ports/preconfirmation-store.ts";
+import { settlePreconfirmation } from "../preconfirmation/settle-preconfirmation.ts";
 import type { UserOperation } from "../userop/types.ts";
 import { decodeUserOperationEvent, userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { type SendBundleContext, type SentBundle, sendTransaction } from "./send-bundle.ts";
@@ -36,6 +39,8 @@ export interface TransactionTrackerParameters extends SendBundleContext {
   claimLeaseMs: number;
   /** Called for each operation included on chain (reputation counts it). */
   onIncluded?: (entryPoint: Address, op: UserOperation) => Promise<void>;
+  /** Where the promises of transactions watched with `promised` are kept or broken. */
+  preconfirmations: Pick<PreconfirmationStore, "get" | "settle">;
 }
 
 /** Follows sent bundles block by block until each relayer nonce is settled. */
@@ -45,9 +50,12 @@ export interface TransactionTracker {
   /**
    * Follow `transactionHash`, carrying `entries`, to its receipt without holding its relayer:
    * for transactions pending in the node that this engine adopted (after a restart, say), or
-   * that a sequencer committed to (not given up for gone before block `notBefore`).
+   * that a sequencer committed to (not given up for gone before block `notBefore`). A committed
+   * one's operations are also recognised in any other transaction, from block `notBefore` on
+   * (a builder may wrap the bundle in a transaction of its own). With `promised`, their
+   * preconfirmations are kept on inclusion by block `notBefore`, and broken once it passes without them.
    */
-  watch(transactionHash: Hash, entries: readonly MempoolEntry[], options?: { notBefore?: bigint }): void;
+  watch(transactionHash: Hash, entries: readonly MempoolEntry[], options?: { notBefore?: bigint; promised?: boolean }): void;
   /** Check every followed bundle against a new head: receipts, replacements, cancellations. */
   onBlock(head: BlockHead): Promise<void>;
   /** Resolves once the bundle first sent as `transactionHash` is settled (immediately if unknown). */
@@ -71,6 +79,10 @@ interface Watched {
   entries: MempoolEntry[];
   /** Not given up for gone before this block (a sequencer's commitment may reach the node later). */
   notBefore: bigint;
+  /** For a sequencer's commitment: the next block whose logs are searched for the operations. */
+  scanFrom?: bigint | undefined;
+  /** Its operations were preconfirmed for block `notBefore`. */
+  promised: boolean;
 }
 
 /** A mined bundle watched until it is `reorgDepth` blocks deep. */
@@ -94,14 +106,18 @@ interface Confirming {
  */
 export function createTransactionTracker(parameters: TransactionTrackerParameters): TransactionTracker {
   const { client, store, clock, logger, emit, feeOracle, settings, maxFeePerGas } = parameters;
+  const settlePromise = (userOpHash: Hash, promisedBlock: bigint, inclusion: Inclusion | undefined) =>
+    settlePreconfirmation(parameters, userOpHash, inclusion, promisedBlock);
   const tracked = new Map<Hash, Tracked>();
   const confirming = new Map<Hash, Confirming>();
   /** Transactions followed without their relayer: adopted after a restart, or back in the node's pool after a reorg. */
   const watched = new Map<Hash, Watched>();
 
-  function watch(transactionHash: Hash, entries: readonly MempoolEntry[], options: { notBefore?: bigint } = {}) {
+  function watch(transactionHash: Hash, entries: readonly MempoolEntry[], options: { notBefore?: bigint; promised?: boolean } = {}) {
     const first = entries[0];
-    if (first) watched.set(transactionHash, { transactionHash, entryPoint: first.entryPoint, entries: [...entries], notBefore: options.notBefore ?? 0n });
+    if (!first) return;
+    const { notBefore = 0n, promised = false } = options;
+    watched.set(transactionHash, { transactionHash, entryPoint: first.entryPoint, entries: [...entries], notBefore, scanFrom: options.notBefore, promised });
   }
   /** Mined bundles each operation was left out of. */
   const attempts = new Map<Hash, number>();
@@ -131,33 +147,40 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
   }
 
   /**
-   * Record what a mined transaction did to `entries` (operations on `entryPoint`): those with a
-   * `UserOperationEvent` are included (and watched for reorgs); the others go back to the pool.
+   * Operations of `entries` (on `entryPoint`) whose `UserOperationEvent` is among `logs` are
+   * included, whatever transaction emitted it, and watched for reorgs; a promise made for block
+   * `promisedBlock` is kept (or broken, when later). Resolves with their hashes.
    */
-  async function recordReceipt(entryPoint: Address, entries: readonly MempoolEntry[], receipt: RpcMinedReceipt, why: string) {
+  async function include(entryPoint: Address, entries: readonly MempoolEntry[], logs: readonly RpcMinedLog[], promisedBlock?: bigint) {
     const byHash = new Map(entries.map((e) => [e.userOpHash, e]));
     const included = new Set<Hash>();
-    for (const log of receipt.logs) {
+    for (const log of logs) {
       if (log.address.toLowerCase() !== entryPoint.toLowerCase() || log.topics[0] !== userOperationEventTopic) continue;
       const { userOpHash, success } = decodeUserOperationEvent(log);
       const entry = byHash.get(userOpHash);
-      if (!entry) continue;
+      if (!entry || included.has(userOpHash)) continue;
       included.add(userOpHash);
-      const inclusion = { transactionHash: receipt.transactionHash, blockHash: receipt.blockHash, blockNumber: BigInt(receipt.blockNumber) };
+      const inclusion = { transactionHash: log.transactionHash, blockHash: log.blockHash, blockNumber: BigInt(log.blockNumber) };
       await store.markIncluded(userOpHash, inclusion, clock.now());
       attempts.delete(userOpHash);
-      emit({ userOpHash, status: "included", transactionHash: receipt.transactionHash, success });
+      if (promisedBlock !== undefined) await settlePromise(userOpHash, promisedBlock, inclusion);
+      emit({ userOpHash, status: "included", transactionHash: inclusion.transactionHash, success });
       await parameters.onIncluded?.(entryPoint, entry.userOperation);
+      const mined = confirming.get(inclusion.transactionHash);
+      if (mined) mined.included.push(userOpHash);
+      else confirming.set(inclusion.transactionHash, { ...inclusion, included: [userOpHash] });
     }
-    if (included.size > 0) {
-      confirming.set(receipt.transactionHash, {
-        transactionHash: receipt.transactionHash,
-        blockHash: receipt.blockHash,
-        blockNumber: BigInt(receipt.blockNumber),
-        included: [...included],
-      });
-    }
+    return included;
+  }
+
+  /**
+   * Record what a mined transaction did to `entries` (operations on `entryPoint`): those with a
+   * `UserOperationEvent` are included (and watched for reorgs); the others go back to the pool.
+   */
+  async function recordReceipt(entryPoint: Address, entries: readonly MempoolEntry[], receipt: RpcMinedReceipt, why: string, promisedBlock?: bigint) {
+    const included = await include(entryPoint, entries, receipt.logs, promisedBlock);
     const leftOut = entries.filter((e) => !included.has(e.userOpHash)).map((e) => e.userOpHash);
+    if (promisedBlock !== undefined) for (const userOpHash of leftOut) await settlePromise(userOpHash, promisedBlock, undefined);
     await leaveOut(leftOut, why, receipt.transactionHash);
     logger.info("bundle mined", {
       transactionHash: receipt.transactionHash,
@@ -178,16 +201,38 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
     await recordReceipt(bundle.entryPoint.address, bundle.entries, receipt, why);
   }
 
-  /** A transaction this engine did not send (or no longer holds the relayer of), followed until mined or gone. */
+  /**
+   * A transaction this engine did not send (or no longer holds the relayer of), followed until
+   * mined or gone. A sequencer's commitment is also looked for in the logs of every block from
+   * the promised one on: its operations count as included whatever transaction carried them.
+   */
   async function followWatched(watchedTx: Watched, head: BlockHead) {
+    const promisedBlock = watchedTx.promised ? watchedTx.notBefore : undefined;
+    if (watchedTx.scanFrom !== undefined && head.number >= watchedTx.scanFrom) {
+      const logs = await getLogs(client, {
+        address: watchedTx.entryPoint,
+        topics: [userOperationEventTopic, watchedTx.entries.map((e) => e.userOpHash)],
+        fromBlock: watchedTx.scanFrom,
+        toBlock: head.number,
+      });
+      watchedTx.scanFrom = head.number + 1n;
+      const included = await include(watchedTx.entryPoint, watchedTx.entries, logs, promisedBlock);
+      watchedTx.entries = watchedTx.entries.filter((e) => !included.has(e.userOpHash));
+      if (watchedTx.entries.length === 0) return void watched.delete(watchedTx.transactionHash);
+    }
     const receipt = await receiptOf(watchedTx.transactionHash);
     if (receipt) {
       watched.delete(watchedTx.transactionHash);
-      return recordReceipt(watchedTx.entryPoint, watchedTx.entries, receipt, "its bundle transaction was mined without it");
+      return recordReceipt(watchedTx.entryPoint, watchedTx.entries, receipt, "its bundle transaction was mined without it", promisedBlock);
     }
-    if (head.number < watchedTx.notBefore || (await pendingInNode(watchedTx.transactionHash))) return;
-    watched.delete(watchedTx.transactionHash);
+    if (head.number < watchedTx.notBefore) return;
     const hashes = watchedTx.entries.map((e) => e.userOpHash);
+    if (promisedBlock !== undefined) {
+      watchedTx.promised = false;
+      for (const userOpHash of hashes) await settlePromise(userOpHash, promisedBlock, undefined);
+    }
+    if (await pendingInNode(watchedTx.transactionHash)) return;
+    watched.delete(watchedTx.transactionHash);
     await store.requeue(hashes, clock.now());
     for (const userOpHash of hashes) emit({ userOpHash, status: "pending", reason: "its bundle transaction left the node; back in the pool" });
   }

@@ -1,6 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { ConfigError } from "../config-values.ts";
+import { ConfigError, readSettingFile } from "../config-values.ts";
 
 /** How far a token's `iat` may be from the service's clock, in seconds (as the engine API's). */
 export const builderJwtLeewaySeconds = 60;
@@ -11,15 +10,7 @@ export const builderJwtLeewaySeconds = 60;
  * Throws `ConfigError` naming the file, never its content.
  */
 export function readBuilderJwtSecret(file: string): Buffer {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    throw new ConfigError(
-      `cannot read the builder JWT secret file ${file}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`,
-    );
-  }
-  const hex = text.trim().replace(/^0x/i, "");
+  const hex = readSettingFile(file, "builder JWT secret file").trim().replace(/^0x/i, "");
   if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
     throw new ConfigError(
       `the builder JWT secret file ${file} must hold 32 bytes as 64 hex digits`,

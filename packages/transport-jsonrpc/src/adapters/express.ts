@@ -2,7 +2,8 @@ import type { Server, ServerResponse } from "node:http";
 import { createNodeHttpHandler } from "../http.ts";
 import type { JsonRpcHttpOptions, RequestBody } from "../http-endpoint.ts";
 import type { NodeRequest } from "../request-body.ts";
-import { createJsonRpcUpgradeHandler, type JsonRpcWebSocketOptions } from "../websocket.ts";
+import type { JsonRpcWebSocketOptions } from "../socket-endpoint.ts";
+import { createJsonRpcUpgradeHandler } from "../websocket.ts";
 
 /** Express's `next`. */
 export type ExpressNext = (error?: unknown) => void;

@@ -4,7 +4,8 @@ import { normalizePath } from "../endpoint.ts";
 import { createNodeHttpHandler } from "../http.ts";
 import type { JsonRpcHttpOptions } from "../http-endpoint.ts";
 import { rpcError, sendJson } from "../respond.ts";
-import { createJsonRpcUpgradeHandler, type JsonRpcWebSocketOptions } from "../websocket.ts";
+import type { JsonRpcWebSocketOptions } from "../socket-endpoint.ts";
+import { createJsonRpcUpgradeHandler } from "../websocket.ts";
 
 /** What the plugin uses of a Fastify instance, typed structurally: the transport does not depend on Fastify. */
 export interface FastifyInstanceLike {

@@ -26,6 +26,7 @@ export {
 } from "./replay.ts";
 export {
   type AmountField,
+  generatePackedWorkload,
   isPacked,
   type PackedOperations,
   type PackedWorkload,
@@ -37,6 +38,7 @@ export type { Interval, Metric, MetricSummary } from "./statistics.ts";
 export { formatReport } from "./table.ts";
 export {
   type GenerateWorkloadParameters,
+  generateOperations,
   generateWorkload,
   paymasterAddress,
   senderAddress,

@@ -1,4 +1,4 @@
-import type { Workload, WorkloadOperation } from "./workload.ts";
+import { type GenerateWorkloadParameters, generateOperations, type Workload, type WorkloadOperation } from "./workload.ts";
 
 /**
  * A workload's operations in typed arrays, column by column: about 50 bytes an operation instead
@@ -40,11 +40,27 @@ export function packWorkload(workload: Workload): PackedWorkload {
 }
 
 /**
+ * `generateWorkload`'s workload, packed as it is drawn: the operation objects are never all held at
+ * once, so a workload of millions costs its typed arrays and no more.
+ */
+export function generatePackedWorkload(parameters: GenerateWorkloadParameters): PackedWorkload {
+  const packer = createPacker(Number.isInteger(parameters.ops) && parameters.ops > 0 ? parameters.ops : 0);
+  const rest = generateOperations(parameters, packer.add);
+  return { ...rest, operations: packer.done() };
+}
+
+/**
  * Operations packed column by column. An amount is kept as a double when that writes it back the
  * same (every generated one, and any below 2^53); any other is kept as written, by its index.
  */
 export function packOperations(operations: readonly WorkloadOperation[]): PackedOperations {
-  const length = operations.length;
+  const packer = createPacker(operations.length);
+  for (const op of operations) packer.add(op);
+  return packer.done();
+}
+
+/** Columns for `length` operations, filled one operation at a time. */
+function createPacker(length: number) {
   const at = new Float64Array(length);
   const sender = new Int32Array(length);
   const nonce = new Int32Array(length);
@@ -55,7 +71,8 @@ export function packOperations(operations: readonly WorkloadOperation[]): Packed
   const written = new Map<string, string>(); // `field index` → an amount a double does not write back
   const failures: string[] = [];
   const failureIds = new Map<string, number>();
-  operations.forEach((op, i) => {
+  let i = 0;
+  const add = (op: WorkloadOperation) => {
     at[i] = op.at;
     sender[i] = op.sender;
     nonce[i] = op.nonce;
@@ -74,9 +91,11 @@ export function packOperations(operations: readonly WorkloadOperation[]): Packed
       amounts[field][i] = value;
       if (String(value) !== op[field]) written.set(`${field} ${i}`, op[field]);
     }
-  });
-  const amount = (field: AmountField, i: number) => written.get(`${field} ${i}`) ?? String(amounts[field][i]);
-  return {
+    i++;
+  };
+  const amount = (field: AmountField, i: number) =>
+    (written.size > 0 ? written.get(`${field} ${i}`) : undefined) ?? String(amounts[field][i]);
+  const done = (): PackedOperations => ({
     length,
     at,
     sender,
@@ -99,5 +118,6 @@ export function packOperations(operations: readonly WorkloadOperation[]): Packed
         ...(reverts[i] ? { reverts: true } : {}),
       };
     },
-  };
+  });
+  return { add, done };
 }

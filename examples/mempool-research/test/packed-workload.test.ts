@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { packOperations, packWorkload } from "../src/packed-workload.ts";
+import { generatePackedWorkload, packOperations, packWorkload } from "../src/packed-workload.ts";
 import { generateWorkload, type WorkloadOperation } from "../src/workload.ts";
 
 describe("packWorkload", () => {
@@ -16,5 +16,16 @@ describe("packWorkload", () => {
     const ops = packOperations(odd);
     expect([ops.operation(0), ops.operation(1)]).toEqual(odd);
     expect(ops.amount("maxFeePerGas", 0)).toBe(odd[0]!.maxFeePerGas);
+  });
+
+  it("generates, packed as drawn, the workload generateWorkload generates", () => {
+    for (const parameters of [{ ops: 2_000, seed: 3 }, { ops: 1_500, seed: 4, paymasterShare: 0.5, spammerShare: 0.2, feeSpikes: 2, failureRate: 0.2 }]) {
+      const { operations, ...rest } = generateWorkload(parameters);
+      const packed = generatePackedWorkload(parameters);
+      const { operations: packedOperations, ...packedRest } = packed;
+      expect(packedRest).toEqual(rest);
+      expect(Array.from({ length: packedOperations.length }, (_, i) => packedOperations.operation(i))).toEqual(operations);
+    }
+    expect(() => generatePackedWorkload({ ops: 0, seed: 1 })).toThrow(RangeError);
   });
 });

@@ -25,6 +25,7 @@ import {
   type SmartAccount,
   type UserOperation,
 } from "viem/account-abstraction";
+import { retryingBusy } from "./retry-busy.ts";
 
 /** How many operations, from how many accounts, on which EntryPoint. */
 export interface AccountOptions {
@@ -103,7 +104,8 @@ export async function setUpAccounts(
 
   // In waves: ERC-7562 throttles a factory whose operations are seen far faster than included,
   // and lets an unstaked one have 10 operations in the pool plus about one per inclusion
-  // (UREP-020). What the service refuses for that (-32504) goes again in the next wave.
+  // (UREP-020). What the service refuses for that (-32504), or while it is busy simulating others
+  // (-32005), goes again in the next wave.
   const gas = await estimateOnce(bundler, accounts[0]!, 0n, options.version);
   let undeployed = [...accounts];
   while (undeployed.length > 0) {
@@ -111,16 +113,23 @@ export async function setUpAccounts(
     const sent = await Promise.allSettled(
       wave.map(async (account) => {
         const { op } = await signedOperation(account, 0n, gas, devnet.chainId, options.version);
-        return bundler.request({
-          method: "eth_sendUserOperation",
-          params: [formatUserOperationRequest(op), account.entryPoint.address],
-        });
+        // A wave may be more than the service's simulation caps take at once.
+        return retryingBusy(
+          () =>
+            bundler.request({
+              method: "eth_sendUserOperation",
+              params: [formatUserOperationRequest(op), account.entryPoint.address],
+            }),
+          true,
+          () => {},
+        );
       }),
     );
     const refused = wave.filter((_, i) => {
       const result = sent[i]!;
       if (result.status === "fulfilled") return false;
-      if ((result.reason as { code?: number }).code === -32504) return true;
+      const { code } = result.reason as { code?: number };
+      if (code === -32504 || code === -32005) return true;
       throw result.reason;
     });
     for (const result of sent) {

@@ -26,6 +26,11 @@ export const usage = `Usage: pnpm bench [options]
                         UserOperationEvents every 25 ms) or service (each client polls the service's
                         eth_getUserOperationReceipt with viem's waitForUserOperationReceipt at viem's
                         default interval, as wallets do; the service's receipt lookups are measured)
+  --retry-busy          keep the service's own simulation caps and send a request refused as busy
+                        (-32005) again after its Retry-After, as a wallet does; refusals are counted
+                        (default: the caps are raised to the offered concurrency, so none is refused)
+  --request-timeout S   a request not answered within S seconds fails with a timeout (default 120;
+                        viem's clients wait 10)
   --runs K              repeat the whole run K times (fresh devnet and service); results are medians (default 1)
   --timeout S           seconds to wait for the last receipt after the last send (default 120)
   --out DIR             where results go (default bench/results)
@@ -45,6 +50,8 @@ export interface LoadOptions {
   estimate: boolean;
   /** Where receipts are watched: on anvil directly, or through the service as wallets do. */
   receipts: "chain" | "service";
+  retryBusy: boolean;
+  requestTimeoutSeconds: number;
   runs: number;
   timeoutSeconds: number;
   out: string;
@@ -67,6 +74,8 @@ export function parseLoadOptions(argv: string[]): LoadOptions {
       "queue-depth": { type: "string", default: "3" },
       estimate: { type: "boolean", default: false },
       receipts: { type: "string", default: "chain" },
+      "retry-busy": { type: "boolean", default: false },
+      "request-timeout": { type: "string", default: "120" },
       runs: { type: "string", default: "1" },
       timeout: { type: "string", default: "120" },
       out: { type: "string", default: "bench/results" },
@@ -104,6 +113,8 @@ export function parseLoadOptions(argv: string[]): LoadOptions {
     queueDepth: integerFlag("queue-depth", values["queue-depth"], 0),
     estimate: values.estimate,
     receipts: values.receipts,
+    retryBusy: values["retry-busy"],
+    requestTimeoutSeconds: integerFlag("request-timeout", values["request-timeout"], 1),
     runs: integerFlag("runs", values.runs, 1),
     timeoutSeconds: integerFlag("timeout", values.timeout, 1),
     out: values.out,

@@ -15,6 +15,10 @@ export interface OpRecord extends SignedOperation {
   sentAt?: number;
   acceptedAt?: number;
   error?: string;
+  /** The request that failed was not answered within `--request-timeout`. */
+  timedOut?: boolean;
+  /** How long each busy refusal (-32005) of this operation's requests took to come back. */
+  refusalsMs?: number[];
   includedAt?: number;
   success?: boolean;
   transactionHash?: Hash;
@@ -23,6 +27,8 @@ export interface OpRecord extends SignedOperation {
 export interface RunMeasurements {
   sendingMs: number;
   totalMs: number;
+  /** Round trips of `eth_chainId`, sent one at a time while the operations are sent. */
+  chainIdMs: number[];
   timedOut: boolean;
   cpuSeconds: { service: number | undefined; anvil: number | undefined; loadGenerator: number };
   /** The service's requests to the node over the window, by phase and method. */
@@ -58,6 +64,13 @@ export function summarise(
     included: included.length,
     includedSuccessfully: included.filter((r) => r.success).length,
     notIncludedBeforeTimeout: accepted.length - included.length,
+    requestTimeouts: records.filter((r) => r.timedOut).length,
+    busyRefusals: records.reduce((sum, r) => sum + (r.refusalsMs?.length ?? 0), 0),
+    opsRefusedAtLeastOnce: records.filter((r) => r.refusalsMs?.length).length,
+    chainIdLatencyMs: distribution(run.chainIdMs) satisfies Distribution,
+    refusalLatencyMs: distribution(
+      records.flatMap((r) => r.refusalsMs ?? []),
+    ) satisfies Distribution,
     bundles: bundles.size,
     opsPerBundle: bundles.size > 0 ? Math.round((included.length / bundles.size) * 10) / 10 : 0,
     sendingSeconds: Math.round(run.sendingMs) / 1000,
@@ -137,6 +150,12 @@ export function summaryTable(report: Report): string {
     ["included (successful)", (r) => `${r.included} (${r.includedSuccessfully})`],
     ["bundles, ops per bundle", (r) => `${r.bundles}, ${r.opsPerBundle}`],
     ["accepted ops/s", (r) => String(r.acceptedOpsPerSecond)],
+    [
+      "busy refusals (ops refused at least once), p50 / p95 ms to refuse",
+      (r) => `${r.busyRefusals} (${r.opsRefusedAtLeastOnce}), ${ms(r.refusalLatencyMs)}`,
+    ],
+    ["requests timed out", (r) => String(r.requestTimeouts)],
+    ["eth_chainId meanwhile p50 / p95 (ms)", (r) => ms(r.chainIdLatencyMs)],
     ["included ops/s", (r) => String(r.includedOpsPerSecond)],
     ["send latency p50 / p95 (ms)", (r) => ms(r.sendLatencyMs)],
     ["time to receipt p50 / p95 (ms)", (r) => ms(r.timeToReceiptMs)],

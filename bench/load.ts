@@ -18,6 +18,7 @@ import {
   setUpAccounts,
 } from "./accounts.ts";
 import { loadGeneratorLimits } from "./load-generator-limits.ts";
+import { retryingBusy } from "./retry-busy.ts";
 import { type LoadOptions, openLoopSchedule, parseLoadOptions, usage } from "./load-options.ts";
 import {
   type OpRecord,
@@ -37,6 +38,7 @@ import { watchUserOperationEvents } from "./user-operation-events.ts";
 
 const RECEIPT_POLL_MS = 25;
 const IDLE_SAMPLE_MS = 1000;
+const CHAIN_ID_PROBE_MS = 100;
 
 /** The running service, whose last log lines explain a failed run. */
 let runningService: ServiceProcess | undefined;
@@ -104,7 +106,7 @@ async function runOnce(options: LoadOptions): Promise<RunResults> {
     env: {
       BUNDLEKIT_BUNDLE_INTERVAL: options.bundleInterval?.toString(),
       BUNDLEKIT_BUNDLE_SIZE: options.bundleSize?.toString(),
-      ...loadGeneratorLimits(options.concurrency),
+      ...loadGeneratorLimits(options.concurrency, options.retryBusy),
     },
   });
   runningService = service;
@@ -119,7 +121,7 @@ async function runOnce(options: LoadOptions): Promise<RunResults> {
   }) as PublicClient;
   const bundler = createBundlerClient({
     client,
-    transport: http(service.url, { retryCount: 0, timeout: 120_000 }),
+    transport: http(service.url, { retryCount: 0, timeout: options.requestTimeoutSeconds * 1000 }),
   });
 
   log(`setup: funding and deploying ${options.accounts} SimpleAccounts (v${options.version})`);
@@ -218,6 +220,18 @@ async function sendLoad(records: OpRecord[], context: LoadContext): Promise<RunM
     onError: (error) => log(`receipt watcher: ${describeError(error)} (retrying)`),
   });
 
+  // A cheap method's latency while the load runs: what the service answers calls it need not queue.
+  const chainIdMs: number[] = [];
+  let probing = true;
+  const probe = (async () => {
+    while (probing) {
+      const start = now();
+      await bundler.request({ method: "eth_chainId" }).catch(() => undefined);
+      chainIdMs.push(now() - start);
+      await sleep(CHAIN_ID_PROBE_MS);
+    }
+  })();
+
   let slots = options.concurrency;
   const until = (condition: () => boolean) =>
     new Promise<void>((resolve) => {
@@ -254,24 +268,38 @@ async function sendLoad(records: OpRecord[], context: LoadContext): Promise<RunM
         else if (options.queueDepth > 0) await until(() => outstanding(lane) < options.queueDepth);
         await until(() => slots > 0);
         slots--;
+        const refused = (ms: number) => {
+          record.refusalsMs ??= [];
+          record.refusalsMs.push(ms);
+        };
+        const { estimate } = context;
         try {
-          if (context.estimate) {
+          if (estimate) {
             record.estimateStartedAt = now();
-            Object.assign(record, await context.estimate(record));
+            Object.assign(
+              record,
+              await retryingBusy(() => estimate(record), options.retryBusy, refused),
+            );
             record.estimatedAt = now();
             byHash.set(record.hash, record);
           }
           record.sentAt = now();
-          const hash = await bundler.request({
-            method: "eth_sendUserOperation",
-            params: [formatUserOperationRequest(record.op), entryPoint],
-          });
+          const hash = await retryingBusy(
+            () =>
+              bundler.request({
+                method: "eth_sendUserOperation",
+                params: [formatUserOperationRequest(record.op), entryPoint],
+              }),
+            options.retryBusy,
+            refused,
+          );
           record.acceptedAt = now();
           if (hash !== record.hash)
             record.error = `the service returned hash ${hash}, expected ${record.hash}`;
           else if (options.receipts === "service") followReceipt(record);
         } catch (error) {
           record.error = describeError(error);
+          record.timedOut = error instanceof Error && error.name === "TimeoutError";
         } finally {
           slots++;
           wake();
@@ -282,6 +310,8 @@ async function sendLoad(records: OpRecord[], context: LoadContext): Promise<RunM
     }),
   );
   const sendingMs = now();
+  probing = false;
+  await probe;
   const deadline = sendingMs + options.timeoutSeconds * 1000;
   const accepted = records.filter((r) => r.acceptedAt !== undefined);
   while (accepted.some((r) => r.includedAt === undefined) && now() < deadline)
@@ -300,6 +330,7 @@ async function sendLoad(records: OpRecord[], context: LoadContext): Promise<RunM
   return {
     sendingMs,
     totalMs,
+    chainIdMs,
     timedOut: accepted.some((r) => r.includedAt === undefined),
     cpuSeconds: {
       service: delta(cpuAfter.service, cpuBefore.service),
@@ -315,7 +346,7 @@ async function sendLoad(records: OpRecord[], context: LoadContext): Promise<RunM
 function writeReport(report: Report, options: LoadOptions): string[] {
   const dir = resolve(options.out);
   mkdirSync(dir, { recursive: true });
-  const name = `load-v${options.version}-${options.ops}ops-${options.accounts}accounts${options.estimate ? "-estimate" : ""}${options.receipts === "service" ? "-receipts" : ""}`;
+  const name = `load-v${options.version}-${options.ops}ops-${options.accounts}accounts${options.estimate ? "-estimate" : ""}${options.retryBusy ? "-retry-busy" : ""}${options.receipts === "service" ? "-receipts" : ""}`;
   const json = join(dir, `${name}.json`);
   const md = join(dir, `${name}.md`);
   writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);

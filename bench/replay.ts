@@ -11,7 +11,7 @@ import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { mempoolPolicies } from "@bundlekit/core";
 import { replay } from "../examples/mempool-research/src/replay.ts";
-import { generateWorkload } from "../examples/mempool-research/src/workload.ts";
+import { generatePackedWorkload } from "../examples/mempool-research/src/packed-workload.ts";
 import { commandLine, gitCommit, machineFacts } from "./run-facts.ts";
 import { exitWithUsageOnHelp, integerFlag, log, runScript } from "./script.ts";
 
@@ -35,7 +35,8 @@ interface Run {
 
 /** In the child: generate, replay, and print the measures as one JSON line. */
 async function child(ops: number) {
-  const workload = generateWorkload({ ops, seed: 1 });
+  // Packed as it is generated: the replay holds typed arrays, as a lab replaying millions would.
+  const workload = generatePackedWorkload({ ops, seed: 1 });
   const report = await replay(workload, mempoolPolicies.default());
   const usage = process.resourceUsage();
   const run: Run = {

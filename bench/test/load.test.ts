@@ -142,6 +142,7 @@ describe("bench/load.ts", () => {
         {
           sendingMs: 500,
           totalMs: 1_000,
+          chainIdMs: [],
           timedOut: false,
           cpuSeconds: { service: 0.5, anvil: 0.2, loadGenerator: 0.1 },
           nodeRequests: { counts: { send: { debug_traceCall: 2 } }, milliseconds: { send: { debug_traceCall: 6 } } },

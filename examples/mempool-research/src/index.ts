@@ -24,11 +24,21 @@ export {
   replay,
   type Spread,
 } from "./replay.ts";
+export {
+  type AmountField,
+  generatePackedWorkload,
+  isPacked,
+  type PackedOperations,
+  type PackedWorkload,
+  packOperations,
+  packWorkload,
+} from "./packed-workload.ts";
 export { type Scenario, type ScenarioName, scenarioNames, scenarios } from "./scenarios.ts";
 export type { Interval, Metric, MetricSummary } from "./statistics.ts";
 export { formatReport } from "./table.ts";
 export {
   type GenerateWorkloadParameters,
+  generateOperations,
   generateWorkload,
   paymasterAddress,
   senderAddress,

@@ -15,12 +15,8 @@ import {
 import { createSimulatedChain, createSimulatedClock } from "@bundlekit/core/simulation";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
 import { type Address, type Hash, keccak256, toHex } from "viem";
-import {
-  paymasterAddress,
-  senderAddress,
-  type Workload,
-  type WorkloadOperation,
-} from "./workload.ts";
+import { isPacked, type PackedOperations, type PackedWorkload, packOperations } from "./packed-workload.ts";
+import { paymasterAddress, senderAddress, type Workload } from "./workload.ts";
 
 /** Percentiles of a sample. */
 export interface Spread {
@@ -173,21 +169,22 @@ export function replaySettings(
   return { input, resolved };
 }
 
-/** Operation `op` of the workload, as its sender would sign it (the simulated chain checks no signature). */
+/** Operation `i` of the workload, as its sender would sign it (the simulated chain checks no signature). */
 function toUserOperation(
-  op: WorkloadOperation,
+  ops: PackedOperations,
+  i: number,
   sender: Address,
   paymaster: Address | undefined,
 ): UserOperationV07 {
   return {
     sender,
-    nonce: BigInt(op.nonce),
+    nonce: BigInt(ops.nonce[i]!),
     callData: "0x",
-    callGasLimit: BigInt(op.callGasLimit),
+    callGasLimit: BigInt(ops.amount("callGasLimit", i)),
     verificationGasLimit: 80_000n,
     preVerificationGas: 60_000n,
-    maxFeePerGas: BigInt(op.maxFeePerGas),
-    maxPriorityFeePerGas: BigInt(op.maxPriorityFeePerGas),
+    maxFeePerGas: BigInt(ops.amount("maxFeePerGas", i)),
+    maxPriorityFeePerGas: BigInt(ops.amount("maxPriorityFeePerGas", i)),
     signature: `0x${"11".repeat(65)}`,
     ...(paymaster
       ? {
@@ -212,10 +209,11 @@ export function reasonOf(text: string): string {
  * Replay `workload` through the real engine with `policy`, on a simulated chain and clock: each
  * operation is sent at its arrival time (or, with pacing, once its sender has room), blocks
  * come every `blockTimeMs`, and the run ends when every operation is settled (included, dropped
- * or refused), or `drainSeconds` after the last arrival.
+ * or refused), or `drainSeconds` after the last arrival. A workload of millions is best given
+ * packed (`packWorkload`), its operation objects let go.
  */
 export async function replay(
-  workload: Workload,
+  workload: Workload | PackedWorkload,
   policy: PolicySource,
   options: ReplayOptions = {},
 ): Promise<PolicyReport> {
@@ -224,22 +222,27 @@ export async function replay(
   const { input, resolved } = replaySettings(options.settings, blockTimeMs);
   const clock = createSimulatedClock(1_750_000_000_000);
   const t0 = clock.now();
-  const total = workload.operations.length;
+  const ops = isPacked(workload.operations) ? workload.operations : packOperations(workload.operations);
+  const total = ops.length;
   // Compact bookkeeping, for workloads of millions: per sender, the workload index of each nonce.
   const addresses: Address[] = [];
   const senderOf = new Map<string, number>();
   const planOf: number[][] = [];
   const paymasters = new Map<number, Address>();
-  workload.operations.forEach((op, index) => {
-    if (!addresses[op.sender]) {
-      addresses[op.sender] = senderAddress(op.sender);
-      senderOf.set(addresses[op.sender]!.toLowerCase(), op.sender);
-      planOf[op.sender] = [];
+  for (let index = 0; index < total; index++) {
+    const sender = ops.sender[index]!;
+    const paymaster = ops.paymaster[index]!;
+    if (!addresses[sender]) {
+      // One string for both: the address in lower case is also the key it is looked up by.
+      const address = senderAddress(sender).toLowerCase() as Address;
+      addresses[sender] = address;
+      senderOf.set(address, sender);
+      planOf[sender] = [];
     }
-    planOf[op.sender]![op.nonce] = index;
-    if (op.paymaster !== undefined && !paymasters.has(op.paymaster))
-      paymasters.set(op.paymaster, paymasterAddress(op.paymaster));
-  });
+    planOf[sender]![ops.nonce[index]!] = index;
+    if (paymaster >= 0 && !paymasters.has(paymaster))
+      paymasters.set(paymaster, paymasterAddress(paymaster));
+  }
   const staked = new Set(
     options.stakedPaymasters === false ? [] : [...paymasters.values()].map((a) => a.toLowerCase()),
   );
@@ -260,12 +263,12 @@ export async function replay(
         : undefined,
     behaviour: (op) => {
       const index = indexOf(op);
-      const planned = index === undefined ? undefined : workload.operations[index];
+      if (index === undefined) return { validationFailure: undefined, executes: true };
+      const failure = ops.failsAtBundling[index]!;
       return {
         // Valid when admitted; invalid by the time it is bundled, when the workload says so.
-        validationFailure:
-          planned?.failsAtBundling && wasAdmitted[index!] ? planned.failsAtBundling : undefined,
-        executes: !planned?.reverts,
+        validationFailure: failure >= 0 && wasAdmitted[index] ? ops.failures[failure] : undefined,
+        executes: !ops.reverts[index],
       };
     },
   });
@@ -277,7 +280,9 @@ export async function replay(
   const chosen = typeof policy === "function" ? await policy(context) : policy;
   const bundler = await createBundler({
     client: chain.client,
-    store: createMemoryMempoolStore({ keepFinal: 10_000 }),
+    // The engine reads a final operation around when it settles (its receipt comes within a few
+    // blocks): a few thousand of them, tens of seconds at the default rate, are plenty to keep.
+    store: createMemoryMempoolStore({ keepFinal: 2_000 }),
     policy: chosen,
     signer: createLocalKeySigner(relayerKeys),
     submitter: chain.submitter,
@@ -312,7 +317,8 @@ export async function replay(
   // Pacing: per sender, operations sent and not yet settled, and those waiting for room.
   const limit =
     options.pacing === false ? Number.POSITIVE_INFINITY : resolved.mempool.sameSenderCount;
-  const inFlight = new Map<number, number>();
+  const inFlight = new Int32Array(addresses.length);
+  /** Senders with operations waiting; a sender's entry goes once its queue is empty. */
   const waiting = new Map<number, number[]>();
   let held = 0;
 
@@ -331,13 +337,14 @@ export async function replay(
   let busyBlocks = 0;
   let maxBaseFee = 0n;
   let baseFeeAtLastArrival = 0n;
-  const lastArrival = t0 + (workload.operations.at(-1)?.at ?? 0);
+  const lastArrival = t0 + (total > 0 ? ops.at[total - 1]! : 0);
 
   const settle = (index: number) => {
-    const sender = workload.operations[index]!.sender;
-    inFlight.set(sender, inFlight.get(sender)! - 1);
+    const sender = ops.sender[index]!;
+    inFlight[sender]!--;
     const queue = waiting.get(sender);
-    while (queue?.length && inFlight.get(sender)! < limit) send(queue.shift()!);
+    while (queue?.length && inFlight[sender]! < limit) send(queue.shift()!);
+    if (queue?.length === 0) waiting.delete(sender);
   };
 
   chain.blocks.subscribe((head) => {
@@ -392,14 +399,14 @@ export async function replay(
   });
 
   function send(index: number) {
-    const op = workload.operations[index]!;
+    const sender = ops.sender[index]!;
     sent++;
-    inFlight.set(op.sender, (inFlight.get(op.sender) ?? 0) + 1);
-    const paymaster = op.paymaster === undefined ? undefined : paymasters.get(op.paymaster);
+    inFlight[sender]!++;
+    const paymaster = ops.paymaster[index]! >= 0 ? paymasters.get(ops.paymaster[index]!) : undefined;
     const time = clock.now();
     bundler
       .sendUserOperation(
-        toUserOperation(op, addresses[op.sender]!, paymaster),
+        toUserOperation(ops, index, addresses[sender]!, paymaster),
         chain.entryPoint.address,
       )
       .then(
@@ -422,16 +429,15 @@ export async function replay(
   // Each arrival schedules the next, so the clock holds one pending arrival, not the whole workload.
   const arrive = () => {
     const index = arrived++;
-    const op = workload.operations[index]!;
-    const next = workload.operations[arrived];
-    if (next) clock.setTimeout(arrive, next.at - op.at);
-    if ((inFlight.get(op.sender) ?? 0) < limit) return send(index);
+    const sender = ops.sender[index]!;
+    if (arrived < total) clock.setTimeout(arrive, ops.at[arrived]! - ops.at[index]!);
+    if (inFlight[sender]! < limit) return send(index);
     held++;
-    const queue = waiting.get(op.sender) ?? [];
+    const queue = waiting.get(sender) ?? [];
     queue.push(index);
-    waiting.set(op.sender, queue);
+    waiting.set(sender, queue);
   };
-  if (total > 0) clock.setTimeout(arrive, workload.operations[0]!.at);
+  if (total > 0) clock.setTimeout(arrive, ops.at[0]!);
 
   bundler.start();
   const step = Math.max(blockTimeMs, Math.ceil((lastArrival - t0) / 100));
@@ -459,7 +465,7 @@ export async function replay(
   outcomes.kind.forEach((k, i) => {
     if (k === 2)
       included.push({
-        sender: workload.operations[i]!.sender,
+        sender: ops.sender[i]!,
         seconds: outcomes.latencySeconds[i]!,
       });
   });

@@ -1,5 +1,6 @@
+import { keccak256Hex } from "@bundlekit/core";
 import { seededRandom } from "@bundlekit/core/simulation";
-import { type Address, keccak256, toHex } from "viem";
+import { type Address, toHex } from "viem";
 
 /** One operation of a workload: who sends it, when, what it offers, and how it behaves. */
 export interface WorkloadOperation {
@@ -157,6 +158,19 @@ function check(name: string, value: number, ok: boolean, expected: string): void
  * rates. A parameter out of range is a `RangeError` naming it.
  */
 export function generateWorkload(parameters: GenerateWorkloadParameters): Workload {
+  const operations: WorkloadOperation[] = [];
+  return { ...generateOperations(parameters, (op) => operations.push(op)), operations };
+}
+
+/**
+ * `generateWorkload`, handing each operation to `add` as it is drawn instead of keeping them: what
+ * a packed workload of millions is generated with (`generatePackedWorkload`). Returns the rest of
+ * the workload.
+ */
+export function generateOperations(
+  parameters: GenerateWorkloadParameters,
+  add: (op: WorkloadOperation) => void,
+): Omit<Workload, "operations"> {
   const p = { ...workloadDefaults, ...parameters };
   check("ops", p.ops, Number.isInteger(p.ops) && p.ops >= 1, "a positive integer");
   check("rate", p.rate, p.rate > 0, "above 0");
@@ -223,7 +237,6 @@ export function generateWorkload(parameters: GenerateWorkloadParameters): Worklo
   const inSpike = (at: number) => spikes.some((start) => at >= start && at < start + p.feeSpikeMs);
 
   const nonces = new Array<number>(senders).fill(0);
-  const operations: WorkloadOperation[] = [];
   let at = 0;
   let burstUntil = -1;
   for (let i = 0; i < p.ops; i++) {
@@ -244,7 +257,7 @@ export function generateWorkload(parameters: GenerateWorkloadParameters): Worklo
     );
     const headroom = BigInt(Math.round(random.logNormal(p.maxFeeHeadroomGwei * 1e9 * factor, 0.4)));
     const sponsored = random.next() < p.paymasterShare;
-    operations.push({
+    add({
       at: Math.round(at),
       sender,
       nonce: nonces[sender]!++,
@@ -270,18 +283,17 @@ export function generateWorkload(parameters: GenerateWorkloadParameters): Worklo
     description: `generated: ${parts.join(", ")}`,
     senders,
     ...(p.paymasterShare > 0 ? { paymasters: p.paymasters } : {}),
-    operations,
   };
 }
 
 /** The address of workload sender `index`. */
 export function senderAddress(index: number): Address {
-  return keccak256(toHex(`bundlekit research sender ${index}`)).slice(0, 42) as Address;
+  return keccak256Hex(toHex(`bundlekit research sender ${index}`)).slice(0, 42) as Address;
 }
 
 /** The address of workload paymaster `index`. */
 export function paymasterAddress(index: number): Address {
-  return keccak256(toHex(`bundlekit research paymaster ${index}`)).slice(0, 42) as Address;
+  return keccak256Hex(toHex(`bundlekit research paymaster ${index}`)).slice(0, 42) as Address;
 }
 
 /**

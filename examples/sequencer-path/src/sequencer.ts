@@ -1,12 +1,12 @@
-import type { Bundler } from "@bundlekit/core";
 import { type Account, createWalletClient, type Hash, http, type PublicClient } from "viem";
+import type { BundlePuller } from "./builder-api-client.ts";
 
 export interface StartSequencerParameters {
   /** The chain the sequencer builds blocks of: anvil with automine off and `--order fifo`. */
   client: PublicClient;
   rpcUrl: string;
-  /** The Bundlekit engine, in pull mode. */
-  bundler: Bundler;
+  /** The Bundlekit engine in pull mode, in process or over the builder API (`builderApiClient`). */
+  bundler: BundlePuller;
   /** Signs and sends the bundle transactions (and pays for them; the EntryPoint refunds it). */
   sequencer: Account;
   /** Sends the block's ordinary transactions. */

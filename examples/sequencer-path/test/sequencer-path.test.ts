@@ -9,11 +9,15 @@ import { type SequencerPath, startSequencerPath } from "../src/sequencer-path.ts
  * An operation sent to the stand-alone endpoint, pulled by the sequencer for its next block. The
  * sequencer builds a block when the test says, so the block an operation lands in is exact; how
  * long that takes at a block time is the preconfirmation benchmark's (bench/preconfirmation.ts).
+ * The sequencer calls the engine in process, or over the service's builder API.
  */
-describe("sequencer path", () => {
+describe.each([
+  { name: "in process", builderApi: false },
+  { name: "over the builder API", builderApi: true },
+])("sequencer path, $name", ({ builderApi }) => {
   let path: SequencerPath;
   beforeAll(async () => {
-    path = await startSequencerPath({ blockTimeMs: "on demand" });
+    path = await startSequencerPath({ blockTimeMs: "on demand", builderApi });
   });
   afterAll(() => path?.close());
 

@@ -190,8 +190,9 @@ describe("resolveBundlerSettings", () => {
     expect(resolveBundlerSettings({ validation: { maxUserOperationBytes: 1024 }, bundling: { maxCalldataBytes: 1024 + 32 + 100 } }).bundling.maxCalldataBytes).toBe(1156);
   });
 
-  it("caps concurrent simulations at 16 with 32 waiting by default, and refuses a cap no simulation could run under", () => {
-    expect(resolveBundlerSettings().validation).toMatchObject({ maxConcurrentSimulations: 16, maxQueuedSimulations: 32 });
+  it("caps concurrent simulations at 16 with 128 waiting at most 5 s by default, and refuses a cap no simulation could run under", () => {
+    expect(resolveBundlerSettings().validation).toMatchObject({ maxConcurrentSimulations: 16, maxQueuedSimulations: 128, maxSimulationWaitMs: 5_000 });
+    expect(() => resolveBundlerSettings({ validation: { maxSimulationWaitMs: 0 } })).toThrow(/^validation.maxSimulationWaitMs must be an integer from 1 to 600000/);
     expect(() => resolveBundlerSettings({ validation: { maxConcurrentSimulations: 0 } })).toThrow(/^validation.maxConcurrentSimulations must be an integer from 1 to 10000/);
     expect(() => resolveBundlerSettings({ validation: { maxQueuedSimulations: -1 } })).toThrow(/^validation.maxQueuedSimulations must be an integer from 0 to 100000/);
     expect(resolveBundlerSettings({ validation: { maxConcurrentSimulations: 1, maxQueuedSimulations: 0 } }).validation).toMatchObject({ maxConcurrentSimulations: 1, maxQueuedSimulations: 0 });

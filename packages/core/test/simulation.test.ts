@@ -9,6 +9,8 @@ import type { StatusChange } from "../src/status/status-change.ts";
 import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
 import type { UserOperationV07 } from "../src/userop/types.ts";
 import { maxCostOf } from "../src/userop/max-cost.ts";
+import { encodeHandleOps } from "../src/userop/encode-handle-ops.ts";
+import { getUserOperationHash } from "../src/userop/hash.ts";
 import { rejection, testSigner } from "./fixtures.ts";
 
 /** A synthetic v0.7 operation of sender `n`: the simulated chain decides how it behaves. */
@@ -72,6 +74,26 @@ describe("the engine on a simulated chain and clock", () => {
     }
     expect(chain.head().number).toBe(5n);
     await bundler.stop();
+  });
+
+  it("names each operation in its events by the hash the submitter gave with the bundle, or by its own when given none or not one per operation", async () => {
+    const clock = createSimulatedClock(1_750_000_000_000);
+    const chain = createSimulatedChain({ clock });
+    const ops = [syntheticOperation(1), syntheticOperation(2)];
+    const lease = testSigner([generatePrivateKey()]).lease()!;
+    const data = encodeHandleOps(chain.entryPoint, ops, lease.address);
+    const signed = (nonce: number) =>
+      lease.signTransaction({ type: "eip1559", chainId: chain.chainId, to: chain.entryPoint.address, data, nonce, gas: 2_000_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
+    const bundle = { entryPoint: chain.entryPoint.address, senders: ops.map((op) => op.sender) };
+    const told = [keccak256(toHex("first")), keccak256(toHex("second"))];
+    const transactions = [
+      await chain.submitter.submit(await signed(0), { ...bundle, userOpHashes: told }),
+      await chain.submitter.submit(await signed(1), { ...bundle, userOpHashes: told.slice(1) }),
+      await chain.submitter.submit(await signed(2)),
+    ];
+    await clock.advanceBy(1_000);
+    const own = ops.map((op) => getUserOperationHash(op, chain.entryPoint, chain.chainId));
+    expect(transactions.map((hash) => chain.receipt(hash)?.logs.map((log) => log.userOpHash))).toEqual([told, own, own]);
   });
 
   it("refuses an operation whose validation fails, with the EntryPoint's reason, and reports a reverted execution", async () => {

@@ -3,7 +3,7 @@
  * endpoints and test keys, and runs until Ctrl-C (exit code 0).
  *
  *   node --experimental-strip-types --no-warnings src/cli.ts [--port 8545] [--chain-id 31337]
- *     [--block-time SECONDS] [--relayers 2] [--verbose]
+ *     [--block-time SECONDS] [--order fees|fifo] [--relayers 2] [--verbose]
  *
  * The port may also come from DEVNET_PORT.
  */
@@ -15,10 +15,11 @@ import { ENTRY_POINT_VERSIONS } from "./addresses.ts";
 import { startDevnet } from "./devnet.ts";
 import { DEVNET_PAYMASTER_SIGNER_KEY, paymasterLines } from "./paymasters.ts";
 
-const USAGE = `Usage: devnet [--port N] [--chain-id N] [--block-time SECONDS] [--relayers N] [--verbose]
+const USAGE = `Usage: devnet [--port N] [--chain-id N] [--block-time SECONDS] [--order fees|fifo] [--relayers N] [--verbose]
   --port        port to listen on (default: $DEVNET_PORT or 8545; 0 = any free port)
   --chain-id    chain id (default 31337)
   --block-time  interval mining in seconds (default: automine)
+  --order       a block's transactions: fees (highest priority fee first, default) or fifo (arrival order)
   --relayers    number of relayer keys to reserve (default 2)
   --verbose     echo anvil's log`;
 
@@ -49,6 +50,7 @@ async function main(): Promise<number> {
       port: { type: "string" },
       "chain-id": { type: "string" },
       "block-time": { type: "string" },
+      order: { type: "string" },
       relayers: { type: "string" },
       verbose: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -63,6 +65,7 @@ async function main(): Promise<number> {
     port: numberOption("port", values.port ?? process.env["DEVNET_PORT"]) ?? 8545,
     chainId: numberOption("chain-id", values["chain-id"]),
     blockTime: numberOption("block-time", values["block-time"]),
+    order: values.order as "fees" | "fifo" | undefined,
     relayerCount: numberOption("relayers", values.relayers),
     silent: !values.verbose,
   });

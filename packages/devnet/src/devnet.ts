@@ -75,6 +75,9 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
   if (options.blockTime !== undefined && !(options.blockTime > 0)) {
     throw new RangeError(`startDevnet: blockTime must be > 0 seconds, got ${options.blockTime}`);
   }
+  if (options.order !== undefined && options.order !== "fees" && options.order !== "fifo") {
+    throw new RangeError(`startDevnet: order must be "fees" or "fifo", got ${String(options.order)}`);
+  }
   const accounts = Math.max(MIN_FUNDED_ACCOUNTS, 1 + relayerCount + MIN_ACCOUNT_KEYS);
 
   const starting = startAnvil({

@@ -5,16 +5,19 @@ import { join } from "node:path";
 import {
   type Address,
   createPublicClient,
+  createWalletClient,
+  type Hex,
   getAddress,
   getContractAddress,
   http,
   parseAbi,
   isAddressEqual,
   parseEther,
+  parseGwei,
   type PublicClient,
   zeroAddress,
 } from "viem";
-import { privateKeyToAddress } from "viem/accounts";
+import { privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   CANONICAL_DEPLOYMENTS,
@@ -249,6 +252,24 @@ describe("lifecycle", () => {
     expect(await isPortOpen(port)).toBe(false);
   });
 
+  it('order "fifo" keeps a block\'s transactions in arrival order, whatever their fees', async () => {
+    await using devnet = await startDevnet({ order: "fifo" });
+    const client = clientFor(devnet);
+    await client.request({ method: "evm_setAutomine", params: [false] } as never);
+    const send = (key: Hex, tip: bigint) =>
+      createWalletClient({ account: privateKeyToAccount(key), transport: http(devnet.rpcUrl) }).sendTransaction({
+        to: zeroAddress,
+        chain: null,
+        maxFeePerGas: 2n * tip,
+        maxPriorityFeePerGas: tip,
+      });
+    // The cheaper one first: by fees (anvil's default) the second would come first.
+    const first = await send(devnet.accountKeys[0]!, parseGwei("1"));
+    const second = await send(devnet.accountKeys[1]!, parseGwei("50"));
+    await client.request({ method: "evm_mine" } as never);
+    expect((await client.getBlock({ blockTag: "latest" })).transactions).toEqual([first, second]);
+  });
+
   it("startAnvil: the process is gone after stop()", async () => {
     const anvil = await startAnvil();
     expect(isPidAlive(anvil.pid)).toBe(true);
@@ -281,5 +302,6 @@ describe("lifecycle", () => {
     await expect(startDevnet({ relayerCount: -1 })).rejects.toThrow(RangeError);
     await expect(startDevnet({ port: 70_000 })).rejects.toThrow(RangeError);
     await expect(startDevnet({ blockTime: 0 })).rejects.toThrow(RangeError);
+    await expect(startDevnet({ order: "lifo" as never })).rejects.toThrow(/order must be "fees" or "fifo"/);
   });
 });

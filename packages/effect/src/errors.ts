@@ -157,8 +157,14 @@ export class StakeTooLow extends Schema.TaggedError<StakeTooLow>()("StakeTooLow"
 }) {}
 /** -32502: the validation read state the node's prestate lacked; refused rather than guessed. */
 export class TraceIncomplete extends Schema.TaggedError<TraceIncomplete>()("TraceIncomplete", { ...failure, missing: Schema.Array(Schema.String) }) {}
-/** -32005: the engine is at its cap of concurrent simulations; retry in a moment. */
-export class Busy extends Schema.TaggedError<Busy>()("Busy", { ...failure, running: Schema.Number, queued: Schema.Number }) {}
+/** -32005: the engine is at its cap of concurrent simulations, or waited too long for one; retry after `retryAfterSeconds`. */
+export class Busy extends Schema.TaggedError<Busy>()("Busy", {
+  ...failure,
+  running: Schema.Number,
+  queued: Schema.Number,
+  waitedMs: Schema.optional(Schema.Number),
+  retryAfterSeconds: Schema.Number,
+}) {}
 /** -32603: the service is shutting down; retry. */
 export class ShuttingDown extends Schema.TaggedError<ShuttingDown>()("ShuttingDown", failure) {}
 /** -32601: the method is not served. */

@@ -33,16 +33,27 @@ const errorAnswer = {
  */
 export class JsonRpcErrorResponse extends Schema.Error<JsonRpcErrorResponse>("JsonRpcErrorResponse")(errorAnswer, { httpApiStatus: 400 }) {
   /** The answer to request `id` failing with a tagged error of the engine, with the status its kind takes. */
-  static of(id: string | number | null, error: BundlekitError): JsonRpcErrorResponse | JsonRpcUnavailableResponse | JsonRpcInternalErrorResponse {
+  static of(
+    id: string | number | null,
+    error: BundlekitError,
+  ): JsonRpcErrorResponse | JsonRpcBusyResponse | JsonRpcUnavailableResponse | JsonRpcInternalErrorResponse {
     const { code, message, data } = error;
     const answer = { jsonrpc: "2.0" as const, id, error: data === undefined ? { code, message } : { code, message, data } };
     if (error._tag === "InternalError") return new JsonRpcInternalErrorResponse(answer);
-    if (error._tag === "Busy" || error._tag === "ShuttingDown") return new JsonRpcUnavailableResponse(answer);
+    if (error._tag === "Busy") return new JsonRpcBusyResponse(answer);
+    if (error._tag === "ShuttingDown") return new JsonRpcUnavailableResponse(answer);
     return new JsonRpcErrorResponse(answer);
   }
 }
 
-/** A JSON-RPC error answer with status 503: the engine is busy (-32005) or shutting down (-32603); retry. */
+/**
+ * A JSON-RPC error answer with status 429: the engine is busy (-32005); retry after
+ * `error.data.retryAfter` seconds. 429 as the stand-alone transport answers it: clients back off
+ * on it, and load balancers do not take the instance for a failing one (see docs/api.md).
+ */
+export class JsonRpcBusyResponse extends Schema.Error<JsonRpcBusyResponse>("JsonRpcBusyResponse")(errorAnswer, { httpApiStatus: 429 }) {}
+
+/** A JSON-RPC error answer with status 503: the engine is shutting down (-32603); retry elsewhere. */
 export class JsonRpcUnavailableResponse extends Schema.Error<JsonRpcUnavailableResponse>("JsonRpcUnavailableResponse")(errorAnswer, { httpApiStatus: 503 }) {}
 
 /** A JSON-RPC error answer with status 500: the node, the store or the engine failed (`InternalError`, -32603). */
@@ -72,15 +83,20 @@ const endpoint = <const Name extends string, const Method extends string, Payloa
   method: Method,
   payload: Payload,
   success: Success,
-) => HttpApiEndpoint.post(name, `/${method}`, { payload, success, error: [JsonRpcErrorResponse, JsonRpcUnavailableResponse, JsonRpcInternalErrorResponse] });
+) =>
+  HttpApiEndpoint.post(name, `/${method}`, {
+    payload,
+    success,
+    error: [JsonRpcErrorResponse, JsonRpcBusyResponse, JsonRpcUnavailableResponse, JsonRpcInternalErrorResponse],
+  });
 
 /**
  * An `HttpApi` group built from the package's schemas: an endpoint per ERC-4337 method,
  * `POST /<method>` (`/eth_sendUserOperation`, `/eth_estimateUserOperationGas`,
  * `/eth_getUserOperationByHash`, `/eth_getUserOperationReceipt`, `/eth_supportedEntryPoints`,
  * `/eth_chainId`), each taking the method's JSON-RPC request and answering its JSON-RPC result;
- * errors are JSON-RPC error answers (`JsonRpcErrorResponse`, 400; `JsonRpcUnavailableResponse`,
- * 503; `JsonRpcInternalErrorResponse`, 500). `HttpApi` routes by path and
+ * errors are JSON-RPC error answers (`JsonRpcErrorResponse`, 400; `JsonRpcBusyResponse`, 429;
+ * `JsonRpcUnavailableResponse`, 503; `JsonRpcInternalErrorResponse`, 500). `HttpApi` routes by path and
  * method, not by a body's `method`, hence an endpoint per method rather than JSON-RPC's single
  * endpoint (which is `JsonRpcServer.layer`).
  */

@@ -11,6 +11,7 @@ export {
   BundlerApi,
   BundlerApiGroup,
   BundlerApiHandlers,
+  JsonRpcBusyResponse,
   JsonRpcErrorResponse,
   JsonRpcInternalErrorResponse,
   JsonRpcRequestErrors,

@@ -41,7 +41,7 @@ describe("BundlerApiGroup: errors as JSON-RPC error answers", () => {
     expect(noVersion.body).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining("jsonrpc") } });
   });
 
-  it("answers an engine refusal with its ERC-7769 code, message and data and the request's id; busy 503, the node's failure 500", async () => {
+  it("answers an engine refusal with its ERC-7769 code, message and data and the request's id; busy 429, the node's failure 500", async () => {
     const failed = await call("eth_getUserOperationByHash", { ...lookup(5), method: "eth_getUserOperationByHash" }, examples.infrastructure);
     expect(failed).toEqual({ status: 500, body: { jsonrpc: "2.0", id: 5, error: { code: -32603, message: examples.infrastructure.message } } });
     const estimate = {
@@ -50,7 +50,7 @@ describe("BundlerApiGroup: errors as JSON-RPC error answers", () => {
       method: "eth_estimateUserOperationGas",
       params: [{ sender: "0x00000000000000000000000000000000000000Aa", nonce: "0x0", callData: "0x" }, "0x0000000071727De22E5E9d8BAf0edAc6f37da032"],
     };
-    expect(await call("eth_estimateUserOperationGas", estimate, examples.busy)).toMatchObject({ status: 503, body: { id: 7, error: { code: -32005 } } });
+    expect(await call("eth_estimateUserOperationGas", estimate, examples.busy)).toMatchObject({ status: 429, body: { id: 7, error: { code: -32005 } } });
     expect(await call("eth_estimateUserOperationGas", estimate, examples.executionReverted)).toMatchObject({
       status: 400,
       body: { id: 7, error: { code: -32521, message: examples.executionReverted.message } },

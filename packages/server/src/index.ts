@@ -19,6 +19,10 @@ export {
 } from "./service-process.ts";
 export { createConsoleLogger, jsonLinesLogger, type LogLevel } from "./logger.ts";
 
+// The builder API's wire forms, for a block builder in Node (docs/sequencer.md).
+export { signBuilderJwt } from "./builder-api/builder-jwt.ts";
+export type { BuilderProposalJson } from "./builder-api/builder-methods.ts";
+
 // The ERC-7677 paymaster endpoint and the sponsorship policies it signs under.
 export type { PaymasterEndpointConfig } from "./paymaster-endpoint.ts";
 export {

@@ -19,7 +19,14 @@ describe("stand-alone service with a hung node", () => {
       {
         nodeTimeoutMs: 120_000,
         metricsPort: 0,
-        bundler: { validation: { maxConcurrentSimulations: 2, maxQueuedSimulations: 1 } },
+        // No wait bound: only the count bounds act while the node hangs.
+        bundler: {
+          validation: {
+            maxConcurrentSimulations: 2,
+            maxQueuedSimulations: 1,
+            maxSimulationWaitMs: 600_000,
+          },
+        },
       },
       { behindProxy: true },
     );
@@ -89,7 +96,7 @@ describe("stand-alone service with a hung node", () => {
         code: -32005,
         message:
           "the bundler is busy: 2 simulations are running and 1 waiting, the most it takes; retry in a moment",
-        data: { running: 2, queued: 1, retry: true },
+        data: { running: 2, queued: 1, retry: true, retryAfter: expect.any(Number) },
       });
       expect(await socket.request({ jsonrpc: "2.0", id: 5, method: "eth_chainId" })).toEqual({
         jsonrpc: "2.0",
@@ -112,6 +119,70 @@ describe("stand-alone service with a hung node", () => {
       await socket.close();
     }
   });
+
+  it("over HTTP answers the refused send 429 with Retry-After while eth_chainId answers, and admits every send it took once the node answers", async () => {
+    const ops: Record<string, unknown>[] = [];
+    for (let i = 0; i < 4; i++) ops.push(await fx.signedOperation(await fx.makeAccount("0.7")));
+    const send = (op: Record<string, unknown>, id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "eth_sendUserOperation",
+      params: [op, fx.entryPoint("0.7")],
+    });
+    const post = (body: unknown) =>
+      fetch(fx.service.url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    fx.proxy!.hold();
+    try {
+      // One batch, so the engine takes them in this order: two run, the third waits.
+      const taken = post([send(ops[0]!, 1), send(ops[1]!, 2), send(ops[2]!, 3)]);
+      await fx.proxy!.held();
+      const refused = await post(send(ops[3]!, 4));
+      expect(refused.status).toBe(429);
+      const body = (await refused.json()) as { error: { data: { retryAfter: number } } };
+      expect(body).toMatchObject({
+        id: 4,
+        error: { code: -32005, data: { running: 2, queued: 1, retry: true } },
+      });
+      // The advice in the body and the header agree: the queue's drain time, at least a second.
+      expect(body.error.data.retryAfter).toBeGreaterThanOrEqual(1);
+      expect(refused.headers.get("retry-after")).toBe(String(body.error.data.retryAfter));
+      const chainId = await post({ jsonrpc: "2.0", id: 5, method: "eth_chainId" });
+      expect(chainId.status).toBe(200);
+      expect(await chainId.json()).toEqual({
+        jsonrpc: "2.0",
+        id: 5,
+        result: toHex(fx.devnet.chainId),
+      });
+      // A batch only partly refused is answered 200: its other answers must not be sent again.
+      const mixed = await post([
+        send(ops[3]!, 6),
+        { jsonrpc: "2.0", id: 7, method: "eth_chainId" },
+      ]);
+      expect(mixed.status).toBe(200);
+      expect(await mixed.json()).toMatchObject([
+        { id: 6, error: { code: -32005 } },
+        { id: 7, result: toHex(fx.devnet.chainId) },
+      ]);
+
+      fx.proxy!.release();
+      const answers = (await (await taken).json()) as { result?: string; error?: unknown }[];
+      expect(answers.map((a) => a.error)).toEqual([undefined, undefined, undefined]);
+      const retried = await post(send(ops[3]!, 8));
+      expect(retried.status).toBe(200);
+      const hashes = [
+        ...answers.map((a) => a.result),
+        ((await retried.json()) as { result: string }).result,
+      ];
+      for (const hash of hashes)
+        expect((await fx.call("eth_getUserOperationByHash", [hash])).result).not.toBeNull();
+    } finally {
+      fx.proxy!.release();
+    }
+  });
 });
 
 describe("stand-alone service's node timeouts", () => {
@@ -123,7 +194,11 @@ describe("stand-alone service's node timeouts", () => {
     submitEndpoint = await startNodeProxy("http://127.0.0.1:9");
     submitEndpoint.hold();
     fx = await serviceFixture(
-      { nodeTimeoutMs: 200, nodeRetryCount: 1, bundler: { relaying: { submitUrl: submitEndpoint.url } } },
+      {
+        nodeTimeoutMs: 200,
+        nodeRetryCount: 1,
+        bundler: { relaying: { submitUrl: submitEndpoint.url } },
+      },
       { behindProxy: true },
     );
   });

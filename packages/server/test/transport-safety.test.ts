@@ -71,7 +71,7 @@ describe("the service from a browser", () => {
 });
 
 describe("the service's connection limits", () => {
-  it("refuses a fourth connection from one address with 503 while the first three are served", async () => {
+  it("refuses a fourth connection from one address as busy (429) while the first three are served", async () => {
     const port = Number(new URL(fx.service.url).port);
     const open: Socket[] = [];
     try {
@@ -80,7 +80,7 @@ describe("the service's connection limits", () => {
         await new Promise((resolve) => socket.once("connect", resolve));
         open.push(socket);
       }
-      expect(await statusLine("127.0.0.1")).toBe("HTTP/1.1 503 Service Unavailable");
+      expect(await statusLine("127.0.0.1")).toBe("HTTP/1.1 429 Too Many Requests");
       for (const socket of open.splice(0)) socket.destroy();
       await expect.poll(() => statusLine("127.0.0.1")).toBe("HTTP/1.1 200 OK");
     } finally {

@@ -1,7 +1,8 @@
-import type { RelayerLease, RelayerSigner } from "@bundlekit/core";
-import type { Hex } from "viem";
-import { type LocalAccount, privateKeyToAccount } from "viem/accounts";
+import { keccak256Hex, type RelayerLease, type RelayerSigner, serializeTransaction } from "@bundlekit/core";
+import type { Hex, TransactionSerializable } from "viem";
+import { type LocalAccount, privateKeyToAddress } from "viem/accounts";
 import { privateKeyProblem } from "./private-key-problem.ts";
+import { signHash } from "./sign-hash.ts";
 
 /** A relayer private key that is not 32 bytes of hex, or out of secp256k1's range. The message names its position, never the key. */
 export class InvalidRelayerKeyError extends Error {
@@ -16,15 +17,16 @@ export type RelayerAccount = Pick<LocalAccount, "address" | "signTransaction">;
 
 /**
  * A pool of relayers from local private keys. Each relayer is leased to one bundle at a time,
- * so a relayer's nonces never race; keys stay inside their viem accounts.
+ * so a relayer's nonces never race; keys stay inside this closure, never on the signer.
  */
 export function createLocalKeySigner(privateKeys: readonly string[]): RelayerSigner {
   if (privateKeys.length === 0) throw new Error("at least one relayer key is required");
   return createAccountSigner(
-    privateKeys.map((key, index) => {
+    privateKeys.map((key, index): RelayerAccount => {
       const problem = privateKeyProblem(key);
       if (problem) throw new InvalidRelayerKeyError(index, problem);
-      return privateKeyToAccount(key as Hex);
+      const sign = (transaction: TransactionSerializable) => signTransaction(transaction, key as Hex);
+      return { address: privateKeyToAddress(key as Hex), signTransaction: sign as RelayerAccount["signTransaction"] };
     }),
   );
 }
@@ -64,4 +66,16 @@ export function createAccountSigner(accounts: readonly RelayerAccount[]): Relaye
       return undefined;
     },
   };
+}
+
+/**
+ * What viem's `account.signTransaction` returns, serialized over buffers and hashed with the native
+ * keccak (core's `serializeTransaction`, `keccak256Hex`) and signed with libsecp256k1 (`signHash`):
+ * a bundle transaction carries tens of kilobytes of calldata, and viem's hex conversions and
+ * JavaScript keccak cost more than signing. An EIP-4844 transaction is signed without its sidecars, as viem does.
+ */
+async function signTransaction(transaction: TransactionSerializable, privateKey: Hex): Promise<Hex> {
+  const signable = transaction.type === "eip4844" ? { ...transaction, sidecars: false as const } : transaction;
+  const signature = await signHash(keccak256Hex(serializeTransaction(signable)), privateKey);
+  return serializeTransaction(transaction, signature);
 }

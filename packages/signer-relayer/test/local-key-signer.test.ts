@@ -1,5 +1,5 @@
-import { parseTransaction, recoverTransactionAddress } from "viem";
-import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
+import { type Hex, parseTransaction, recoverTransactionAddress, type TransactionSerializable } from "viem";
+import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { createLocalKeySigner, InvalidRelayerKeyError } from "../src/index.ts";
 
@@ -37,6 +37,29 @@ describe("createLocalKeySigner", () => {
     });
     expect(parseTransaction(signed).chainId).toBe(31337);
     expect(await recoverTransactionAddress({ serializedTransaction: signed as never })).toBe(lease.address);
+  });
+
+  it("signs exactly as viem's account does, on random transactions of every type", async () => {
+    let seed = 7;
+    const random = (below: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % below;
+    };
+    const hex = (bytes: number): Hex => `0x${Array.from({ length: bytes }, () => random(256).toString(16).padStart(2, "0")).join("")}`;
+    const lease = createLocalKeySigner([keys[0]!]).lease()!;
+    const account = privateKeyToAccount(keys[0]!);
+    for (let i = 0; i < 60; i++) {
+      const common = { chainId: 1 + random(100_000), to: hex(20), nonce: random(1000), gas: BigInt(21_000 + random(30_000_000)), data: hex(random(4) === 0 ? 0 : random(40_000)), value: BigInt(random(3)) };
+      const fees = { maxFeePerGas: BigInt(random(2 ** 30)) * 1000n, maxPriorityFeePerGas: BigInt(random(2 ** 20)) };
+      const accessList = random(2) ? [{ address: hex(20), storageKeys: [hex(32), hex(32)] }] : undefined;
+      const transaction: TransactionSerializable = [
+        { ...common, ...fees, type: "eip1559" as const, ...(accessList ? { accessList } : {}) },
+        { ...common, gasPrice: fees.maxFeePerGas, type: "legacy" as const },
+        { ...common, gasPrice: fees.maxFeePerGas, type: "eip2930" as const, accessList: accessList ?? [] },
+        { ...common, ...fees, type: "eip7702" as const, authorizationList: [{ address: hex(20), chainId: 1, nonce: random(9), r: hex(32), s: hex(32), yParity: random(2) }] },
+      ][i % 4]!;
+      expect(await lease.signTransaction(transaction)).toBe(await account.signTransaction(transaction));
+    }
   });
 
   it("rejects malformed keys without echoing them", () => {

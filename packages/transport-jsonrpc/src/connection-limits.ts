@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { isIPv6, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { RpcErrorCode } from "@bundlekit/core";
-import { refuseUpgrade, rpcError, sendJson } from "./respond.ts";
+import { busyHeaders, busyStatus, refuseUpgrade, rpcError, sendJson } from "./respond.ts";
 
 export interface ConnectionLimitOptions {
   /** Most connections (HTTP keep-alive sockets and WebSockets) open at once. Default 1000. */
@@ -19,13 +19,13 @@ export interface ConnectionLimitOptions {
 export const connectionLimitDefaults = { maxConnections: 1000, maxConnectionsPerIp: 100 } as const;
 
 /**
- * A connection past a limit is answered 503 to its first request (or upgrade) and closed;
+ * A connection past a limit is answered busy (429, -32005) to its first request (or upgrade) and closed;
  * connections already open keep being served.
  */
 export interface ConnectionLimits {
-  /** When the request's connection is over a limit: answer 503, close it and return true. */
+  /** When the request's connection is over a limit: answer busy, close it and return true. */
   refuse(request: IncomingMessage, response: ServerResponse): boolean;
-  /** When the upgrade's connection is over a limit: answer 503, close it and return true. */
+  /** When the upgrade's connection is over a limit: answer busy, close it and return true. */
   refuseUpgrade(request: IncomingMessage, socket: Duplex): boolean;
 }
 
@@ -95,13 +95,16 @@ export function limitConnections(
     refuse(request, response) {
       const reason = refused.get(request.socket);
       if (reason === undefined) return false;
-      sendJson(response, 503, answer(reason), { connection: "close", "retry-after": "1" });
+      sendJson(response, busyStatus, answer(reason), {
+        ...busyHeaders({}),
+        connection: "close",
+      });
       return true;
     },
     refuseUpgrade(request, socket) {
       const reason = refused.get(request.socket);
       if (reason === undefined) return false;
-      refuseUpgrade(socket, 503, answer(reason));
+      refuseUpgrade(socket, busyStatus, answer(reason));
       return true;
     },
   };

@@ -7,7 +7,7 @@ import {
   preflightHeaders,
 } from "./browser-guard.ts";
 import { type JsonRpcEndpointOptions, normalizePath, resolveEndpoint } from "./endpoint.ts";
-import { jsonAnswer, rpcError } from "./respond.ts";
+import { busyHeaders, busyRetryAfter, busyStatus, jsonAnswer, rpcError } from "./respond.ts";
 
 export interface JsonRpcHttpOptions extends JsonRpcEndpointOptions {
   /**
@@ -187,7 +187,11 @@ export function createHttpEndpoint(options: JsonRpcHttpOptions): HttpEndpoint {
           return jsonAnswer(200, handler.parseError((error as Error).message), cors);
         }
       const reply = await handler.handle(parsed, request);
-      return reply === undefined ? { status: 204, headers: cors } : jsonAnswer(200, reply, cors);
+      if (reply === undefined) return { status: 204, headers: cors };
+      const retryAfter = busyRetryAfter(reply);
+      return retryAfter === undefined
+        ? jsonAnswer(200, reply, cors)
+        : jsonAnswer(busyStatus, reply, busyHeaders(cors, retryAfter));
     },
   };
 }

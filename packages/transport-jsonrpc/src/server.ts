@@ -33,7 +33,7 @@ export interface JsonRpcServer {
  * Serve the JSON-RPC endpoint on its own server: HTTP and WebSocket on one port and path, the
  * health probe and the metrics (when given), at `/health` and `/metrics` unless set otherwise.
  * Any other path gets a JSON 404. Connections past
- * `maxConnections` (or `maxConnectionsPerIp`) are answered 503 and closed.
+ * `maxConnections` (or `maxConnectionsPerIp`) are answered busy (429, -32005) and closed.
  */
 export async function startJsonRpcServer(options: JsonRpcServerOptions): Promise<JsonRpcServer> {
   // The server is the endpoint's own: its probe and scrape sit at the root by default.

@@ -33,7 +33,7 @@ function postVia(agent: Agent, url: string, body: string) {
 }
 
 describe("connection limits", () => {
-  it("refuses the connection past maxConnections with 503, over HTTP and WebSocket, while open ones are served", async () => {
+  it("refuses the connection past maxConnections as busy (429, Retry-After), over HTTP and WebSocket, while open ones are served", async () => {
     const server = await startStubServer({ maxConnections: 3, maxConnectionsPerIp: 100 });
     server.server.keepAliveTimeout = 60_000;
     const client = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -44,14 +44,15 @@ describe("connection limits", () => {
       for (let i = 0; i < 2; i++) flood.push(await openSocket(server));
 
       const refused = await rawRequest(server.url, { headers: json, body: chainId });
-      expect(refused.status).toBe(503);
+      expect(refused.status).toBe(429);
+      expect(refused.headers["retry-after"]).toBe("1");
       expect(refused.headers.connection).toBe("close");
       expect(refused.body).toEqual({
         jsonrpc: "2.0",
         id: null,
         error: { code: -32005, message: "too many connections (limit 3); retry later" },
       });
-      expect(await upgradeStatus(server.webSocketUrl)).toBe(503);
+      expect(await upgradeStatus(server.webSocketUrl)).toBe(429);
       // A flood of refused connections does not stop the client already connected.
       await Promise.all(
         Array.from({ length: 20 }, () => rawRequest(server.url, { headers: json, body: chainId })),
@@ -76,11 +77,11 @@ describe("connection limits", () => {
     try {
       for (let i = 0; i < 2; i++) open.push(await openSocket(server));
       const refused = await rawRequest(server.url, { headers: json, body: chainId });
-      expect(refused.status).toBe(503);
+      expect(refused.status).toBe(429);
       expect(refused.body.error.message).toBe(
         "too many connections from 127.0.0.1 (limit 2); close one or retry later",
       );
-      expect(await upgradeStatus(server.webSocketUrl)).toBe(503);
+      expect(await upgradeStatus(server.webSocketUrl)).toBe(429);
       // Another address on the loopback network is a client of its own.
       const other = connect({ port: server.port, host: "127.0.0.1", localAddress: "127.0.0.2" });
       open.push(other);

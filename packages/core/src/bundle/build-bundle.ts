@@ -1,4 +1,4 @@
-import { type AccessList, type Address, encodeFunctionData, type Hex } from "viem";
+import type { AccessList, Address, Hex } from "viem";
 import { type CreateAccessListResult, createAccessList, type RpcAuthorization, type RpcCallRequest } from "../chain/create-access-list.ts";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { type FailureReason, parseFailureReason } from "../errors/failure-reason.ts";
@@ -6,7 +6,7 @@ import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { CallState } from "../ports/eth-call.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
-import { toEntryPointStruct } from "../userop/pack.ts";
+import { encodeHandleOps } from "../userop/encode-handle-ops.ts";
 import { decodeEntryPointRevert } from "../validation/entry-point-revert.ts";
 import { estimateGas } from "../validation/eth-call.ts";
 import { maxOf } from "../utils/bigint-math.ts";
@@ -63,8 +63,7 @@ export async function buildBundle(
   const rejected: RejectedEntry[] = [];
   let candidates = [...entries];
   while (candidates.length > 0) {
-    const ops = candidates.map((entry) => toEntryPointStruct(entry.userOperation));
-    const data = encodeFunctionData({ abi: entryPoint.abi, functionName: "handleOps", args: [ops, beneficiary] });
+    const data = encodeHandleOps(entryPoint, candidates.map((entry) => entry.userOperation), beneficiary);
     const authorizationList = candidates.flatMap(({ userOperation: op }) =>
       op.authorization ? [op.authorization] : [],
     );

@@ -207,7 +207,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const policy = parameters.policy ?? createDefaultMempoolPolicy({ sameSenderMempoolCount: mempool.sameSenderCount });
   const reputationStore = parameters.reputation ?? createMemoryReputationStore();
   const reputation = createReputation(reputationStore, store, settings.reputation);
-  const simulations = createSimulationGate({ maxConcurrent: validation.maxConcurrentSimulations, maxQueued: validation.maxQueuedSimulations });
+  const simulations = createSimulationGate({ maxConcurrent: validation.maxConcurrentSimulations, maxQueued: validation.maxQueuedSimulations, maxWaitMs: validation.maxSimulationWaitMs, clock });
   const claimant = parameters.instanceId ?? randomUUID();
   const receiptLookupRange = BigInt(tracking.receiptLookupBlocks);
   const l1DataCost = parameters.l1DataCost;

@@ -43,7 +43,8 @@ export const defaultBundlerSettings: BundlerSettings = {
     maxUserOperationBytes: erc7562Limits.maxUserOperationSize,
     maxPaymasterContextBytes: erc7562Limits.maxPaymasterContextSize,
     maxConcurrentSimulations: 16,
-    maxQueuedSimulations: 32,
+    maxQueuedSimulations: 128,
+    maxSimulationWaitMs: 5_000,
   },
   gas: {
     validationGasLimit: 10_000_000n,
@@ -124,6 +125,7 @@ export const bundlerSettingRules: { readonly [G in keyof BundlerSettings]: { rea
     maxPaymasterContextBytes: integer(1),
     maxConcurrentSimulations: integer(1, 10_000),
     maxQueuedSimulations: integer(0, 100_000),
+    maxSimulationWaitMs: integer(1, 600_000),
   },
   gas: {
     validationGasLimit: gas(21_000n),
@@ -337,6 +339,7 @@ export const engineSettingNames = {
   maxPaymasterContextSize: ["validation", "maxPaymasterContextBytes"],
   maxConcurrentSimulations: ["validation", "maxConcurrentSimulations"],
   maxQueuedSimulations: ["validation", "maxQueuedSimulations"],
+  maxSimulationWaitMs: ["validation", "maxSimulationWaitMs"],
   validationGasLimit: ["gas", "validationGasLimit"],
   executionGasLimit: ["gas", "executionGasLimit"],
   estimationStaticBuffer: ["gas", "estimationStaticBuffer"],

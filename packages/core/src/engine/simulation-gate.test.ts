@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BusyError } from "../errors/errors.ts";
 import { RpcErrorCode, toRpcError } from "../rpc/rpc-errors.ts";
+import { createSimulatedClock } from "../simulation/simulated-clock.ts";
 import { createSimulationGate } from "./simulation-gate.ts";
 
 /** A simulation that runs until the test ends it. */
@@ -81,5 +82,59 @@ describe("simulation gate", () => {
     abort.abort(new Error("gone"));
     await expect(gate.run(a.work, abort.signal)).rejects.toThrow("gone");
     expect(a.started()).toBe(false);
+  });
+
+  it("answers busy a simulation that waits maxWaitMs without a slot, without running it, and runs the others", async () => {
+    const clock = createSimulatedClock();
+    const gate = createSimulationGate({ maxConcurrent: 1, maxQueued: 2, maxWaitMs: 5_000, clock });
+    const [a, b, c] = [held(), held(), held()];
+    const running = gate.run(a.work);
+    const first = gate.run(b.work).catch((error: unknown) => error);
+    await clock.advanceBy(2_000);
+    const second = gate.run(c.work);
+    await clock.advanceBy(3_000);
+
+    const refused = await first;
+    expect(refused).toBeInstanceOf(BusyError);
+    expect(toRpcError(refused as BusyError)).toMatchObject({
+      code: RpcErrorCode.limitExceeded,
+      message:
+        "the bundler is busy: waited 5000 ms without a free simulation slot (1 running, 1 waiting); retry in a moment",
+      data: { running: 1, queued: 1, retry: true },
+    });
+    expect(b.started()).toBe(false);
+    a.finish("a");
+    await running;
+    await Promise.resolve();
+    expect(c.started()).toBe(true); // admitted before its own deadline, which no longer fires
+    await clock.advanceBy(10_000);
+    c.finish("c");
+    await expect(second).resolves.toBe("c");
+    expect(clock.pending).toBe(0);
+  });
+
+  it("advises retrying after the time its queue takes to drain at the recent pace", async () => {
+    const clock = createSimulatedClock();
+    const gate = createSimulationGate({ maxConcurrent: 2, maxQueued: 2, clock });
+    const busyData = async () =>
+      toRpcError((await gate.run(held().work).catch((e: unknown) => e)) as BusyError).data;
+
+    const first = [held(), held(), held(), held()];
+    const runs = first.map((sim) => gate.run(sim.work));
+    expect(await busyData()).toMatchObject({ retryAfter: 1 }); // no pace yet: a second
+    // Each simulation takes 3 s: 2 running and 2 waiting on 2 slots drain in 6 s.
+    await clock.advanceBy(3_000);
+    first[0]!.finish("a");
+    first[1]!.finish("b");
+    await Promise.all(runs.slice(0, 2));
+    const next = [held(), held()];
+    runs.push(...next.map((sim) => gate.run(sim.work)));
+    expect(await busyData()).toMatchObject({ running: 2, queued: 2, retryAfter: 6 });
+    first[2]!.finish("c");
+    first[3]!.finish("d");
+    await Promise.all(runs.slice(2, 4));
+    await Promise.resolve();
+    for (const sim of next) sim.finish("done");
+    await Promise.all(runs);
   });
 });

@@ -1,4 +1,5 @@
-import { type Abi, type Address, getAddress } from "viem";
+import type { Abi, Address } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 import {
   entryPoint06Abi,
   entryPoint07Abi,

@@ -606,20 +606,30 @@ export class InfrastructureError extends BundlerError {
 }
 
 /**
- * The engine is at its cap of concurrent simulations, with its wait queue full. Nothing was done:
- * the same request may be sent again shortly.
+ * The engine is at its cap of concurrent simulations, with its wait queue full, or the request
+ * waited `waitedMs` in that queue without a slot. Nothing was done: the same request may be sent
+ * again after `retryAfterSeconds`, about how long the queue takes to drain at the current pace.
  */
 export class BusyError extends BundlerError {
   override readonly kind = "busy";
   override name = "BusyError";
   readonly running: number;
   readonly queued: number;
-  constructor(running: number, queued: number) {
+  /** How long the request waited for a slot, when it was refused for waiting too long. */
+  readonly waitedMs: number | undefined;
+  /** Seconds after which a retry should find a slot: the queue's drain time at the recent pace. */
+  readonly retryAfterSeconds: number;
+  constructor(running: number, queued: number, options: { waitedMs?: number; retryAfterSeconds?: number } = {}) {
+    const { waitedMs, retryAfterSeconds = 1 } = options;
     super(
-      `the bundler is busy: ${running} simulations are running and ${queued} waiting, the most it takes; retry in a moment`,
+      waitedMs === undefined
+        ? `the bundler is busy: ${running} simulations are running and ${queued} waiting, the most it takes; retry in a moment`
+        : `the bundler is busy: waited ${waitedMs} ms without a free simulation slot (${running} running, ${queued} waiting); retry in a moment`,
     );
     this.running = running;
     this.queued = queued;
+    this.waitedMs = waitedMs;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 

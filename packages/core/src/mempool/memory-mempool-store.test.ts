@@ -23,6 +23,32 @@ describe("the memory store's keepFinal", () => {
     for (const hash of [d!, e!]) expect((await store.get(hash))?.status).toBe("pending");
   });
 
+  it("forgets by the last time an operation became final: one sent again after a drop is as young as its second drop", async () => {
+    const store = createMemoryMempoolStore({ keepFinal: 2 });
+    const [a, b, c] = await Promise.all([0, 1, 2].map((sender) => fixtureEntry({ sender, receivedAt: 1_000 + sender })));
+    for (const entry of [a!, b!, c!]) await store.admit(entry, replacingNothing);
+    await store.drop([a!.userOpHash], "first drop", 2_000);
+    await store.admit({ ...a!, receivedAt: 2_001 }, replacingNothing);
+    await store.drop([b!.userOpHash], "b", 2_002);
+    await store.drop([c!.userOpHash], "c", 2_003);
+    await store.drop([a!.userOpHash], "second drop", 2_004);
+
+    expect(await store.get(b!.userOpHash)).toBeUndefined();
+    expect((await store.get(c!.userOpHash))?.failureReason).toBe("c");
+    expect((await store.get(a!.userOpHash))?.failureReason).toBe("second drop");
+  });
+
+  it("keeps forgetting in order over many operations", async () => {
+    const store = createMemoryMempoolStore({ keepFinal: 10 });
+    const entries = await Promise.all(Array.from({ length: 3_000 }, (_, sender) => fixtureEntry({ sender, receivedAt: 1_000 + sender })));
+    for (const entry of entries) {
+      await store.admit(entry, replacingNothing);
+      await store.drop([entry.userOpHash], "gone", 5_000);
+    }
+    const kept = await Promise.all(entries.map((entry) => store.get(entry.userOpHash)));
+    expect(kept.map((entry, i) => (entry ? i : -1)).filter((i) => i >= 0)).toEqual(Array.from({ length: 10 }, (_, i) => 2_990 + i));
+  });
+
   it("refuses a keepFinal that is not a whole number", () => {
     expect(() => createMemoryMempoolStore({ keepFinal: -1 })).toThrow(
       /keepFinal must be a whole number/,

@@ -1,4 +1,5 @@
-import { type Address, getAddress, type Hash } from "viem";
+import type { Address, Hash } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 import { DuplicateUserOperationError, MempoolRejectionError } from "../errors/errors.ts";
 import { entitiesOf } from "../userop/entities.ts";
 import {
@@ -61,8 +62,16 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     Map<Hash, Stored>
   >;
 
-  /** Operations in a final status, oldest first: the first to forget beyond `keepFinal`. */
-  const finals = new Set<Hash>();
+  /**
+   * Operations in a final status, oldest first: the first to forget beyond `keepFinal`. A queue
+   * (hashes with the sequence number each became final at, stale once it leaves or becomes final
+   * again) rather than a set deleted from its front: a set iterates over the holes its deletions
+   * leave, thousands per operation in a pool that forgets one final operation per operation.
+   */
+  const finals = new Map<Hash, number>();
+  const finalQueue: { hash: Hash; sequence: number }[] = [];
+  let finalHead = 0;
+  let finalSequence = 0;
 
   /** Keep `byStatus`, `bySender`, `byEntity` and `finals` true after `entry` changed from status `from`. */
   function reindex(entry: Stored, from: UserOperationStatus | undefined) {
@@ -72,17 +81,25 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     const wasInPool = from !== undefined && inPool.includes(from);
     const isInPool = inPool.includes(entry.status);
     finals.delete(entry.userOpHash);
-    if (!isInPool) finals.add(entry.userOpHash);
-    for (const oldest of finals) {
-      if (finals.size <= keepFinal) break;
+    if (!isInPool) {
+      finals.set(entry.userOpHash, ++finalSequence);
+      finalQueue.push({ hash: entry.userOpHash, sequence: finalSequence });
+    }
+    while (finals.size > keepFinal) {
+      const { hash: oldest, sequence } = finalQueue[finalHead++]!;
+      if (finals.get(oldest) !== sequence) continue;
       finals.delete(oldest);
       byStatus[entries.get(oldest)!.status].delete(oldest);
       entries.delete(oldest);
     }
+    if (finalHead > 1024 && finalHead * 2 > finalQueue.length) {
+      finalQueue.splice(0, finalHead);
+      finalHead = 0;
+    }
     if (wasInPool === isInPool) return;
     for (const entity of entitiesOf(entry.userOperation)) {
       const index = entity.role === "account" ? bySender : byEntity;
-      const key = `${entry.entryPoint}/${entity.address}`; // both checksummed, as senderKey makes them
+      const key = senderKey(entry.entryPoint, entity.address);
       const hashes = index.get(key) ?? new Set<Hash>();
       if (wasInPool) hashes.delete(entry.userOpHash);
       else hashes.add(entry.userOpHash);
@@ -327,8 +344,9 @@ function hashKey(hash: Hash): Hash {
   return hash.toLowerCase() as Hash;
 }
 
+/** The key of an address on an EntryPoint in `bySender` and `byEntity`: both in lower case, so any casing matches. */
 function senderKey(entryPoint: Address, sender: Address): string {
-  return `${getAddress(entryPoint)}/${getAddress(sender)}`;
+  return `${entryPoint.toLowerCase()}/${sender.toLowerCase()}`;
 }
 
 /** Oldest first; ties by hash. */

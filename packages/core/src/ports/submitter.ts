@@ -2,9 +2,15 @@ import type { Address, Hash, Hex } from "viem";
 
 /** What a submitter may want to know about the bundle it sends (e.g. for conditions on its inclusion). */
 export interface SubmittedBundle {
+  /** The EntryPoint the bundle calls. */
   entryPoint: Address;
   /** The senders of the bundle's operations. */
   senders: readonly Address[];
+  /**
+   * The hashes of the bundle's operations, in the bundle's order, as the engine computed them at
+   * admission (a simulated chain reports them in its events without hashing every operation again).
+   */
+  userOpHashes?: readonly Hash[];
 }
 
 /**

@@ -1,4 +1,5 @@
-import { type Address, decodeAbiParameters, decodeErrorResult, decodeEventLog, getAddress, type Hash, type Hex, parseAbi, toEventSelector } from "viem";
+import { type Address, decodeAbiParameters, decodeErrorResult, decodeEventLog, type Hash, type Hex, parseAbi, toEventSelector } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 import { entryPoint07Abi } from "viem/account-abstraction";
 import { revertReason } from "../utils/revert-reason.ts";
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { redactUrl, redactUrls, urlSecrets } from "./redact-urls.ts";
+import { silentLogger } from "../ports/logger.ts";
 import { redactingLogger } from "./redacting-logger.ts";
-import { createRedactor, REDACTED } from "./redactor.ts";
+import { createRedactor, REDACTED, type Redactor } from "./redactor.ts";
 
 const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 const NODE =
@@ -152,5 +153,27 @@ describe("redactingLogger", () => {
       ["bundle failed at https://eth-mainnet.g.alchemy.com/…", { error: `key 0x${REDACTED}` }],
       ["no fields", undefined],
     ]);
+  });
+
+  it("formats nothing for the silent logger: lines nobody writes cost no redaction", () => {
+    let redacted = 0;
+    const counting: Redactor = {
+      text(text) {
+        redacted++;
+        return text;
+      },
+      value(value) {
+        redacted++;
+        return value;
+      },
+      error(error) {
+        redacted++;
+        return error;
+      },
+    };
+    const logger = redactingLogger(silentLogger, counting);
+    logger.debug("operation accepted", { userOpHash: `0x${"ab".repeat(32)}` });
+    logger.error("bundle failed");
+    expect(redacted).toBe(0);
   });
 });

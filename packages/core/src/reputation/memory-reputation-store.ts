@@ -1,4 +1,5 @@
-import { type Address, getAddress } from "viem";
+import type { Address } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 import {
   type ReputationEntry,
   type ReputationStore,

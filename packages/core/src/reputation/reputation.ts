@@ -1,4 +1,5 @@
-import { type Address, getAddress, isAddressEqual } from "viem";
+import { type Address, isAddressEqual } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 import { EntityLimitError, ReputationError } from "../errors/errors.ts";
 import type { FailureReason } from "../errors/failure-reason.ts";
 import { listNaming } from "../mempool/list-in-pool.ts";

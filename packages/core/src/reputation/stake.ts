@@ -1,4 +1,5 @@
-import { type Address, getAddress, parseAbi } from "viem";
+import { type Address, parseAbi } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";

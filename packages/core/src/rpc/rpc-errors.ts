@@ -206,7 +206,7 @@ const wire: { [K in DomainErrorKind]: (error: Extract<DomainError, { kind: K }>)
   infrastructure: () => ({ code: RpcErrorCode.internalError }),
   busy: (e) => ({
     code: RpcErrorCode.limitExceeded,
-    data: { running: e.running, queued: e.queued, retry: true },
+    data: { running: e.running, queued: e.queued, retry: true, retryAfter: e.retryAfterSeconds },
   }),
   shuttingDown: () => ({ code: RpcErrorCode.internalError, data: { retry: true } }),
 };

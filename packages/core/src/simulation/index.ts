@@ -16,4 +16,5 @@ export type { BlockSource } from "../ports/block-source.ts";
 export type { ChainClient } from "../ports/chain-client.ts";
 export type { StateOverride } from "../ports/eth-call.ts";
 export type { Simulator } from "../ports/simulator.ts";
+export type { SubmittedBundle } from "../ports/submitter.ts";
 export type { EntryPoint } from "../entrypoint/registry.ts";

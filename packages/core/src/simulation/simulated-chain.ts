@@ -10,11 +10,8 @@ import {
   type Hash,
   type Hex,
   keccak256,
-  parseTransaction,
-  recoverTransactionAddress,
   toFunctionSelector,
   toHex,
-  type TransactionSerialized,
   zeroAddress,
 } from "viem";
 import { bundleGasOf } from "../bundle/bundle-gas.ts";
@@ -25,7 +22,7 @@ import type { CoreChainMethodName } from "../chain/methods.ts";
 import type { BlockHead, BlockSource } from "../ports/block-source.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Simulator } from "../ports/simulator.ts";
-import type { Submitter } from "../ports/submitter.ts";
+import type { SubmittedBundle, Submitter } from "../ports/submitter.ts";
 import { userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
 import { fromPackedUserOperation, type PackedUserOperation } from "../userop/pack.ts";
@@ -33,9 +30,8 @@ import { factoryOf, paymasterOf, type UserOperation } from "../userop/types.ts";
 import { maxOf, minOf } from "../utils/bigint-math.ts";
 import type { ValidationResult } from "../ports/validation-result.ts";
 import { parseValidationData } from "../validation/validation-data.ts";
-import { keccak256Hex } from "../utils/keccak.ts";
 import type { SimulatedClock } from "./simulated-clock.ts";
-import { recoverSenderNatively } from "./transaction-sender.ts";
+import { readSignedTransaction } from "./transaction-sender.ts";
 
 /** How the workload says an operation behaves on the simulated chain. */
 export interface SimulatedBehaviour {
@@ -101,6 +97,8 @@ interface PooledTransaction {
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
   notBefore: bigint;
+  /** The operations' hashes as the submitter gave them with a bundle (`SubmittedBundle`), for its events. */
+  userOpHashes: readonly Hash[] | undefined;
 }
 
 interface SimulatedBlock {
@@ -222,11 +220,13 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     if (key(transaction.to) !== key(entryPoint.address)) return { ...base, status: "0x1", logs: [], gasUsed: 21_000n };
     const ops = opsOf(transaction.data);
     if (ops.length === 0 || ops.some((op) => behaviourOf(op).validationFailure)) return { ...base, status: "0x0", logs: [], gasUsed: 50_000n };
+    // The submitter's hashes are taken only when they are one per operation; otherwise the chain hashes.
+    const told = transaction.userOpHashes?.length === ops.length ? transaction.userOpHashes : undefined;
     const logs = ops.map((op, logIndex) => {
       const used = gasUsedBy(op);
       const price = minOf(op.maxFeePerGas, block.baseFeePerGas + op.maxPriorityFeePerGas);
       return {
-        userOpHash: getUserOperationHash(op, entryPoint, chainId),
+        userOpHash: told?.[logIndex] ?? getUserOperationHash(op, entryPoint, chainId),
         sender: op.sender,
         nonce: op.nonce,
         success: behaviourOf(op).executes !== false,
@@ -297,16 +297,11 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   };
   clock.setTimeout(produce, blockTimeMs);
 
-  async function submit(serialized: Hex): Promise<Hash> {
-    const hash = keccak256Hex(serialized);
+  async function submit(serialized: Hex, bundle?: SubmittedBundle): Promise<Hash> {
+    // Awaited, as a node's answer would be: the engine's next steps run after this tick, not inside it.
+    const { hash, from, nonce, to, data, maxFeePerGas, maxPriorityFeePerGas } = await readSignedTransaction(serialized);
     if (known.has(hash) && !receipts.has(hash)) throw new NodeError(-32000, "already known");
-    const parsed = parseTransaction(serialized);
-    // Awaited either way, as a node's answer would be: the engine's next steps run after this tick, not inside it.
-    const from = await (recoverSenderNatively(parsed) ?? recoverTransactionAddress({ serializedTransaction: serialized as TransactionSerialized }));
-    const nonce = parsed.nonce ?? 0;
     if (nonce < (nonces.get(key(from)) ?? 0)) throw new NodeError(-32000, "nonce too low");
-    const maxFeePerGas = parsed.maxFeePerGas ?? 0n;
-    const maxPriorityFeePerGas = parsed.maxPriorityFeePerGas ?? 0n;
     const rival = [...pool.values()].find((t) => key(t.from) === key(from) && t.nonce === nonce);
     if (rival && (maxFeePerGas * 10n < rival.maxFeePerGas * 11n || maxPriorityFeePerGas * 10n < rival.maxPriorityFeePerGas * 11n)) {
       throw new NodeError(-32000, "replacement transaction underpriced");
@@ -316,11 +311,12 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
       hash,
       from,
       nonce,
-      to: parsed.to ?? zeroAddress,
-      data: parsed.data ?? "0x",
+      to: to ?? zeroAddress,
+      data,
       maxFeePerGas,
       maxPriorityFeePerGas,
       notBefore: head().number + 1n + BigInt(delivery.delayBlocks ?? 0),
+      userOpHashes: bundle?.userOpHashes,
     };
     known.set(hash, transaction);
     if (delivery.drop) return hash;
@@ -355,35 +351,44 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   /** The event's `paymaster` topic: operations on the simulated chain have none. */
   const noPaymasterTopic = encodeAbiParameters([{ type: "address" }], [zeroAddress]);
 
-  function logJson(receipt: SimulatedReceipt, log: SimulatedReceipt["logs"][number]) {
+  /** A JSON-RPC quantity: what `toHex` writes of a whole number, without its checks (the values are the chain's own). */
+  const quantity = (value: bigint | number) => `0x${value.toString(16)}` as Hex;
+  /** Where a receipt's transaction sits: its block and index, the same for each of its logs. */
+  const placeOf = (receipt: SimulatedReceipt) => {
     const block = receiptBlock(receipt)!;
+    return {
+      blockNumber: quantity(block.number),
+      blockHash: block.hash,
+      transactionHash: receipt.transactionHash,
+      transactionIndex: quantity(block.transactions.indexOf(receipt.transactionHash)),
+    };
+  };
+
+  function logJson(place: ReturnType<typeof placeOf>, log: SimulatedReceipt["logs"][number]) {
     return {
       address: entryPoint.address,
       topics: [userOperationEventTopic, log.userOpHash, addressWord(log.sender), noPaymasterTopic],
       data: `0x${word(log.nonce)}${word(log.success ? 1n : 0n)}${word(log.actualGasCost)}${word(log.actualGasUsed)}` as Hex,
-      blockNumber: toHex(block.number),
-      blockHash: block.hash,
-      transactionHash: receipt.transactionHash,
-      transactionIndex: toHex(block.transactions.indexOf(receipt.transactionHash)),
-      logIndex: toHex(log.logIndex),
+      ...place,
+      logIndex: quantity(log.logIndex),
       removed: false,
     };
   }
 
   function receiptJson(receipt: SimulatedReceipt) {
-    const block = receiptBlock(receipt)!;
+    const place = placeOf(receipt);
     return {
       transactionHash: receipt.transactionHash,
-      transactionIndex: toHex(block.transactions.indexOf(receipt.transactionHash)),
-      blockHash: block.hash,
-      blockNumber: toHex(block.number),
+      transactionIndex: place.transactionIndex,
+      blockHash: place.blockHash,
+      blockNumber: place.blockNumber,
       from: receipt.from,
       to: receipt.to,
-      cumulativeGasUsed: toHex(receipt.gasUsed),
-      gasUsed: toHex(receipt.gasUsed),
-      effectiveGasPrice: toHex(receipt.effectiveGasPrice),
+      cumulativeGasUsed: quantity(receipt.gasUsed),
+      gasUsed: quantity(receipt.gasUsed),
+      effectiveGasPrice: quantity(receipt.effectiveGasPrice),
       contractAddress: null,
-      logs: receipt.logs.map((log) => logJson(receipt, log)),
+      logs: receipt.logs.map((log) => logJson(place, log)),
       logsBloom: `0x${"0".repeat(512)}`,
       status: receipt.status,
       type: "0x2",
@@ -506,7 +511,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
       const hashes = wanted ? [...new Set(wanted.map((t) => events.get(t)).filter((h) => h !== undefined))] : [...new Set(events.values())];
       return hashes.flatMap((hash) => {
         const receipt = receipts.get(hash)!;
-        return receipt.logs.filter((log) => !wanted || wanted.includes(log.userOpHash)).map((log) => logJson(receipt, log));
+        const place = placeOf(receipt);
+        return receipt.logs.filter((log) => !wanted || wanted.includes(log.userOpHash)).map((log) => logJson(place, log));
       });
     },
   } satisfies Record<CoreChainMethodName, (p: Params) => unknown>;
@@ -530,7 +536,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     /** The chain as the engine's `ChainClient`. */
     client: createPublicClient({ transport: custom({ request }, { retryCount: 0 }), cacheTime: 0, pollingInterval: blockTimeMs }) as ChainClient,
     blocks: blockSource,
-    submitter: { name: "simulated", submit: (signed: Hex) => submit(signed) } satisfies Submitter,
+    submitter: { name: "simulated", submit: (signed: Hex, bundle?: SubmittedBundle) => submit(signed, bundle) } satisfies Submitter,
     /** Validation as the chain answers it, without going through JSON-RPC and the ABI: the same results as `client`'s `simulateValidation`, for speed. */
     simulator,
     /** The current head. */

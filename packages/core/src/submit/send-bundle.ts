@@ -96,6 +96,7 @@ export async function sendTransaction(context: SendBundleContext, sent: SentBund
     await context.submitter.submit(signed, {
       entryPoint: sent.bundle.entryPoint.address,
       senders: sent.bundle.entries.map((e) => e.userOperation.sender),
+      userOpHashes: sent.bundle.entries.map((e) => e.userOpHash),
     });
   } catch (error) {
     const kind = classifySendError(error);

@@ -3,7 +3,7 @@ import { toEntryPointStruct } from "./pack.ts";
 import { isUserOperationV06, type UserOperation } from "./types.ts";
 
 /** One parameter of a flat ABI encoding: a static word (uint256, bytes32, address) or dynamic `bytes`. */
-type Field = { word: bigint } | { fixed: Hex } | { bytes: Hex };
+export type Field = { word: bigint } | { fixed: Hex } | { bytes: Hex };
 
 /** Bytes, and zero bytes among them, of an ABI encoding. */
 export interface AbiMeasure {
@@ -13,6 +13,17 @@ export interface AbiMeasure {
 
 const wordLimit = 1n << 256n;
 const isEvenHex = (hex: string) => hex.length % 2 === 0 && /^0x[0-9a-fA-F]*$/.test(hex);
+
+/**
+ * Whether viem's encoder takes `field` as it is, without refusing or padding it: a word within
+ * uint256, an address (checksum checked, as the encoder does) or exactly 32 bytes, even hex bytes.
+ * What a hand encoding or measure of the field may assume; anything else goes to the encoder.
+ */
+export function isPlainField(field: Field): boolean {
+  if ("word" in field) return field.word >= 0n && field.word < wordLimit;
+  if ("fixed" in field) return field.fixed.length === 42 ? isAddress(field.fixed) : field.fixed.length === 66 && isEvenHex(field.fixed);
+  return isEvenHex(field.bytes);
+}
 
 /** Zero bytes ("00" pairs) among the hex digits of `hex` from `start`. */
 function zeroPairs(hex: string, start: number): number {
@@ -38,21 +49,13 @@ function measureFields(fields: readonly Field[]): AbiMeasure | undefined {
   let size = 32 * fields.length;
   let zeroBytes = 0;
   for (const field of fields) {
+    if (!isPlainField(field)) return undefined;
     if ("word" in field) {
-      if (field.word < 0n || field.word >= wordLimit) return undefined;
       zeroBytes += wordZeros(field.word);
     } else if ("fixed" in field) {
-      // As the encoder takes them: an address (checksum checked, as it does) or exactly 32 bytes.
-      if (
-        field.fixed.length === 42
-          ? !isAddress(field.fixed)
-          : field.fixed.length !== 66 || !isEvenHex(field.fixed)
-      )
-        return undefined;
       // Addresses are left-padded, bytes32 is exact: either way 32 bytes, the missing ones zero.
       zeroBytes += 32 - (field.fixed.length - 2) / 2 + zeroPairs(field.fixed, 2);
     } else {
-      if (!isEvenHex(field.bytes)) return undefined;
       const length = (field.bytes.length - 2) / 2;
       const padded = Math.ceil(length / 32) * 32;
       zeroBytes +=
@@ -87,7 +90,7 @@ export function measureUserOperation(op: UserOperation, prefix?: Hex): AbiMeasur
 }
 
 /** The struct's fields in the EntryPoint's order: the v0.6 `UserOperation` or the v0.7+ `PackedUserOperation`. */
-function structFields(op: UserOperation): Field[] {
+export function structFields(op: UserOperation): Field[] {
   if (isUserOperationV06(op)) {
     const gas = [
       op.callGasLimit,

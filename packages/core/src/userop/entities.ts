@@ -1,4 +1,5 @@
-import { type Address, getAddress } from "viem";
+import type { Address } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 import { factoryOf, paymasterOf, type UserOperation } from "./types.ts";
 
 /** The roles an address plays in an operation, as ERC-7562 names its entities. */

@@ -2,6 +2,7 @@ import { type Address, type Hex, toHex } from "viem";
 import { getUserOperationHash as viemGetUserOperationHash } from "viem/account-abstraction";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
+import { outcome } from "../../test/outcome.ts";
 import { createEntryPointRegistry } from "../entrypoint/registry.ts";
 import type { EntryPointVersion } from "../entrypoint/version.ts";
 import { seededRandom } from "../simulation/seeded-random.ts";
@@ -73,17 +74,35 @@ describe("getUserOperationHash", () => {
   });
 });
 
+/** A v0.7+ operation with every value plain. */
+const plain = {
+  sender: "0x1111111111111111111111111111111111111111",
+  nonce: 3n,
+  callData: "0x1234",
+  callGasLimit: 50_000n,
+  verificationGasLimit: 90_000n,
+  preVerificationGas: 48_000n,
+  maxFeePerGas: 2_000_000_000n,
+  maxPriorityFeePerGas: 1_000_000_000n,
+  signature: "0x",
+} as const satisfies UserOperation;
+
+describe("getUserOperationHash beyond its fields' ranges", () => {
+  it("answers as viem's does for a limit past its 16 bytes, a nonce past its word, and a sender not plainly an address", () => {
+    for (const entryPoint of entryPoints.filter((e) => e.version !== "0.6")) {
+      for (const op of [{ ...plain, callGasLimit: 1n << 128n }, { ...plain, nonce: 1n << 256n }, { ...plain, sender: "0x11" as const }]) {
+        expect(outcome(() => getUserOperationHash(op, entryPoint, 1)), `v${entryPoint.version}`).toBe(
+          outcome(() => viemGetUserOperationHash({ userOperation: op as never, entryPointAddress: entryPoint.address, entryPointVersion: entryPoint.version, chainId: 1 })),
+        );
+      }
+    }
+  });
+});
+
 describe("getUserOperationHash on v0.9", () => {
   const v09 = entryPoints.find((e) => e.version === "0.9")!;
   const op = {
-    sender: "0x1111111111111111111111111111111111111111",
-    nonce: 3n,
-    callData: "0x1234",
-    callGasLimit: 50_000n,
-    verificationGasLimit: 90_000n,
-    preVerificationGas: 48_000n,
-    maxFeePerGas: 2_000_000_000n,
-    maxPriorityFeePerGas: 1_000_000_000n,
+    ...plain,
     signature: `0x${"1c".repeat(65)}`,
     paymaster: "0x2222222222222222222222222222222222222222",
     paymasterVerificationGasLimit: 30_000n,

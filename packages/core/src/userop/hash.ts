@@ -40,12 +40,26 @@ export function getUserOperationHash(op: UserOperation, entryPoint: EntryPoint, 
     ];
     return keccak256(Buffer.concat([hashOf(Buffer.concat(packed)), address(entryPoint.address), uint(BigInt(chainId))]));
   }
-  const packed = packedWords(op, entryPoint.version === "0.9");
-  if (entryPoint.version === "0.7") {
-    return keccak256(Buffer.concat([hashOf(Buffer.concat(packed)), address(entryPoint.address), uint(BigInt(chainId))]));
+  if (!isPlain(op)) {
+    // Out of its fields' ranges, or not a plain address: viem's answers (or refuses).
+    return viemGetUserOperationHash({ userOperation: op, entryPointAddress: entryPoint.address, entryPointVersion: entryPoint.version, chainId });
   }
-  const structHash = hashOf(Buffer.concat([packedUserOperationTypeHash, ...packed]));
-  return keccak256(Buffer.concat([eip712Prefix, domainSeparator(entryPoint.address, chainId), structHash]));
+  if (entryPoint.version === "0.7") {
+    const packed = Buffer.allocUnsafe(256);
+    writePackedWords(packed, 0, op, false);
+    const outer = Buffer.allocUnsafe(96);
+    outer.set(keccak256Bytes(packed), 0);
+    outer.set(entryPointAndChain(entryPoint.address, chainId), 32);
+    return keccak256(outer);
+  }
+  const struct = Buffer.allocUnsafe(288);
+  struct.set(packedUserOperationTypeHash, 0);
+  writePackedWords(struct, 32, op, entryPoint.version === "0.9");
+  const outer = Buffer.allocUnsafe(66);
+  outer.set(eip712Prefix, 0);
+  outer.set(domainSeparator(entryPoint.address, chainId), 2);
+  outer.set(keccak256Bytes(struct), 34);
+  return keccak256(outer);
 }
 
 /**
@@ -70,21 +84,53 @@ function paymasterAndDataOf(op: UserOperationV07): Buffer {
   ]);
 }
 
-/** The v0.7+ `PackedUserOperation` as the hash encodes it: eight words, `bytes` fields by their hash. */
-function packedWords(op: UserOperationV07, paymasterSignatures: boolean): Uint8Array[] {
+/**
+ * The v0.7+ `PackedUserOperation` as the hash encodes it, written into `target` at `at`: eight
+ * words, `bytes` fields by their hash. One buffer an operation rather than one a field: every
+ * operation is hashed at admission.
+ */
+function writePackedWords(target: Buffer, at: number, op: UserOperationV07, paymasterSignatures: boolean): void {
   const initCode = op.factory ? Buffer.concat([bytes(op.factory), bytes(op.factoryData ?? "0x")]) : Buffer.alloc(0);
   const sent = paymasterAndDataOf(op);
   const paymasterAndData = paymasterSignatures ? paymasterAndDataForHash(sent) : sent;
-  return [
-    address(op.sender),
-    uint(op.nonce),
-    hashOf(initCode),
-    hashOf(bytes(op.callData)),
-    Buffer.concat([halfWord(op.verificationGasLimit), halfWord(op.callGasLimit)]),
-    uint(op.preVerificationGas),
-    Buffer.concat([halfWord(op.maxPriorityFeePerGas), halfWord(op.maxFeePerGas)]),
-    hashOf(paymasterAndData),
-  ];
+  target.fill(0, at, at + 12);
+  target.write(op.sender.slice(2), at + 12, 20, "hex");
+  target.write(op.nonce.toString(16).padStart(64, "0"), at + 32, 32, "hex");
+  target.set(hashOf(initCode), at + 64);
+  target.set(hashOf(bytes(op.callData)), at + 96);
+  target.write(`${half(op.verificationGasLimit)}${half(op.callGasLimit)}`, at + 128, 32, "hex");
+  target.write(op.preVerificationGas.toString(16).padStart(64, "0"), at + 160, 32, "hex");
+  target.write(`${half(op.maxPriorityFeePerGas)}${half(op.maxFeePerGas)}`, at + 192, 32, "hex");
+  target.set(hashOf(paymasterAndData), at + 224);
+}
+
+const wordLimit = 1n << 256n;
+const halfLimit = 1n << 128n;
+const half = (value: bigint) => value.toString(16).padStart(32, "0");
+const inWord = (value: bigint) => value >= 0n && value < wordLimit;
+const inHalf = (value: bigint | undefined) => value === undefined || (value >= 0n && value < halfLimit);
+
+/** Whether `writePackedWords` lays `op` out as the EntryPoint does: a plain sender, and every value within its word or half word. */
+function isPlain(op: UserOperationV07): boolean {
+  return (
+    /^0x[0-9a-fA-F]{40}$/.test(op.sender) &&
+    inWord(op.nonce) &&
+    inWord(op.preVerificationGas) &&
+    [op.verificationGasLimit, op.callGasLimit, op.maxPriorityFeePerGas, op.maxFeePerGas, op.paymasterVerificationGasLimit, op.paymasterPostOpGasLimit].every(inHalf)
+  );
+}
+
+const entryPointAndChains = new Map<string, Buffer>();
+
+/** The last two words of a v0.6/v0.7 hash's outer encoding: the EntryPoint and the chain id, computed once per pair. */
+function entryPointAndChain(entryPoint: Address, chainId: number): Buffer {
+  const key = `${entryPoint.toLowerCase()}/${chainId}`;
+  let words = entryPointAndChains.get(key);
+  if (!words) {
+    words = Buffer.concat([address(entryPoint), uint(BigInt(chainId))]);
+    entryPointAndChains.set(key, words);
+  }
+  return words;
 }
 
 const text = (value: string) => Buffer.from(value, "utf8");

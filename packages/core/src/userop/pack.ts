@@ -1,4 +1,5 @@
-import { type Address, getAddress, type Hex } from "viem";
+import type { Address, Hex } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 import { type PackedUserOperation as ViemPackedUserOperation, toPackedUserOperation } from "viem/account-abstraction";
 import type { EntryPointVersion } from "../entrypoint/version.ts";
 import { paymasterSignatureLength } from "./paymaster-signature.ts";
@@ -21,7 +22,49 @@ export function toEntryPointStruct(op: UserOperationV07): ViemPackedUserOperatio
 export function toEntryPointStruct(op: UserOperation): UserOperationV06 | ViemPackedUserOperation;
 export function toEntryPointStruct(op: UserOperation): UserOperationV06 | ViemPackedUserOperation {
   if (isUserOperationV06(op)) return op;
-  return toPackedUserOperation(op.factory === eip7702FactoryMarker ? { ...op, factory: paddedEip7702Marker } : op);
+  const unmarked = op.factory === eip7702FactoryMarker ? { ...op, factory: paddedEip7702Marker } : op;
+  return packPlainly(unmarked) ?? toPackedUserOperation(unmarked);
+}
+
+const uint128Limit = 1n << 128n;
+/** A value as a 16-byte half word of hex without `0x`, or undefined out of uint128's range (viem's `pad` refuses it). */
+const half = (value: bigint | undefined) => {
+  const v = value || 0n;
+  return v >= 0n && v < uint128Limit ? v.toString(16).padStart(32, "0") : undefined;
+};
+const isPrefixed = (hex: string | undefined) => hex === undefined || hex.startsWith("0x");
+
+/**
+ * viem's `toPackedUserOperation` without its generic hex helpers, for an operation whose limits and
+ * fees fit their 16 bytes, whose hex is `0x`-prefixed and which carries no separate v0.9 paymaster
+ * signature: every operation is packed at admission, for its size and `preVerificationGas`, and
+ * again for each bundle it is proposed in. Anything else goes to viem, which packs it or refuses it.
+ */
+function packPlainly(op: UserOperationV07): ViemPackedUserOperation | undefined {
+  const verification = half(op.verificationGasLimit);
+  const call = half(op.callGasLimit);
+  const priority = half(op.maxPriorityFeePerGas);
+  const fee = half(op.maxFeePerGas);
+  if (verification === undefined || call === undefined || priority === undefined || fee === undefined) return undefined;
+  if (op.paymasterSignature || ![op.factory, op.factoryData, op.paymaster, op.paymasterData, op.signature].every(isPrefixed)) return undefined;
+  let paymasterAndData: Hex = "0x";
+  if (op.paymaster) {
+    const verificationGas = half(op.paymasterVerificationGasLimit);
+    const postOpGas = half(op.paymasterPostOpGasLimit);
+    if (verificationGas === undefined || postOpGas === undefined) return undefined;
+    paymasterAndData = `${op.paymaster}${verificationGas}${postOpGas}${(op.paymasterData ?? "0x").slice(2)}`;
+  }
+  return {
+    accountGasLimits: `0x${verification}${call}`,
+    callData: op.callData,
+    initCode: op.factory ? `${op.factory}${(op.factoryData ?? "0x").slice(2)}` : "0x",
+    gasFees: `0x${priority}${fee}`,
+    nonce: op.nonce ?? 0n,
+    paymasterAndData,
+    preVerificationGas: op.preVerificationGas ?? 0n,
+    sender: op.sender,
+    signature: op.signature ?? "0x",
+  };
 }
 
 /** A `PackedUserOperation` (v0.7+) as read from `handleOps` calldata. */

@@ -1,4 +1,5 @@
-import { type Address, getAddress, type Hex, type SignedAuthorization } from "viem";
+import type { Address, Hex, SignedAuthorization } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 
 /**
  * A v0.6 user operation in domain form: numbers are bigints, bytes are hex. Same shape as viem's

@@ -1,4 +1,5 @@
-import { type Address, getAddress, type Hex } from "viem";
+import type { Address, Hex } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 import { InvalidParamsError } from "../errors/errors.ts";
 
 /**

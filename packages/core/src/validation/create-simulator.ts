@@ -30,8 +30,17 @@ export interface ValidationSettings {
    * progress at once, across all callers. Default 16.
    */
   readonly maxConcurrentSimulations: number;
-  /** Most simulations waiting for a slot; past it a request fails at once with -32005 (busy). Default 32. */
+  /**
+   * Most simulations waiting for a slot; past it a request fails at once with -32005 (busy).
+   * Default 128: about what the service simulates in two or three seconds at saturation on 2
+   * cores, so the slots stay busy while refused callers wait before retrying (bench/README.md).
+   */
   readonly maxQueuedSimulations: number;
+  /**
+   * Longest a simulation waits for a slot before it fails with -32005 (busy). Default 5000: half
+   * of viem's request timeout, so a caller is answered before it gives up on the request.
+   */
+  readonly maxSimulationWaitMs: number;
 }
 
 /** The simulator the settings name: `unsafe`, or `safe` with the named tracer (any other name is the in-process one's). */

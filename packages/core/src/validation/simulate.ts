@@ -1,4 +1,5 @@
-import { type Address, decodeErrorResult, decodeFunctionResult, encodeFunctionData, getAddress, type Hex, parseAbi, slice, zeroAddress } from "viem";
+import { type Address, decodeErrorResult, decodeFunctionResult, encodeFunctionData, type Hex, parseAbi, slice, zeroAddress } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { type EntryPointRefusal, entryPointRefusal, InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";

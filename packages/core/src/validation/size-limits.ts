@@ -1,4 +1,5 @@
-import { encodeAbiParameters, getAddress, type Hex, parseAbiParameters, size } from "viem";
+import { encodeAbiParameters, type Hex, parseAbiParameters, size } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 import { RuleViolationError, UserOperationTooLargeError } from "../errors/errors.ts";
 import { measureUserOperation } from "../userop/abi-measure.ts";
 import { toEntryPointStruct } from "../userop/pack.ts";

@@ -1,4 +1,4 @@
-import { getAddress } from "viem";
+import { getAddress } from "../utils/get-address.ts";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import {
   EntryPointRefusalError,

@@ -20,20 +20,27 @@ import type { AccessList, Address, Hash } from "viem";
 
 /** A proposal as `builder_proposeBundle` answers it: quantities as hex, as in Ethereum's JSON-RPC. */
 export interface BuilderProposalJson {
+  /** What `builder_commitBundle` and `builder_releaseBundle` name. */
   id: string;
   entryPoint: Address;
+  /** The block the bundle is for. */
   blockNumber: `0x${string}`;
   userOpHashes: Hash[];
+  /** The account that sends the bundle transaction. */
   from: Address;
+  /** The transaction to send: `to` (the EntryPoint), `data` (`handleOps`), `gas` and fees. */
   to: Address;
   data: `0x${string}`;
   gas: `0x${string}`;
   maxFeePerGas: `0x${string}`;
   maxPriorityFeePerGas: `0x${string}`;
+  /** EIP-2930 access list, or null (none, or a proposal on an overridden state). */
   accessList: AccessList | null;
+  /** EIP-7702 authorizations `{address, chainId, nonce, yParity, r, s}`: non-empty, send a type-4 transaction. */
   authorizationList: unknown[];
   /** Milliseconds since the epoch (the service's clock) when the claim lapses back to the pool. */
   expiresAt: number;
+  /** With `sign: true`: the raw signed transaction and its hash; otherwise null. */
   signedTransaction: `0x${string}` | null;
   transactionHash: Hash | null;
 }

@@ -1,4 +1,5 @@
-import { type Address, getAddress, type Hex, toFunctionSelector } from "viem";
+import { type Address, type Hex, toFunctionSelector } from "viem";
+import { getAddress } from "../../utils/get-address.ts";
 import type { EntityRole } from "../../userop/entities.ts";
 import { factoryOf, paymasterOf, type UserOperation } from "../../userop/types.ts";
 import type { PhaseTrace, StorageAccesses, ValidationTrace } from "../../ports/validation-trace.ts";

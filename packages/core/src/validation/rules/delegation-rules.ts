@@ -1,4 +1,5 @@
-import { type Address, getAddress, isAddressEqual, sliceHex } from "viem";
+import { type Address, isAddressEqual, sliceHex } from "viem";
+import { getAddress } from "../../utils/get-address.ts";
 import { RuleViolationError } from "../../errors/errors.ts";
 import type { ChainClient } from "../../ports/chain-client.ts";
 import type { MempoolEntry } from "../../ports/mempool-store.ts";

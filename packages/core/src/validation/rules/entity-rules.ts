@@ -1,4 +1,5 @@
-import { type Address, getAddress, isAddressEqual, size } from "viem";
+import { type Address, isAddressEqual, size } from "viem";
+import { getAddress } from "../../utils/get-address.ts";
 import { RuleViolationError } from "../../errors/errors.ts";
 import type { MempoolStore } from "../../ports/mempool-store.ts";
 import { entitiesOf } from "../../userop/entities.ts";

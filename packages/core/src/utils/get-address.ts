@@ -1,0 +1,37 @@
+import { type Address, InvalidAddressError } from "viem";
+import { keccak256Bytes } from "./keccak.ts";
+
+const addressPattern = /^0x[0-9a-fA-F]{40}$/;
+
+/**
+ * viem's `getAddress` (EIP-55, no chain id): the checksummed form of a 20-byte hex address in any
+ * letter case, or viem's `InvalidAddressError`. The engine checksums every operation's entities
+ * several times on its way: here the checksum is hashed with the native keccak, and the last
+ * addresses seen are kept in a plain map emptied when full (viem's least-recently-used cache
+ * moves an entry on every hit, which cost more than the hash).
+ */
+export function getAddress(address: string): Address {
+  const known = checksummed.get(address);
+  if (known) return known;
+  if (!addressPattern.test(address)) throw new InvalidAddressError({ address });
+  if (checksummed.size >= cacheSize) checksummed.clear();
+  const result = checksum(address);
+  checksummed.set(address, result);
+  return result;
+}
+
+/** Addresses as given → checksummed. */
+const checksummed = new Map<string, Address>();
+const cacheSize = 65_536;
+
+function checksum(address: string): Address {
+  const lower = address.slice(2).toLowerCase();
+  const hash = keccak256Bytes(Buffer.from(lower, "latin1"));
+  let result = "0x";
+  for (let i = 0; i < 40; i++) {
+    const nibble = i % 2 === 0 ? hash[i >> 1]! >> 4 : hash[i >> 1]! & 0x0f;
+    const digit = lower[i]!;
+    result += nibble >= 8 && digit > "9" ? digit.toUpperCase() : digit;
+  }
+  return result as Address;
+}

@@ -52,7 +52,7 @@ describe("loadConfig", () => {
     expect(loadConfig({})).toMatchObject({
       nodeTimeoutMs: 3000,
       nodeRetryCount: 1,
-      nodeBatchSize: 16,
+      nodeBatchSize: 8,
       shutdownGraceMs: 8000,
       metricsPort: undefined,
       metricsHost: "127.0.0.1",

@@ -100,6 +100,8 @@ export function summarise(
         : Math.round((cpu.anvil / accepted.length) * 1e5) / 1e5,
     /** The service's node requests per accepted operation: in all, by phase, by phase and method. */
     nodeRequestsPerOp: perOperation(run.nodeRequests.counts, accepted.length),
+    /** The HTTP requests carrying them (a JSON-RPC batch counts once), per accepted operation. */
+    nodeHttpRequestsPerOp: accepted.length > 0 ? Math.round((run.nodeRequests.httpRequests / accepted.length) * 100) / 100 : 0,
     /** The node's answering time per accepted operation (ms), as nodeRequestsPerOp. */
     nodeMsPerOp: perOperation(run.nodeRequests.milliseconds, accepted.length),
     serviceIdleCpuPerSecond: run.serviceIdleCpuPerSecond,
@@ -163,11 +165,11 @@ export function summaryTable(report: Report): string {
     ["service CPU s per op", (r) => String(r.serviceCpuSecondsPerOp ?? "-")],
     ["node (anvil) CPU s per op", (r) => String(r.nodeCpuSecondsPerOp ?? "-")],
     [
-      "node requests per op: all (estimate / send / bundle / receipt / shared)",
+      "node requests per op: all (estimate / send / bundle / receipt / shared), in HTTP requests",
       (r) => {
         const p = r.nodeRequestsPerOp.byPhase;
         const at = (phase: string) => String(p[phase] ?? 0);
-        return `${r.nodeRequestsPerOp.total} (${at("estimate")} / ${at("send")} / ${at("bundle")} / ${at("receipt")} / ${at("shared")})`;
+        return `${r.nodeRequestsPerOp.total} (${at("estimate")} / ${at("send")} / ${at("bundle")} / ${at("receipt")} / ${at("shared")}), ${r.nodeHttpRequestsPerOp ?? "-"}`;
       },
     ],
     [

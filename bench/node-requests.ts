@@ -19,6 +19,8 @@ export interface NodeRequestTally {
   counts: NodeRequestCounts;
   /** Wall time from forwarding a request (or batch) to its answer, shared evenly within a batch. */
   milliseconds: NodeRequestCounts;
+  /** HTTP requests to the node: a JSON-RPC batch counts once. */
+  httpRequests: number;
 }
 
 export interface NodeRequestCounter {
@@ -84,7 +86,7 @@ interface JsonRpcRequest {
 /** The worker: the proxy itself. */
 async function serve({ target, relayers }: Options) {
   const classify = nodeRequestPhase(relayers);
-  let tally: NodeRequestTally = { counts: {}, milliseconds: {} };
+  let tally: NodeRequestTally = { counts: {}, milliseconds: {}, httpRequests: 0 };
   const add = (into: NodeRequestCounts, phase: string, key: string, value: number) => {
     into[phase] = { ...into[phase], [key]: (into[phase]?.[key] ?? 0) + value };
   };
@@ -100,6 +102,7 @@ async function serve({ target, relayers }: Options) {
       }
       const keys = requests.map((request) => [classify(request), requestKey(request)] as const);
       for (const [phase, key] of keys) add(tally.counts, phase, key, 1);
+      tally.httpRequests += 1;
       const started = performance.now();
       const answer = await fetch(target, {
         method: "POST",
@@ -119,7 +122,7 @@ async function serve({ target, relayers }: Options) {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   parentPort!.on("message", ({ id, kind }: Message) => {
-    if (kind === "reset") tally = { counts: {}, milliseconds: {} };
+    if (kind === "reset") tally = { counts: {}, milliseconds: {}, httpRequests: 0 };
     parentPort!.postMessage({ id, value: kind === "tally" ? tally : undefined });
   });
   parentPort!.postMessage({ url: `http://127.0.0.1:${port}` });

@@ -145,7 +145,7 @@ describe("bench/load.ts", () => {
           chainIdMs: [],
           timedOut: false,
           cpuSeconds: { service: 0.5, anvil: 0.2, loadGenerator: 0.1 },
-          nodeRequests: { counts: { send: { debug_traceCall: 2 } }, milliseconds: { send: { debug_traceCall: 6 } } },
+          nodeRequests: { counts: { send: { debug_traceCall: 2 } }, milliseconds: { send: { debug_traceCall: 6 } }, httpRequests: 1 },
           serviceIdleCpuPerSecond: 0.01,
         },
         { logCounts: {} },
@@ -164,7 +164,8 @@ describe("bench/load.ts", () => {
     // Each run's p50 and p95 of its two send latencies, and the medians of those: 200 of 200, 300, 150; 290 of 290, 390, 240.
     expect(table).toContain("| send latency p50 / p95 (ms) | 200 / 290 | 200 / 290 | 300 / 390 | 150 / 240 |");
     expect(table).toContain("| operations accepted / sent | 2 / 2 | 2 / 2 | 2 / 2 | 2 / 2 |");
-    expect(table).toContain("| node requests per op: all (estimate / send / bundle / receipt / shared) | 1 (0 / 1 / 0 / 0 / 0) |");
+    // Two requests in one batch: 1 request per operation, in half an HTTP request.
+    expect(table).toContain("| node requests per op: all (estimate / send / bundle / receipt / shared), in HTTP requests | 1 (0 / 1 / 0 / 0 / 0), 0.5 |");
   });
 
   it("takes the median of a field over the runs that have it: a phase without requests in one run", () => {

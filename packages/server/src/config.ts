@@ -71,6 +71,8 @@ export interface ServerConfig {
   nodeTimeoutMs: number;
   /** Further attempts after a node request fails or times out. Default 1. */
   nodeRetryCount: number;
+  /** Most node requests joined into one HTTP JSON-RPC batch (1: none). Default 8. */
+  nodeBatchSize: number;
   /**
    * Milliseconds from SIGTERM (or SIGINT) to exit: requests in flight get until a second before
    * it ends (half of it when it is under 2 s), then answer an error. Default 8000.
@@ -195,6 +197,7 @@ function readConfig(env: NodeJS.ProcessEnv, json: Source): ServerConfig {
     metricsHost: String(pick("BUNDLEKIT_METRICS_HOST", "metricsHost") ?? "127.0.0.1"),
     nodeTimeoutMs: integer(pick("BUNDLEKIT_NODE_TIMEOUT_MS", "nodeTimeoutMs") ?? 3000, "nodeTimeoutMs", 100, 600_000),
     nodeRetryCount: integer(pick("BUNDLEKIT_NODE_RETRY_COUNT", "nodeRetryCount") ?? 1, "nodeRetryCount", 0, 10),
+    nodeBatchSize: integer(pick("BUNDLEKIT_NODE_BATCH_SIZE", "nodeBatchSize") ?? 8, "nodeBatchSize", 1, 1000),
     shutdownGraceMs: integer(pick("BUNDLEKIT_SHUTDOWN_GRACE_MS", "shutdownGraceMs") ?? 8000, "shutdownGraceMs", 0, 600_000),
     debugMethods: boolean(pick("BUNDLEKIT_DEBUG_METHODS", "debugMethods") ?? false, "debugMethods"),
     logLevel: oneOf(pick("BUNDLEKIT_LOG_LEVEL", "logLevel") ?? "info", "logLevel", ["debug", "info", "warn", "error"] as const),

@@ -98,7 +98,7 @@ async function startRedacted(
 ): Promise<BundlerService> {
   const paymaster = options.paymaster ?? configuredPaymasterEndpoint(config);
   const timeouts: NodeTimeouts = { timeoutMs: config.nodeTimeoutMs, retryCount: config.nodeRetryCount };
-  const client = createPublicClient({ transport: nodeTransport(config.rpcUrl, timeouts), pollingInterval: 250 });
+  const client = createPublicClient({ transport: nodeTransport(config.rpcUrl, { ...timeouts, batchSize: config.nodeBatchSize }), pollingInterval: 250 });
   let chainId: number;
   try {
     chainId = await client.getChainId();

@@ -52,6 +52,7 @@ describe("loadConfig", () => {
     expect(loadConfig({})).toMatchObject({
       nodeTimeoutMs: 3000,
       nodeRetryCount: 1,
+      nodeBatchSize: 8,
       shutdownGraceMs: 8000,
       metricsPort: undefined,
       metricsHost: "127.0.0.1",
@@ -60,6 +61,7 @@ describe("loadConfig", () => {
       loadConfig({
         BUNDLEKIT_NODE_TIMEOUT_MS: "1500",
         BUNDLEKIT_NODE_RETRY_COUNT: "0",
+        BUNDLEKIT_NODE_BATCH_SIZE: "1",
         BUNDLEKIT_SHUTDOWN_GRACE_MS: "25000",
         BUNDLEKIT_METRICS_PORT: "9464",
         BUNDLEKIT_METRICS_HOST: "10.0.0.5",
@@ -69,6 +71,7 @@ describe("loadConfig", () => {
     ).toMatchObject({
       nodeTimeoutMs: 1500,
       nodeRetryCount: 0,
+      nodeBatchSize: 1,
       shutdownGraceMs: 25000,
       metricsPort: 9464,
       metricsHost: "10.0.0.5",
@@ -79,6 +82,7 @@ describe("loadConfig", () => {
   it.each([
     [{ BUNDLEKIT_NODE_TIMEOUT_MS: "50" }, 'nodeTimeoutMs must be an integer from 100 to 600000, got "50"'],
     [{ BUNDLEKIT_NODE_RETRY_COUNT: "-1" }, 'nodeRetryCount must be an integer from 0 to 10, got "-1"'],
+    [{ BUNDLEKIT_NODE_BATCH_SIZE: "0" }, 'nodeBatchSize must be an integer from 1 to 1000, got "0"'],
     [{ BUNDLEKIT_SHUTDOWN_GRACE_MS: "soon" }, 'shutdownGraceMs must be an integer from 0 to 600000, got "soon"'],
     [{ BUNDLEKIT_METRICS_PORT: "4337" }, "metricsPort must differ from port (4337): unset it to serve /metrics on the public port"],
     [{ BUNDLEKIT_METRICS_PORT: "70000" }, 'metricsPort must be an integer from 0 to 65535, got "70000"'],

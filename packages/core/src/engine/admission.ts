@@ -23,6 +23,7 @@ import { precheckUserOperation } from "../validation/prechecks.ts";
 import { refuseDelegatedEntities, refuseSecondDelegate } from "../validation/rules/delegation-rules.ts";
 import { refuseMultipleRoles, refuseUnstakedContext } from "../validation/rules/entity-rules.ts";
 import { ignoresFactory, refuseRedundantFactory, withQueuedNonce } from "../validation/queued-nonce.ts";
+import { readHashDelegate } from "../validation/hash-delegate.ts";
 import { validationFacts } from "../validation/trace/validation-facts.ts";
 import { validateUserOperation } from "../validation/validate-user-operation.ts";
 import type { BundlerSettings } from "./settings.ts";
@@ -60,7 +61,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   precheckUserOperation(op, { validationGasLimit: settings.gas.validationGasLimit, maxUserOperationBytes: settings.validation.maxUserOperationBytes });
   const bundleGas = bundleGasOf(op);
   if (bundleGas > context.maxBundleGas) throw new BundleGasTooLargeError(bundleGas, context.maxBundleGas);
-  const userOpHash = getUserOperationHash(op, entryPoint, context.chainId);
+  const userOpHash = getUserOperationHash(op, entryPoint, context.chainId, await readHashDelegate(context.client, op, entryPoint));
   const known = await store.get(userOpHash);
   if (known && !readmissibleStatuses.includes(known.status)) throw new DuplicateUserOperationError(userOpHash);
   const safe = context.simulator.mode === "safe";

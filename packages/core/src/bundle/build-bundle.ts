@@ -114,9 +114,11 @@ export async function buildBundle(
     }
     const refused = rejectedEntry(candidates[index]!, failure!.reason);
     const { userOperation: op } = refused.entry;
-    const later = candidates.filter(({ userOperation: o }) => sameNonceKey(o, op) && o.nonce > op.nonce);
-    const ahead = refused.failure.code === 25 && (await senderNonce(client, entryPoint, op, options.state)) < op.nonce;
-    if (ahead) deferred.push(refused.entry);
+    const chainNonce = refused.failure.code === 25 ? await senderNonce(client, entryPoint, op, options.state) : undefined;
+    // A nonce used already (included elsewhere) holds back none of the sender's later ones.
+    const used = chainNonce !== undefined && chainNonce > op.nonce;
+    const later = used ? [] : candidates.filter(({ userOperation: o }) => sameNonceKey(o, op) && o.nonce > op.nonce);
+    if (chainNonce !== undefined && chainNonce < op.nonce) deferred.push(refused.entry);
     else rejected.push(refused);
     deferred.push(...later);
     candidates = candidates.filter((entry) => entry !== refused.entry && !later.includes(entry));

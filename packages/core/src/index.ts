@@ -197,6 +197,7 @@ export {
   type UserOperationV07,
 } from "./userop/types.ts";
 export { getUserOperationHash } from "./userop/hash.ts";
+export { readHashDelegate } from "./validation/hash-delegate.ts";
 export { maxCostOf } from "./userop/max-cost.ts";
 export type { PackedUserOperation } from "./userop/pack.ts";
 export {

@@ -1,11 +1,12 @@
 import { CANONICAL_DEPLOYMENTS, SIMPLE_7702_ACCOUNT } from "@bundlekit/devnet";
 import { createWalletClient, http, numberToHex, parseEther } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
-import { toSimple7702SmartAccount } from "viem/account-abstraction";
+import { entryPoint08Abi, toSimple7702SmartAccount } from "viem/account-abstraction";
 import { recoverAuthorizationAddress } from "viem/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundler } from "../src/engine/create-bundler.ts";
 import { RpcErrorCode } from "../src/rpc/rpc-errors.ts";
+import { toEntryPointStruct } from "../src/userop/pack.ts";
 import type { UserOperationV07 } from "../src/userop/types.ts";
 import { engineFixture, rejection, unestimatedGas } from "./fixtures.ts";
 
@@ -51,6 +52,30 @@ describe("EIP-7702 operations", () => {
     await bundler.sendBundleNow();
     expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
     expect(await fx.client.getCode({ address: owner.address })).toBe(`0xef0100${SIMPLE_7702_ACCOUNT.slice(2).toLowerCase()}`);
+  });
+
+  it("v0.8: a delegated sender's 0x7702 operation without eip7702Auth gets the EntryPoint's userOpHash, with the delegate read from its code", async () => {
+    const { owner, account, op: first } = await operation((o, nonce) => delegate(o, nonce));
+    await bundler.sendUserOperation(first, account.entryPoint.address);
+    await bundler.sendBundleNow();
+    expect(await fx.client.getCode({ address: owner.address })).toBe(`0xef0100${SIMPLE_7702_ACCOUNT.slice(2).toLowerCase()}`);
+
+    const draft = {
+      sender: owner.address,
+      nonce: await account.getNonce(),
+      factory: "0x7702",
+      factoryData: "0x",
+      callData: await account.encodeCalls([{ to: owner.address, value: 1n }]),
+      ...unestimatedGas,
+      signature: await account.getStubSignature(),
+    } as UserOperationV07;
+    const op = { ...draft, ...(await bundler.estimateUserOperationGas(draft, account.entryPoint.address)) };
+    // The EntryPoint hashes the 0x7702 initCode with the delegate in the sender's code.
+    const expected = await fx.client.readContract({ address: account.entryPoint.address, abi: entryPoint08Abi, functionName: "getUserOpHash", args: [toEntryPointStruct(op)] });
+    const hash = await bundler.sendUserOperation({ ...op, signature: await owner.sign({ hash: expected }) }, account.entryPoint.address);
+    expect(hash).toBe(expected);
+    await bundler.sendBundleNow();
+    expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
   });
 
   it("v0.9: an operation with the sender's authorization to v0.9's Simple7702Account is bundled with it and delegates the EOA", async () => {

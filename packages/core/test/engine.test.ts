@@ -220,6 +220,36 @@ describe("bundler engine", () => {
     expect(transactions.size).toBe(uniqueSenders ? 2 : 1);
   });
 
+  it("bundling.uniqueSenders false: a sender's next nonce waits in the pool when its earlier operation fails the bundle simulation", async () => {
+    const { bundler, store } = await fx.makeBundler({ settings: { bundling: { uniqueSenders: false } } });
+    const account = await fx.makeAccount("0.7");
+    const entryPoint = account.entryPoint.address;
+    await bundler.sendUserOperation(await fx.makeOperation(bundler, account, { to: account.address }), entryPoint);
+    await bundler.sendBundleNow(); // deploys the account
+    // Nonce 1 bids a hundred times more: its prefund stops being payable once the balance falls.
+    const draft = await fx.makeOperation(bundler, account, { to: account.address }, { nonce: 1n });
+    const first = await fx.makeOperation(bundler, account, { to: account.address }, { nonce: 1n, maxFeePerGas: draft.maxFeePerGas * 100n });
+    const firstHash = await bundler.sendUserOperation(first, entryPoint);
+    const second = await fx.makeOperation(bundler, account, { to: account.address }, { nonce: 2n });
+    const secondHash = await bundler.sendUserOperation(second, entryPoint);
+    const prefund = (op: typeof second) => ((op as { verificationGasLimit: bigint }).verificationGasLimit + op.callGasLimit + op.preVerificationGas) * op.maxFeePerGas;
+    await fx.client.request({ method: "anvil_setBalance" as never, params: [account.address, toHex(prefund(second) * 4n)] as never });
+
+    expect(await bundler.sendBundleNow()).toEqual([]);
+    expect((await store.get(firstHash))?.status).toBe("dropped");
+    expect((await store.get(secondHash))?.status).toBe("pending");
+    // Alone in the next bundle, nonce 2 is ahead of the account's nonce: it still waits.
+    expect(await bundler.sendBundleNow()).toEqual([]);
+    expect((await store.get(secondHash))?.status).toBe("pending");
+
+    // Once nonce 1 is sent again, both go into one bundle.
+    const replacement = await fx.makeOperation(bundler, account, { to: account.address }, { nonce: 1n });
+    const replacementHash = await bundler.sendUserOperation(replacement, entryPoint);
+    await bundler.sendBundleNow();
+    const receipts = await Promise.all([replacementHash, secondHash].map((hash) => bundler.getUserOperationReceipt(hash)));
+    expect(receipts.map((receipt) => receipt?.success)).toEqual([true, true]);
+  });
+
   it("holds an unstaked sender to mempool.sameSenderCount", async () => {
     const { bundler } = await fx.makeBundler({ settings: { mempool: { sameSenderCount: 2 } } });
     const account = await fx.makeAccount("0.7");

@@ -216,6 +216,15 @@ describe("gas estimation: each limit is what the phase needs, and the operation 
     expect(depositBefore - depositAfter).toBe(receipt.actualGasCost);
   });
 
+  it.each(versions)("v%s: an estimate the paymaster fails (AA3x) answers -32501 naming the paymaster in data, as sending does", async (version) => {
+    const account = await fx.makeAccount(version);
+    const { paymasters } = fx.devnet.deployments[version];
+    // The verifying paymaster reverts on data too short to hold its validity window and signature (AA33).
+    const error = await rejection(estimated(account, { to: account.address }, { paymaster: paymasters.verifying, data: "0x01" }));
+    expect(error.code).toBe(RpcErrorCode.paymasterRejected);
+    expect(error.data).toMatchObject({ reason: expect.stringMatching(/^AA33/), paymaster: paymasters.verifying });
+  });
+
   it.each<EntryPointVersion>(["0.7", "0.8", "0.9"])("v%s: paymasterPostOpGasLimit grows with the postOp's work, which succeeds within it", async (version) => {
     const paymaster = fx.devnet.deployments[version].paymasters.postOpWork!;
     const limits: bigint[] = [];

@@ -70,7 +70,7 @@ export async function engineFixture() {
   let funding: Promise<unknown> = Promise.resolve();
 
   async function makeBundler(
-    options: Pick<CreateBundlerParameters, "policy" | "submitter" | "clock" | "instanceId" | "l1DataCost" | "preconfirmations" | "preconfirmationSigner"> & {
+    options: Pick<CreateBundlerParameters, "policy" | "submitter" | "clock" | "instanceId" | "l1DataCost" | "preconfirmations" | "preconfirmationSigner" | "reputation"> & {
       store?: MempoolStore;
       /** Default: the fixture's client; e.g. a `countingClient()`. */
       client?: ChainClient;
@@ -91,6 +91,7 @@ export async function engineFixture() {
       l1DataCost: options.l1DataCost,
       preconfirmations: options.preconfirmations,
       preconfirmationSigner: options.preconfirmationSigner,
+      reputation: options.reputation,
       signer: options.signer === "none" ? undefined : (options.signer ?? testSigner(options.relayerKeys ?? devnet.relayerKeys)),
       settings: mergeBundlerSettings(testEngineSettings, options.settings),
     });

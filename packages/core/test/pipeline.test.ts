@@ -9,6 +9,7 @@ import type { Submitter } from "../src/ports/submitter.ts";
 import { userOperationEventTopic } from "../src/receipt/user-operation-event.ts";
 import type { StatusChange } from "../src/status/status-change.ts";
 import { createMemoryMempoolStore } from "../src/mempool/memory-mempool-store.ts";
+import { createMemoryReputationStore } from "../src/reputation/memory-reputation-store.ts";
 import { engineFixture, rejection } from "./fixtures.ts";
 import { manualClock } from "./manual-clock.ts";
 
@@ -187,6 +188,32 @@ describe("bundle pipeline", () => {
       expect(changes[0]).toEqual({ userOpHash: hash, status: "pending", reason: "claimed for a bundle before a restart and never sent; back in the pool" });
       expect((await restarted.getUserOperationReceipt(hash))?.success).toBe(true);
       expect(await eventsOf(hash)).toBe(1);
+    });
+
+    it("v0.9: an adopted operation whose factory the EntryPoint ignored (IgnoredInitCode) does not count as the factory's inclusion", async () => {
+      const store = createMemoryMempoolStore();
+      const reputation = createMemoryReputationStore();
+      const clock = manualClock();
+      const { bundler: first } = await fx.makeBundler({ store, clock, reputation });
+      const account = await fx.makeAccount("0.9");
+      const entryPoint = account.entryPoint.address;
+      const { factory, factoryData } = (await account.getFactoryArgs()) as { factory: Address; factoryData: Hex };
+      await first.sendUserOperation(await fx.makeOperation(first, account, { to: recipient(), value: 1n }), entryPoint);
+      await first.sendBundleNow(); // deploys the account: the factory's one use
+      const factoryReputation = async () => (await first.dumpReputation(entryPoint)).find((e) => e.address.toLowerCase() === factory.toLowerCase());
+      expect(await factoryReputation()).toMatchObject({ opsSeen: 1, opsIncluded: 1 });
+
+      const dying = dyingSubmitter({ sendFirst: true });
+      const { bundler: dead } = await fx.makeBundler({ store, clock, reputation, submitter: dying, instanceId: "engine-6", settings: { bundling: { claimLeaseMs: 60_000 } } });
+      const op = await fx.makeOperation(dead, account, { to: recipient(), value: 1n }, { factory, factoryData });
+      const hash = await dead.sendUserOperation(op, entryPoint);
+      void dead.sendBundleNow();
+      await dying.reached;
+      const { bundler: peer } = await fx.makeBundler({ store, clock, reputation, instanceId: "engine-7" });
+      clock.advance(60_000);
+      await peer.sendBundleNow();
+      expect((await store.get(hash))?.status).toBe("included");
+      expect(await factoryReputation()).toMatchObject({ opsSeen: 1, opsIncluded: 1 });
     });
 
     it("adopts another engine's sent operations only once its claims lapse", async () => {

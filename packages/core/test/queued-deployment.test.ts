@@ -63,9 +63,9 @@ describe("operations queued behind a new account's deployment", () => {
     },
   );
 
-  it("v0.9: nonce 1 with the factory again is estimated and admitted; both land, the EntryPoint ignoring the second's factory (IgnoredInitCode)", async () => {
+  it("v0.9: nonce 1 with the factory again is estimated and admitted; both land, the EntryPoint ignoring the second's factory (IgnoredInitCode), which reputation does not count", async () => {
     const { bundler } = await fx.makeBundler();
-    const { account, entryPoint, fields } = await newAccount("0.9");
+    const { account, entryPoint, factory, fields } = await newAccount("0.9");
     const to = privateKeyToAccount(generatePrivateKey()).address;
     const first = await fx.makeOperation(bundler, account, { to, value: 1n });
     const deploying = await bundler.sendUserOperation(first, entryPoint);
@@ -75,6 +75,8 @@ describe("operations queued behind a new account's deployment", () => {
     const estimate = await bundler.estimateUserOperationGas({ ...redundant, ...unestimatedGas }, entryPoint);
     expect(estimate.verificationGasLimit).toBeGreaterThan(0n);
     const accepted = await bundler.sendUserOperation(redundant, entryPoint);
+    // Only the deploying operation uses the factory: the EntryPoint will ignore the second's.
+    expect(await reputationOf(bundler, entryPoint, factory)).toMatchObject({ opsSeen: 1, opsIncluded: 0 });
     await bundler.sendBundleNow();
     await bundler.sendBundleNow();
     for (const hash of [deploying, accepted]) expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
@@ -82,6 +84,14 @@ describe("operations queued behind a new account's deployment", () => {
     const ignored = keccak256(toHex("IgnoredInitCode(bytes32,address,address)"));
     const logs = (await bundler.getUserOperationReceipt(accepted))!.receipt.logs;
     expect(logs.filter((log) => log.topics[0] === ignored).map((log) => log.topics[1])).toEqual([accepted]);
+    expect(await reputationOf(bundler, entryPoint, factory)).toMatchObject({ opsSeen: 1, opsIncluded: 1 });
+
+    // The factory again once the account is on chain: ignored too, and not counted either.
+    const later = await fx.makeOperation(bundler, account, { to, value: 4n }, { nonce: 2n, ...noFactory("0.9") });
+    const onChain = await bundler.sendUserOperation(await sign(account, { ...later, ...fields, verificationGasLimit: first.verificationGasLimit } as UserOperation), entryPoint);
+    await bundler.sendBundleNow();
+    expect((await bundler.getUserOperationReceipt(onChain))?.success).toBe(true);
+    expect(await reputationOf(bundler, entryPoint, factory)).toMatchObject({ opsSeen: 1, opsIncluded: 1 });
   });
 
   it("an operation on another nonce key that carries the factory of a pooled deploying operation is refused with AA10 (-32500) at estimation and at send", async () => {

@@ -1,4 +1,4 @@
-import type { AccessList, Address, Hex } from "viem";
+import { type AccessList, type Address, encodeFunctionData, type Hex, parseAbi } from "viem";
 import { type CreateAccessListResult, createAccessList, type RpcAuthorization, type RpcCallRequest } from "../chain/create-access-list.ts";
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { type FailureReason, parseFailureReason } from "../errors/failure-reason.ts";
@@ -7,8 +7,9 @@ import type { ChainClient } from "../ports/chain-client.ts";
 import type { CallState } from "../ports/eth-call.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
 import { encodeHandleOps } from "../userop/encode-handle-ops.ts";
+import { splitNonce } from "../userop/types.ts";
 import { decodeEntryPointRevert } from "../validation/entry-point-revert.ts";
-import { estimateGas } from "../validation/eth-call.ts";
+import { estimateGas, ethCall } from "../validation/eth-call.ts";
 import { maxOf } from "../utils/bigint-math.ts";
 import { bundleGasOf } from "./bundle-gas.ts";
 
@@ -47,10 +48,26 @@ export interface BuildBundleOptions {
   state?: CallState | undefined;
 }
 
+/** What the builder made of the claimed operations. */
+export interface BuiltBundle {
+  /** Undefined when no operation is left to bundle. */
+  bundle: Bundle | undefined;
+  /** Refused by the EntryPoint for good: dropped from the pool. */
+  rejected: RejectedEntry[];
+  /**
+   * Not valid in this bundle but may become valid: a sender's later nonces after its operation
+   * refused here, and an operation whose nonce is ahead of the sender's (AA25, its predecessor
+   * not landed yet). They wait in the pool.
+   */
+  deferred: MempoolEntry[];
+}
+
 /**
  * Turn claimed operations into a `handleOps` call that the node accepts: estimate it, and while
  * the EntryPoint names a failing operation (`FailedOp`), drop that one and try again. Operations
- * valid at admission can fail here when chain state moved on.
+ * valid at admission can fail here when chain state moved on. A refused operation takes the
+ * sender's later nonces (same key) out of the bundle with it, back to the pool: they follow it
+ * once a valid operation takes its nonce.
  */
 export async function buildBundle(
   client: ChainClient,
@@ -59,8 +76,9 @@ export async function buildBundle(
   relayer: Address,
   beneficiary: Address,
   options: BuildBundleOptions = {},
-): Promise<{ bundle: Bundle | undefined; rejected: RejectedEntry[] }> {
+): Promise<BuiltBundle> {
   const rejected: RejectedEntry[] = [];
+  const deferred: MempoolEntry[] = [];
   let candidates = [...entries];
   while (candidates.length > 0) {
     const data = encodeHandleOps(entryPoint, candidates.map((entry) => entry.userOperation), beneficiary);
@@ -83,7 +101,7 @@ export async function buildBundle(
         const created = await accessListOf(client, call);
         if (created) Object.assign(bundle, { accessList: created.accessList, gas: maxOf(bundle.gas, created.gasUsed) });
       }
-      return { bundle, rejected };
+      return { bundle, rejected, deferred };
     }
     const failure = decodeEntryPointRevert(entryPoint.abi, result.data);
     const index = failure?.opIndex;
@@ -92,12 +110,35 @@ export async function buildBundle(
         throw new InfrastructureError(`handleOps estimation failed without revert data: ${result.message}`);
       }
       for (const entry of candidates) rejected.push(rejectedEntry(entry, failure?.reason ?? result.message));
-      return { bundle: undefined, rejected };
+      return { bundle: undefined, rejected, deferred };
     }
-    rejected.push(rejectedEntry(candidates[index]!, failure!.reason));
-    candidates = candidates.filter((_, i) => i !== index);
+    const refused = rejectedEntry(candidates[index]!, failure!.reason);
+    const { userOperation: op } = refused.entry;
+    const chainNonce = refused.failure.code === 25 ? await senderNonce(client, entryPoint, op, options.state) : undefined;
+    // A nonce used already (included elsewhere) holds back none of the sender's later ones.
+    const used = chainNonce !== undefined && chainNonce > op.nonce;
+    const later = used ? [] : candidates.filter(({ userOperation: o }) => sameNonceKey(o, op) && o.nonce > op.nonce);
+    if (chainNonce !== undefined && chainNonce < op.nonce) deferred.push(refused.entry);
+    else rejected.push(refused);
+    deferred.push(...later);
+    candidates = candidates.filter((entry) => entry !== refused.entry && !later.includes(entry));
   }
-  return { bundle: undefined, rejected };
+  return { bundle: undefined, rejected, deferred };
+}
+
+const getNonceAbi = parseAbi(["function getNonce(address sender, uint192 key) view returns (uint256)"]);
+
+/** Whether two operations are of one sender on one nonce key. */
+function sameNonceKey(a: { sender: Address; nonce: bigint }, b: { sender: Address; nonce: bigint }): boolean {
+  return a.sender.toLowerCase() === b.sender.toLowerCase() && splitNonce(a.nonce).key === splitNonce(b.nonce).key;
+}
+
+/** The EntryPoint's next nonce of the operation's sender on its key (`getNonce`), on `state`. */
+async function senderNonce(client: ChainClient, entryPoint: EntryPoint, op: { sender: Address; nonce: bigint }, state: CallState | undefined): Promise<bigint> {
+  const data = encodeFunctionData({ abi: getNonceAbi, functionName: "getNonce", args: [op.sender, splitNonce(op.nonce).key] });
+  const result = await ethCall(client, { to: entryPoint.address, data, ...callState(state) });
+  if (result.reverted) throw new InfrastructureError(`getNonce of ${op.sender} reverted`);
+  return BigInt(result.data);
 }
 
 /** The call fields of a simulation state; none for the latest block. */

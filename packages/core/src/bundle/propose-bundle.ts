@@ -98,7 +98,7 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
   if (chosen.length === 0) return { bundle: undefined, rejected: invalid };
 
   try {
-    const { bundle, rejected } = await buildBundle(
+    const { bundle, rejected, deferred } = await buildBundle(
       context.client,
       entryPoint,
       chosen,
@@ -106,6 +106,8 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
       parameters.beneficiary,
       { ...settings, state: parameters.state },
     );
+    // A sender's nonces after a refused one, or ahead of its nonce, wait in the pool until they are valid.
+    if (deferred.length > 0) await store.requeue(deferred.map((e) => e.userOpHash), context.now());
     if (!bundle) return { bundle: undefined, rejected: [...invalid, ...rejected] };
     const fees = bundleFees(await context.getGasPrice(), bundle.entries.map((e) => e.userOperation), bidCap);
     return { bundle: { ...bundle, fees }, rejected: [...invalid, ...rejected] };

@@ -22,7 +22,8 @@ import { deploysSender } from "../validation/deployment-override.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
 import { refuseDelegatedEntities, refuseSecondDelegate } from "../validation/rules/delegation-rules.ts";
 import { refuseMultipleRoles, refuseUnstakedContext } from "../validation/rules/entity-rules.ts";
-import { refuseRedundantFactory, withQueuedNonce } from "../validation/queued-nonce.ts";
+import { ignoresFactory, refuseRedundantFactory, withQueuedNonce } from "../validation/queued-nonce.ts";
+import { readHashDelegate } from "../validation/hash-delegate.ts";
 import { validationFacts } from "../validation/trace/validation-facts.ts";
 import { validateUserOperation } from "../validation/validate-user-operation.ts";
 import type { BundlerSettings } from "./settings.ts";
@@ -60,7 +61,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   precheckUserOperation(op, { validationGasLimit: settings.gas.validationGasLimit, maxUserOperationBytes: settings.validation.maxUserOperationBytes });
   const bundleGas = bundleGasOf(op);
   if (bundleGas > context.maxBundleGas) throw new BundleGasTooLargeError(bundleGas, context.maxBundleGas);
-  const userOpHash = getUserOperationHash(op, entryPoint, context.chainId);
+  const userOpHash = getUserOperationHash(op, entryPoint, context.chainId, await readHashDelegate(context.client, op, entryPoint));
   const known = await store.get(userOpHash);
   if (known && !readmissibleStatuses.includes(known.status)) throw new DuplicateUserOperationError(userOpHash);
   const safe = context.simulator.mode === "safe";
@@ -109,12 +110,16 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     ...(validation.paymasterContext !== "0x" ? { paymasterContextSize: size(validation.paymasterContext) } : {}),
   };
   // The sender's rules are decided on its operations as the store holds them when this one goes in.
+  // v0.9 ignores the factory of a sender that exists: such a factory is not counted for reputation.
+  const deployed = entryPoint.version === "0.9" && deploysSender(op) && (await context.client.getCode({ address: op.sender })) !== undefined;
+  let factoryIgnored = false;
   const { replaces } = await store.admit(entry, (senderOperations) => {
     refuseOnPool(senderOperations);
+    factoryIgnored = ignoresFactory(entryPoint.version, senderOperations, op, deployed);
     return context.policy.admit({ entry, senderOperations, senderStaked: staked.account });
   });
   if (replaces) context.emit({ userOpHash: replaces.userOpHash, status: "dropped", reason: `replaced by ${userOpHash}` });
-  await context.reputation.admitted(entryPoint.address, op, { senderStaked: staked.account, replaced: replaces?.userOperation });
+  await context.reputation.admitted(entryPoint.address, op, { senderStaked: staked.account, replaced: replaces?.userOperation, factoryIgnored });
   context.emit({ userOpHash, status: "pending" });
   context.logger.debug("operation accepted", { userOpHash, sender: op.sender, entryPoint: entryPoint.address });
   return userOpHash;

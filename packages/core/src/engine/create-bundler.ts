@@ -215,7 +215,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const ports = { client, chainId, store, entryPoints, clock, logger, emit };
 
   const send = { ...ports, submitter, gasLimitMarkupPercent: bundling.gasLimitMarkupPercent };
-  const onIncluded = (entryPoint: Address, op: UserOperation) => reputation.included(entryPoint, op);
+  const onIncluded = (entryPoint: Address, op: UserOperation, facts?: { factoryIgnored?: boolean }) => reputation.included(entryPoint, op, facts);
   const preconfirmations = parameters.preconfirmations ?? createMemoryPreconfirmationStore();
   const tracker = createTransactionTracker({ ...send, feeOracle, settings: tracking, maxFeePerGas: bundling.maxFeePerGas, claimant, claimLeaseMs: bundling.claimLeaseMs, onIncluded, preconfirmations });
   const propose = {

@@ -10,6 +10,7 @@ import { deploysSender } from "../validation/deployment-override.ts";
 import { refuseRedundantFactory, withQueuedNonce } from "../validation/queued-nonce.ts";
 import { checkUserOperationSize } from "../validation/size-limits.ts";
 import { mergeStateOverrides } from "../validation/state-override.ts";
+import { namingPaymaster } from "../validation/validate-user-operation.ts";
 
 export interface EstimationContext extends Omit<EstimateContext, "stateOverride" | "l1DataGas"> {
   client: ChainClient;
@@ -25,6 +26,7 @@ export interface EstimationContext extends Omit<EstimateContext, "stateOverride"
  * `eth_estimateUserOperationGas`: refuse what admission would refuse before any simulation (size,
  * a malleable EIP-7702 authorization, a factory another pooled operation makes redundant), then
  * estimate on top of the caller's state override, as if the sender's queued operations had landed.
+ * A failure the paymaster is blamed for names it, as at admission.
  */
 export async function estimateForCaller(context: EstimationContext, op: UserOperation, entryPointAddress: Address, callerOverride?: StateOverride): Promise<GasEstimate> {
   const entryPoint = context.entryPoints.get(entryPointAddress);
@@ -36,5 +38,7 @@ export async function estimateForCaller(context: EstimationContext, op: UserOper
   const estimate: EstimateContext = { ...context, l1DataGas: l1DataGas && ((o: UserOperation) => l1DataGas(entryPoint, o)) };
   return withQueuedNonce(context, entryPoint, op, (queued) =>
     estimateUserOperationGas({ ...estimate, stateOverride: mergeStateOverrides(callerOverride, queued) }, entryPoint, op),
-  );
+  ).catch((error: unknown) => {
+    throw namingPaymaster(error, op);
+  });
 }

@@ -7,6 +7,8 @@ import { revertReason } from "../utils/revert-reason.ts";
 export const userOperationEventTopic = toEventSelector(
   "UserOperationEvent(bytes32,address,address,uint256,bool,uint256,uint256)",
 );
+/** `IgnoredInitCode(userOpHash, sender, factory)`: v0.9's EntryPoint ignored the factory of a sender that exists. */
+export const ignoredInitCodeTopic = toEventSelector("IgnoredInitCode(bytes32,address,address)");
 /** `BeforeExecution()`, emitted once per bundle before the first execution (v0.6+). */
 export const beforeExecutionTopic = toEventSelector("BeforeExecution()");
 

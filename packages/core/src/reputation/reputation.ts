@@ -59,12 +59,13 @@ export interface Reputation {
   /**
    * `op` entered the mempool: count it as seen for its factory and paymaster, and for its sender
    * when staked (ERC-7562 limits unstaked senders by count instead). A replacement also takes
-   * back the seen count of the operation it replaced (GREP-050).
+   * back the seen count of the operation it replaced (GREP-050). A factory the EntryPoint will
+   * ignore (`factoryIgnored`, v0.9's `IgnoredInitCode`) is not counted.
    */
   admitted(
     entryPoint: Address,
     op: UserOperation,
-    options: { senderStaked: boolean; replaced?: UserOperation },
+    options: { senderStaked: boolean; replaced?: UserOperation; factoryIgnored?: boolean },
   ): Promise<void>;
   /**
    * UREP-020, after validation told who is staked: an unstaked factory or paymaster may have
@@ -73,8 +74,8 @@ export interface Reputation {
    * operation `op` replaces (same sender and nonce) is not counted. Whitelisted entities are exempt.
    */
   checkUnstakedAllowance(entryPoint: Address, op: UserOperation, staked: { factory: boolean; paymaster: boolean }): Promise<void>;
-  /** `op` was included on chain: count it for its tracked entities. */
-  included(entryPoint: Address, op: UserOperation): Promise<void>;
+  /** `op` was included on chain: count it for its tracked entities, but not a factory the EntryPoint ignored (`factoryIgnored`). */
+  included(entryPoint: Address, op: UserOperation, options?: { factoryIgnored?: boolean }): Promise<void>;
   /**
    * `op` was rejected when re-validated for a bundle, for the EntryPoint's `reason`: the entities
    * not accountable (`accountableEntity`) get their seen count back (EREP-015), so a paymaster does
@@ -106,8 +107,8 @@ export function createReputation(
   const statusOf = (entry: ReputationEntry) =>
     anyWhitelisted(entry.address) ? "ok" : reputationStatus(entry, settings);
   const addresses = (entities: readonly Entity[]) => entities.map((e) => e.address);
-  const counted = (op: UserOperation, senderStaked: boolean) =>
-    entitiesOf(op).filter((e) => e.role !== "account" || senderStaked);
+  const counted = (op: UserOperation, senderStaked: boolean, factoryIgnored = false) =>
+    entitiesOf(op).filter((e) => (e.role !== "account" || senderStaked) && !(e.role === "factory" && factoryIgnored));
 
   const inPoolWith = async (entryPoint: Address, address: Address) => (await listNaming(mempool, entryPoint, address)).length;
 
@@ -143,13 +144,13 @@ export function createReputation(
       }
     },
 
-    async admitted(entryPoint, op, { senderStaked, replaced }) {
+    async admitted(entryPoint, op, { senderStaked, replaced, factoryIgnored }) {
       if (replaced) await store.retractSeen(entryPoint, addresses(counted(replaced, senderStaked)));
-      await store.recordSeen(entryPoint, addresses(counted(op, senderStaked)));
+      await store.recordSeen(entryPoint, addresses(counted(op, senderStaked, factoryIgnored)));
     },
 
-    async included(entryPoint, op) {
-      await store.recordIncluded(entryPoint, addresses(entitiesOf(op)));
+    async included(entryPoint, op, options) {
+      await store.recordIncluded(entryPoint, addresses(counted(op, true, options?.factoryIgnored)));
     },
 
     async rejected(entryPoint, op, failure, staked = []) {

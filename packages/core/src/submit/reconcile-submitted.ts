@@ -8,7 +8,9 @@ import type { PreconfirmationStore } from "../ports/preconfirmation-store.ts";
 import { promisedBlockOf, settlePreconfirmation } from "../preconfirmation/settle-preconfirmation.ts";
 import { type NodeTransaction, transactionInNode } from "../chain/transaction-in-node.ts";
 import { findUserOperationEvent } from "../receipt/lookup.ts";
-import { decodeUserOperationEvent } from "../receipt/user-operation-event.ts";
+import { decodeUserOperationEvent, ignoredInitCodeTopic } from "../receipt/user-operation-event.ts";
+import { getLogs } from "../chain/get-logs.ts";
+import { deploysSender } from "../validation/deployment-override.ts";
 import type { StatusListener } from "../status/status-change.ts";
 import type { UserOperation } from "../userop/types.ts";
 
@@ -23,7 +25,8 @@ export interface ReconcileSubmittedContext {
   /** Names this engine in claims. */
   claimant: string;
   claimLeaseMs: number;
-  onIncluded?: (entryPoint: Address, op: UserOperation) => Promise<void>;
+  /** Called for each operation found included (reputation counts it); `factoryIgnored` when v0.9's EntryPoint ignored its factory (`IgnoredInitCode`). */
+  onIncluded?: (entryPoint: Address, op: UserOperation, facts?: { factoryIgnored?: boolean }) => Promise<void>;
   /** Follow operations whose transaction is still pending in the node (the transaction tracker's `watch`). */
   watch: (transactionHash: Hash, entries: readonly MempoolEntry[], options?: { notBefore?: bigint; promised?: boolean }) => void;
   /** Promises made for adopted operations (by this engine before a restart, or by another): kept or broken here. */
@@ -87,7 +90,7 @@ export async function reconcileSubmitted(
         await store.markIncluded(entry.userOpHash, inclusion, clock.now());
         await settlePreconfirmation(context, entry.userOpHash, inclusion);
         emit({ userOpHash: entry.userOpHash, status: "included", transactionHash: event.transactionHash, success: decodeUserOperationEvent(event).success });
-        await context.onIncluded?.(entry.entryPoint, entry.userOperation);
+        await context.onIncluded?.(entry.entryPoint, entry.userOperation, { factoryIgnored: await factoryIgnored(context.client, entry, BigInt(event.blockNumber)) });
         summary.included++;
         continue;
       }
@@ -115,4 +118,14 @@ export async function reconcileSubmitted(
   }
   if (seen.size > 0) logger.info("submitted operations reconciled with the chain", { ...summary });
   return summary;
+}
+
+/**
+ * Whether v0.9's EntryPoint ignored the factory of an operation included in block `blockNumber`
+ * (`IgnoredInitCode`): one `eth_getLogs`, only for a v0.9 operation that carries a factory.
+ */
+async function factoryIgnored(client: ChainClient, entry: MempoolEntry, blockNumber: bigint): Promise<boolean> {
+  if (entry.entryPointVersion !== "0.9" || !deploysSender(entry.userOperation)) return false;
+  const logs = await getLogs(client, { address: entry.entryPoint, topics: [ignoredInitCodeTopic, entry.userOpHash], fromBlock: blockNumber, toBlock: blockNumber });
+  return logs.length > 0;
 }

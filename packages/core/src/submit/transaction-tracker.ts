@@ -10,7 +10,7 @@ import type { PreconfirmationStore } from "../ports/preconfirmation-store.ts";
 import { settlePreconfirmation } from "../preconfirmation/settle-preconfirmation.ts";
 import type { UserOperation } from "../userop/types.ts";
 import type { MinedReceipt } from "../receipt/lookup.ts";
-import { decodeUserOperationEvent, userOperationEventTopic } from "../receipt/user-operation-event.ts";
+import { decodeUserOperationEvent, ignoredInitCodeTopic, userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { type SendBundleContext, type SentBundle, sendTransaction } from "./send-bundle.ts";
 import { SendBundleError } from "./send-error.ts";
 
@@ -38,8 +38,8 @@ export interface TransactionTrackerParameters extends SendBundleContext {
   /** Names this engine in claims: the tracker renews the claims of what it follows. */
   claimant: string;
   claimLeaseMs: number;
-  /** Called for each operation included on chain (reputation counts it). */
-  onIncluded?: (entryPoint: Address, op: UserOperation) => Promise<void>;
+  /** Called for each operation included on chain (reputation counts it); `factoryIgnored` when its logs show v0.9's `IgnoredInitCode`. */
+  onIncluded?: (entryPoint: Address, op: UserOperation, facts?: { factoryIgnored?: boolean }) => Promise<void>;
   /** Where the promises of transactions watched with `promised` are kept or broken. */
   preconfirmations: Pick<PreconfirmationStore, "get" | "settle">;
 }
@@ -195,7 +195,8 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
       attempts.delete(userOpHash);
       if (promisedBlock !== undefined) await settlePromise(userOpHash, promisedBlock, inclusion);
       emit({ userOpHash, status: "included", transactionHash: inclusion.transactionHash, success });
-      await parameters.onIncluded?.(entryPoint, entry.userOperation);
+      const factoryIgnored = logs.some((l) => l.address.toLowerCase() === entryPoint.toLowerCase() && l.topics[0] === ignoredInitCodeTopic && l.topics[1]?.toLowerCase() === userOpHash.toLowerCase());
+      await parameters.onIncluded?.(entryPoint, entry.userOperation, { factoryIgnored });
       const mined = confirming.get(inclusion.transactionHash);
       if (mined) mined.included.push(userOpHash);
       else confirming.set(inclusion.transactionHash, { ...inclusion, included: [userOpHash] });
@@ -242,7 +243,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
     if (watchedTx.scanFrom !== undefined && head.number >= watchedTx.scanFrom) {
       const logs = await getLogs(client, {
         address: watchedTx.entryPoint,
-        topics: [userOperationEventTopic, watchedTx.entries.map((e) => e.userOpHash)],
+        topics: [[userOperationEventTopic, ignoredInitCodeTopic], watchedTx.entries.map((e) => e.userOpHash)],
         fromBlock: watchedTx.scanFrom,
         toBlock: head.number,
       });

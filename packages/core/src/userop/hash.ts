@@ -14,15 +14,15 @@ import { factoryOf, isUserOperationV06, type UserOperation, type UserOperationV0
  *
  * The words are laid out here and hashed natively (`utils/keccak.ts`): viem's version costs about
  * 0.1 ms an operation in ABI encoding and JavaScript keccak. A v0.8+ EIP-7702 operation (factory
- * `0x7702`), whose hash takes the delegate from its authorization, goes to viem's.
+ * `0x7702`), whose hash takes the delegate in place of the marker, goes to viem's: the delegate of
+ * its authorization, else `delegate`, the one in the sender's code now, which the EntryPoint reads
+ * (`_getEip7702Delegate`; `readHashDelegate` reads it).
  */
-export function getUserOperationHash(op: UserOperation, entryPoint: EntryPoint, chainId: number): Hash {
-  const factory = factoryOf(op)?.toLowerCase();
-  // Only v0.8+ read the marker (v0.6 and v0.7 hash initCode as it is, even with an authorization).
-  const marker = factory === "0x7702" || factory === "0x7702000000000000000000000000000000000000";
-  if (marker && entryPoint.version !== "0.6" && entryPoint.version !== "0.7") {
+export function getUserOperationHash(op: UserOperation, entryPoint: EntryPoint, chainId: number, delegate?: Address): Hash {
+  if (hashesDelegate(op, entryPoint.version)) {
     // viem's takes the 7702 delegate into the initCode hash; the paymaster's bytes as the EntryPoint hashes them.
-    const hashed = !isUserOperationV06(op) && entryPoint.version === "0.9" && op.paymaster ? paymasterHashedAs(op) : op;
+    const delegated = !op.authorization && delegate ? { ...op, authorization: { address: delegate } as NonNullable<UserOperation["authorization"]> } : op;
+    const hashed = !isUserOperationV06(delegated) && entryPoint.version === "0.9" && delegated.paymaster ? paymasterHashedAs(delegated) : delegated;
     return viemGetUserOperationHash({ userOperation: hashed, entryPointAddress: entryPoint.address, entryPointVersion: entryPoint.version, chainId });
   }
   if (isUserOperationV06(op)) {
@@ -60,6 +60,16 @@ export function getUserOperationHash(op: UserOperation, entryPoint: EntryPoint, 
   outer.set(domainSeparator(entryPoint.address, chainId), 2);
   outer.set(keccak256Bytes(struct), 34);
   return keccak256(outer);
+}
+
+/**
+ * Whether the EntryPoint hashes the operation's initCode with the sender's EIP-7702 delegate in
+ * place of the `0x7702` marker: v0.8 and later (v0.6 and v0.7 hash initCode as it is).
+ */
+export function hashesDelegate(op: UserOperation, version: EntryPoint["version"]): boolean {
+  const factory = factoryOf(op)?.toLowerCase();
+  const marker = factory === "0x7702" || factory === "0x7702000000000000000000000000000000000000";
+  return marker && version !== "0.6" && version !== "0.7";
 }
 
 /**

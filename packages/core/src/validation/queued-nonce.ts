@@ -36,6 +36,16 @@ export async function withQueuedNonce<T>(
 }
 
 /**
+ * Whether the EntryPoint will ignore the operation's factory: v0.9 ignores the factory data of a
+ * sender already on chain (`deployed`) or deployed by another of its operations in the pool
+ * (`pooled`), and emits `IgnoredInitCode`. Reputation does not count a factory it ignores.
+ */
+export function ignoresFactory(version: EntryPoint["version"], pooled: readonly MempoolEntry[], op: UserOperation, deployed: boolean): boolean {
+  if (version !== "0.9" || !deploysSender(op)) return false;
+  return deployed || pooled.some((e) => e.userOperation.nonce !== op.nonce && deploysSender(e.userOperation));
+}
+
+/**
  * Factory data that another of the sender's operations in the pool (`pooled`, any nonce but its
  * own) makes redundant, by deploying the sender, is refused with the EntryPoint's own answer:
  * AA10 "sender already constructed" (-32500), as whichever lands second would fail in its bundle.

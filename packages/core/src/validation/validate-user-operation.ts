@@ -112,8 +112,11 @@ async function nextBlock(context: { blockNumber?: (() => Promise<bigint>) | unde
   return (await context.blockNumber()) + 1n;
 }
 
-/** A refusal the paymaster is blamed for (an `AA3x` reason) names it, as ERC-7769 asks of -32501. */
-function namingPaymaster(error: unknown, op: UserOperation): unknown {
+/**
+ * A refusal the paymaster is blamed for (an `AA3x` reason) names it, as ERC-7769 asks of -32501:
+ * admission and estimation alike. Other errors pass through unchanged.
+ */
+export function namingPaymaster(error: unknown, op: UserOperation): unknown {
   const paymaster = paymasterOf(op);
   if (!(error instanceof EntryPointRefusalError) || error.failure.entity !== "paymaster" || !paymaster) return error;
   return entryPointRefusal(error.reason, { revertData: error.revertData, deployedBy: error.deployedBy, paymaster });

@@ -257,6 +257,11 @@ describe("JSON-RPC over WebSocket", () => {
       expect((await socket.notification(mine)).params.result.status).toBe("pending");
       const lookup = (await request("eth_getUserOperationByHash", [userOpHash])).result;
       expect(lookup).toMatchObject({ transactionHash: null, blockNumber: null, preconfirmation: { status: "broken", reason } });
+      // Back in the pool, it lands in a later bundle (and leaves nothing behind for other tests).
+      fixture.bundler.setBundlingMode("manual");
+      const [transactionHash] = await fixture.bundler.sendBundleNow();
+      expect((await socket.notification(mine)).params.result).toMatchObject({ status: "submitted", transactionHash });
+      expect((await socket.notification(mine)).params.result).toMatchObject({ status: "included", transactionHash });
     }));
 
   it("reports a replaced operation as dropped", async () => {

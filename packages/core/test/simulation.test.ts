@@ -96,6 +96,36 @@ describe("the engine on a simulated chain and clock", () => {
     expect(transactions.map((hash) => chain.receipt(hash)?.logs.map((log) => log.userOpHash))).toEqual([told, own, own]);
   });
 
+  it("serves a receipt alike at every read while it deepens, and from its new block after a reorg", async () => {
+    const clock = createSimulatedClock(1_750_000_000_000);
+    const chain = createSimulatedChain({ clock });
+    const ops = [syntheticOperation(1), syntheticOperation(2)];
+    const lease = testSigner([generatePrivateKey()]).lease()!;
+    const data = encodeHandleOps(chain.entryPoint, ops, lease.address);
+    const signed = (nonce: number) =>
+      lease.signTransaction({ type: "eip1559", chainId: chain.chainId, to: chain.entryPoint.address, data, nonce, gas: 2_000_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
+    const receiptOf = (hash: Hash) => chain.client.request({ method: "eth_getTransactionReceipt", params: [hash] }) as Promise<{ blockHash: Hash; blockNumber: Hex; logs: { topics: Hash[]; blockHash: Hash; data: Hex }[] } | null>;
+    const hash = await chain.submitter.submit(await signed(0));
+    await clock.advanceBy(1_000);
+    const first = structuredClone(await receiptOf(hash));
+    expect(first?.logs.map((log) => log.topics[1])).toEqual(ops.map((op) => getUserOperationHash(op, chain.entryPoint, chain.chainId)));
+    const readsAlike = async (expected: unknown) => {
+      for (const blocks of [1, 4, 20]) {
+        await clock.advanceBy(blocks * 1_000);
+        const again = await receiptOf(hash);
+        expect(again).toEqual(expected);
+        expect(Object.isFrozen(again?.logs[0])).toBe(true);
+      }
+    };
+    // Its block taken off the chain as soon as it was read: the transaction is mined again in another.
+    chain.reorg(1);
+    await clock.advanceBy(1_000);
+    const remined = structuredClone(await receiptOf(hash));
+    expect(remined?.blockHash).not.toBe(first!.blockHash);
+    expect(remined?.logs.every((log) => log.blockHash === remined.blockHash)).toBe(true);
+    await readsAlike(remined);
+  });
+
   it("refuses an operation whose validation fails, with the EntryPoint's reason, and reports a reverted execution", async () => {
     const failing = syntheticOperation(1);
     const reverting = syntheticOperation(2);

@@ -61,6 +61,18 @@ async function simulated(
   return { clock, chain, bundler, changes, send, statuses: (hash: Hash) => changes.filter((c) => c.userOpHash === hash).map((c) => c.status) };
 }
 
+/** A simulated chain without an engine, two synthetic operations, and their bundle signed at any relayer nonce. */
+function bundleOfTwo() {
+  const clock = createSimulatedClock(1_750_000_000_000);
+  const chain = createSimulatedChain({ clock });
+  const ops = [syntheticOperation(1), syntheticOperation(2)];
+  const lease = testSigner([generatePrivateKey()]).lease()!;
+  const data = encodeHandleOps(chain.entryPoint, ops, lease.address);
+  const signed = (nonce: number) =>
+    lease.signTransaction({ type: "eip1559", chainId: chain.chainId, to: chain.entryPoint.address, data, nonce, gas: 2_000_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
+  return { clock, chain, ops, signed };
+}
+
 describe("the engine on a simulated chain and clock", () => {
   it("admits, bundles and includes operations, block by block, and serves their receipts", async () => {
     const { clock, chain, bundler, send, statuses } = await simulated();
@@ -77,13 +89,7 @@ describe("the engine on a simulated chain and clock", () => {
   });
 
   it("names each operation in its events by the hash the submitter gave with the bundle, or by its own when given none or not one per operation", async () => {
-    const clock = createSimulatedClock(1_750_000_000_000);
-    const chain = createSimulatedChain({ clock });
-    const ops = [syntheticOperation(1), syntheticOperation(2)];
-    const lease = testSigner([generatePrivateKey()]).lease()!;
-    const data = encodeHandleOps(chain.entryPoint, ops, lease.address);
-    const signed = (nonce: number) =>
-      lease.signTransaction({ type: "eip1559", chainId: chain.chainId, to: chain.entryPoint.address, data, nonce, gas: 2_000_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
+    const { clock, chain, ops, signed } = bundleOfTwo();
     const bundle = { entryPoint: chain.entryPoint.address, senders: ops.map((op) => op.sender) };
     const told = [keccak256(toHex("first")), keccak256(toHex("second"))];
     const transactions = [
@@ -97,13 +103,7 @@ describe("the engine on a simulated chain and clock", () => {
   });
 
   it("serves a receipt alike at every read while it deepens, and from its new block after a reorg", async () => {
-    const clock = createSimulatedClock(1_750_000_000_000);
-    const chain = createSimulatedChain({ clock });
-    const ops = [syntheticOperation(1), syntheticOperation(2)];
-    const lease = testSigner([generatePrivateKey()]).lease()!;
-    const data = encodeHandleOps(chain.entryPoint, ops, lease.address);
-    const signed = (nonce: number) =>
-      lease.signTransaction({ type: "eip1559", chainId: chain.chainId, to: chain.entryPoint.address, data, nonce, gas: 2_000_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
+    const { clock, chain, ops, signed } = bundleOfTwo();
     const receiptOf = (hash: Hash) => chain.client.request({ method: "eth_getTransactionReceipt", params: [hash] }) as Promise<{ blockHash: Hash; blockNumber: Hex; logs: { topics: Hash[]; blockHash: Hash; data: Hex }[] } | null>;
     const hash = await chain.submitter.submit(await signed(0));
     await clock.advanceBy(1_000);

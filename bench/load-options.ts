@@ -22,6 +22,10 @@ export const usage = `Usage: pnpm bench [options]
   --estimate            every operation is estimated by the service (eth_estimateUserOperationGas) before
                         it is signed with the estimate's figures and sent, as wallets do; the estimate's
                         latency is recorded
+  --receipts FROM       how the load generator sees an operation land: chain (default: it polls anvil for
+                        UserOperationEvents every 25 ms) or service (each client polls the service's
+                        eth_getUserOperationReceipt with viem's waitForUserOperationReceipt at viem's
+                        default interval, as wallets do; the service's receipt lookups are measured)
   --retry-busy          keep the service's own simulation caps and send a request refused as busy
                         (-32005) again after its Retry-After, as a wallet does; refusals are counted
                         (default: the caps are raised to the offered concurrency, so none is refused)
@@ -44,6 +48,8 @@ export interface LoadOptions {
   bundleSize: number | undefined;
   queueDepth: number;
   estimate: boolean;
+  /** Where receipts are watched: on anvil directly, or through the service as wallets do. */
+  receipts: "chain" | "service";
   retryBusy: boolean;
   requestTimeoutSeconds: number;
   runs: number;
@@ -67,6 +73,7 @@ export function parseLoadOptions(argv: string[]): LoadOptions {
       "bundle-size": { type: "string" },
       "queue-depth": { type: "string", default: "3" },
       estimate: { type: "boolean", default: false },
+      receipts: { type: "string", default: "chain" },
       "retry-busy": { type: "boolean", default: false },
       "request-timeout": { type: "string", default: "120" },
       runs: { type: "string", default: "1" },
@@ -78,6 +85,8 @@ export function parseLoadOptions(argv: string[]): LoadOptions {
   exitWithUsageOnHelp(values.help, usage);
   if (!["0.6", "0.7", "0.8", "0.9"].includes(values.version))
     throw new UsageError(`--version must be 0.6, 0.7, 0.8 or 0.9, got "${values.version}"`);
+  if (values.receipts !== "chain" && values.receipts !== "service")
+    throw new UsageError(`--receipts must be chain or service, got "${values.receipts}"`);
   const ops = integerFlag("ops", values.ops, 1);
   const accounts = integerFlag("accounts", values.accounts, 1);
   if (accounts > ops)
@@ -103,6 +112,7 @@ export function parseLoadOptions(argv: string[]): LoadOptions {
         : integerFlag("bundle-size", values["bundle-size"], 1),
     queueDepth: integerFlag("queue-depth", values["queue-depth"], 0),
     estimate: values.estimate,
+    receipts: values.receipts,
     retryBusy: values["retry-busy"],
     requestTimeoutSeconds: integerFlag("request-timeout", values["request-timeout"], 1),
     runs: integerFlag("runs", values.runs, 1),

@@ -163,11 +163,11 @@ export function summaryTable(report: Report): string {
     ["service CPU s per op", (r) => String(r.serviceCpuSecondsPerOp ?? "-")],
     ["node (anvil) CPU s per op", (r) => String(r.nodeCpuSecondsPerOp ?? "-")],
     [
-      "node requests per op: all (estimate / send / bundle / shared)",
+      "node requests per op: all (estimate / send / bundle / receipt / shared)",
       (r) => {
         const p = r.nodeRequestsPerOp.byPhase;
         const at = (phase: string) => String(p[phase] ?? 0);
-        return `${r.nodeRequestsPerOp.total} (${at("estimate")} / ${at("send")} / ${at("bundle")} / ${at("shared")})`;
+        return `${r.nodeRequestsPerOp.total} (${at("estimate")} / ${at("send")} / ${at("bundle")} / ${at("receipt")} / ${at("shared")})`;
       },
     ],
     [

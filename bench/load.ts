@@ -61,6 +61,10 @@ async function main() {
       ...parameters,
       service: "packages/server in its own Node process, SQLite mempool file",
       gas: "one eth_estimateUserOperationGas per shape (deploying, deployed) on the first account, reused for every account (maxFeePerGas x2)",
+      receiptPollingMs:
+        options.receipts === "service"
+          ? "viem's default pollingInterval of the bundler client (min(max(blockTime / 2, 500), 4000) ms; 4000 without a chain blockTime, as on the devnet)"
+          : "anvil polled for UserOperationEvents every 25 ms",
       accountsDeployed:
         "in setup, before timing, by each account's first operation (nonce 0) through the service",
     },
@@ -194,21 +198,24 @@ async function sendLoad(records: OpRecord[], context: LoadContext): Promise<RunM
   const t0 = performance.now();
   const now = () => performance.now() - t0;
 
-  const watcher = watchUserOperationEvents({
+  const seen = (record: OpRecord, success: boolean, transactionHash: OpRecord["transactionHash"]) => {
+    if (record.includedAt !== undefined) return;
+    record.includedAt = now();
+    record.success = success;
+    record.transactionHash = transactionHash;
+    wake();
+  };
+  // `--receipts service`: each client follows its operation through the service (below) instead.
+  const watcher = options.receipts === "service" ? undefined : watchUserOperationEvents({
     client,
     entryPoint,
     after: lastBlock,
     pollMs: RECEIPT_POLL_MS,
     onEvents(events) {
-      const seenAt = now();
       for (const event of events) {
         const record = byHash.get(event.userOpHash);
-        if (!record || record.includedAt !== undefined) continue;
-        record.includedAt = seenAt;
-        record.success = event.success;
-        record.transactionHash = event.transactionHash;
+        if (record) seen(record, event.success, event.transactionHash);
       }
-      if (events.length > 0) wake();
     },
     onError: (error) => log(`receipt watcher: ${describeError(error)} (retrying)`),
   });
@@ -243,6 +250,15 @@ async function sendLoad(records: OpRecord[], context: LoadContext): Promise<RunM
     options.rate === undefined
       ? new Map<OpRecord, number>()
       : openLoopSchedule(lanes, options.rate);
+
+  /** As a wallet does: poll the service's eth_getUserOperationReceipt at viem's default interval. */
+  const followReceipt = (record: OpRecord) =>
+    bundler
+      .waitForUserOperationReceipt({ hash: record.hash, timeout: options.timeoutSeconds * 1000 })
+      .then(
+        (receipt) => seen(record, receipt.success, receipt.receipt.transactionHash),
+        (error) => log(`receipt of ${record.hash}: ${describeError(error)}`),
+      );
 
   await Promise.all(
     lanes.map(async (lane) => {
@@ -280,6 +296,7 @@ async function sendLoad(records: OpRecord[], context: LoadContext): Promise<RunM
           record.acceptedAt = now();
           if (hash !== record.hash)
             record.error = `the service returned hash ${hash}, expected ${record.hash}`;
+          else if (options.receipts === "service") followReceipt(record);
         } catch (error) {
           record.error = describeError(error);
           record.timedOut = error instanceof Error && error.name === "TimeoutError";
@@ -303,7 +320,7 @@ async function sendLoad(records: OpRecord[], context: LoadContext): Promise<RunM
   const self = process.cpuUsage(cpuBefore.self);
   const cpuAfter = { service: processCpuSeconds(service.pid), anvil: anvilCpu() };
   const nodeRequestTally = await nodeRequests.tally();
-  await watcher.stop();
+  await watcher?.stop();
 
   const delta = (after: number | undefined, before: number | undefined) =>
     after === undefined || before === undefined
@@ -329,7 +346,7 @@ async function sendLoad(records: OpRecord[], context: LoadContext): Promise<RunM
 function writeReport(report: Report, options: LoadOptions): string[] {
   const dir = resolve(options.out);
   mkdirSync(dir, { recursive: true });
-  const name = `load-v${options.version}-${options.ops}ops-${options.accounts}accounts${options.estimate ? "-estimate" : ""}${options.retryBusy ? "-retry-busy" : ""}`;
+  const name = `load-v${options.version}-${options.ops}ops-${options.accounts}accounts${options.estimate ? "-estimate" : ""}${options.retryBusy ? "-retry-busy" : ""}${options.receipts === "service" ? "-receipts" : ""}`;
   const json = join(dir, `${name}.json`);
   const md = join(dir, `${name}.md`);
   writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);

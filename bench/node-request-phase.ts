@@ -7,6 +7,10 @@
  *   operation's deployment);
  * - bundle: estimating, sending and following bundles (`handleOps`, code hashes, the relayers'
  *   balances and nonces, receipts);
+ * - receipt: what only receipt and operation lookups ask (`eth_getUserOperationReceipt`,
+ *   `eth_getUserOperationByHash`): the latest block number, a block by its number (is a kept
+ *   receipt's block still canonical) and log scans. Their reads of a bundle's transaction receipt
+ *   look like the tracker's and count in bundle;
  * - shared: fee suggestions, blocks and the chain id, which estimation and bundling both read.
  */
 import { type Abi, type Address, toFunctionSelector } from "viem";
@@ -15,7 +19,7 @@ import gasLimitSearch from "../packages/core/src/gas/artifacts/GasLimitSearch.js
 };
 
 /** What one JSON-RPC request to the node was for. */
-export type NodeRequestPhase = "estimate" | "send" | "bundle" | "shared" | "other";
+export type NodeRequestPhase = "estimate" | "send" | "bundle" | "receipt" | "shared" | "other";
 
 const estimateSelectors = new Set<string>([
   ...(gasLimitSearch.abi as Abi).flatMap((item) =>
@@ -37,12 +41,11 @@ const bundleMethods = new Set([
   "eth_getTransactionReceipt",
   "eth_getTransactionByHash",
   "eth_getTransactionCount",
-  "eth_getLogs",
   "eth_createAccessList",
 ]);
+const receiptMethods = new Set(["eth_blockNumber", "eth_getLogs"]);
 const sharedMethods = new Set([
   "eth_getBlockByNumber",
-  "eth_blockNumber",
   "eth_chainId",
   "eth_maxPriorityFeePerGas",
   "eth_gasPrice",
@@ -65,6 +68,10 @@ export function nodeRequestPhase(relayers: readonly Address[]) {
       return estimateSelectors.has(selector) ? "estimate" : "bundle";
     }
     if (bundleMethods.has(method)) return "bundle";
+    if (receiptMethods.has(method)) return "receipt";
+    // The latest block is everyone's; a block by number is a lookup's.
+    if (method === "eth_getBlockByNumber" && /^0x[0-9a-f]+$/i.test(String(request.params?.[0])))
+      return "receipt";
     if (sharedMethods.has(method)) return "shared";
     return "other";
   };

@@ -34,11 +34,12 @@ export function distribution(values: readonly number[]): Distribution {
 
 /**
  * The median of every number across `samples` of one shape, field by field (nested objects
- * too); arrays are concatenated, other values taken from the first sample. Medians because the
- * machine is shared and noisy: one slow run should not move the recorded figure.
+ * too); arrays are concatenated, other values taken from the first sample. A field some samples
+ * lack (a phase with no node request in one run, say) is the median of those that have it.
+ * Medians because the machine is shared and noisy: one slow run should not move the recorded figure.
  */
 export function medianOf<T>(samples: readonly T[]): T {
-  const first = samples[0];
+  const first = samples.find((v) => v !== undefined);
   if (typeof first === "number") {
     const values = samples
       .filter((v): v is T & number => typeof v === "number")
@@ -47,11 +48,11 @@ export function medianOf<T>(samples: readonly T[]): T {
   }
   if (Array.isArray(first)) return samples.flatMap((v) => v as unknown[]) as T;
   if (first === null || typeof first !== "object") return first as T;
-  const keys = new Set(samples.flatMap((v) => Object.keys(v as object)));
+  const keys = new Set(samples.flatMap((v) => (v && typeof v === "object" ? Object.keys(v) : [])));
   return Object.fromEntries(
     [...keys].map((key) => [
       key,
-      medianOf(samples.map((v) => (v as Record<string, unknown>)[key])),
+      medianOf(samples.map((v) => (v as Record<string, unknown> | undefined)?.[key])),
     ]),
   ) as T;
 }

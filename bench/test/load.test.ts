@@ -45,17 +45,17 @@ afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 describe("bench/load.ts", () => {
   // The one run of the benchmark in these tests: small, offered open-loop, a block a second.
-  it("records every metric of a small open-loop run with estimates on a devnet with a block time, with the command and the machine", {
+  it("records every metric of a small open-loop run with estimates and receipts through the service on a devnet with a block time, with the command and the machine", {
     timeout: 180_000,
   }, async () => {
-    const args = ["--ops", "4", "--accounts", "2", "--rate", "4", "--block-time", "1", "--estimate", "--out", outDir];
+    const args = ["--ops", "4", "--accounts", "2", "--rate", "4", "--block-time", "1", "--estimate", "--receipts", "service", "--out", outDir];
     const started = Date.now();
     const { code, stdout, stderr } = await runBench(args).done;
     const ended = Date.now();
     expect(code, stderr).toBe(0);
     expect(stdout).toContain("accepted ops/s");
 
-    const file = join(outDir, "load-v0.7-4ops-2accounts-estimate.json");
+    const file = join(outDir, "load-v0.7-4ops-2accounts-estimate-receipts.json");
     const report = JSON.parse(readFileSync(file, "utf8"));
     expect(report.command).toBe(
       `node --experimental-strip-types --no-warnings bench/load.ts ${args.join(" ")}`,
@@ -73,6 +73,7 @@ describe("bench/load.ts", () => {
       rate: 4,
       blockTime: 1,
       estimate: true,
+      receipts: "service",
       runs: 1,
     });
 
@@ -109,6 +110,8 @@ describe("bench/load.ts", () => {
     expect(perOp.byMethod.estimate["eth_call 0x0efeea38"]).toBeGreaterThanOrEqual(1);
     expect(perOp.byMethod.send["debug_traceCall 0xc3bce009"]).toBeGreaterThanOrEqual(1);
     expect(perOp.byMethod.bundle.eth_sendRawTransaction).toBeGreaterThan(0);
+    // Each client saw its receipt through the service, whose lookups asked the node.
+    expect(perOp.byPhase.receipt).toBeGreaterThan(0);
     expect(perOp.byMethod.other).toBeUndefined();
     expect(perOp.total).toBeCloseTo(
       Object.values(perOp.byPhase as Record<string, number>).reduce((a, b) => a + b, 0),
@@ -116,7 +119,7 @@ describe("bench/load.ts", () => {
     );
     expect(report.runs).toEqual([r]);
 
-    const summary = readFileSync(join(outDir, "load-v0.7-4ops-2accounts-estimate.md"), "utf8");
+    const summary = readFileSync(join(outDir, "load-v0.7-4ops-2accounts-estimate-receipts.md"), "utf8");
     expect(summary).toContain(report.command);
     expect(summary).toContain("| metric | value |");
     expect(summary).toContain(`| time to receipt p50 / p95 (ms) | ${r.timeToReceiptMs.p50} / ${r.timeToReceiptMs.p95} |`);
@@ -161,7 +164,12 @@ describe("bench/load.ts", () => {
     // Each run's p50 and p95 of its two send latencies, and the medians of those: 200 of 200, 300, 150; 290 of 290, 390, 240.
     expect(table).toContain("| send latency p50 / p95 (ms) | 200 / 290 | 200 / 290 | 300 / 390 | 150 / 240 |");
     expect(table).toContain("| operations accepted / sent | 2 / 2 | 2 / 2 | 2 / 2 | 2 / 2 |");
-    expect(table).toContain("| node requests per op: all (estimate / send / bundle / shared) | 1 (0 / 1 / 0 / 0) |");
+    expect(table).toContain("| node requests per op: all (estimate / send / bundle / receipt / shared) | 1 (0 / 1 / 0 / 0 / 0) |");
+  });
+
+  it("takes the median of a field over the runs that have it: a phase without requests in one run", () => {
+    const runs = [{ byPhase: { send: 1, receipt: 0.5 } }, { byPhase: { send: 3 } }, { byPhase: { send: 2, receipt: 1.5 } }];
+    expect(medianOf(runs)).toEqual({ byPhase: { send: 2, receipt: 1 } });
   });
 
   it("offers operations open-loop: the i-th, taking the accounts in turn, due at i / rate seconds", () => {

@@ -9,6 +9,7 @@ import {
   toEventSelector,
 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BundlerSettingsInput } from "../src/engine/settings.ts";
 import type { ChainClient } from "../src/ports/chain-client.ts";
 import type { UserOperationReceipt } from "../src/receipt/lookup.ts";
 import { encodeUserOperationReceipt } from "../src/rpc/encode.ts";
@@ -30,8 +31,8 @@ describe("user operation receipts", () => {
   afterAll(() => fx?.devnet.stop());
 
   /** An included operation that deposited to its EntryPoint: its one log is `Deposited`. */
-  async function includedDeposit(version: EntryPointVersion, client?: ChainClient) {
-    const { bundler } = await fx.makeBundler({ client });
+  async function includedDeposit(version: EntryPointVersion, client?: ChainClient, settings?: BundlerSettingsInput) {
+    const { bundler } = await fx.makeBundler({ client, settings });
     const account = await fx.makeAccount(version);
     const entryPoint = account.entryPoint.address;
     const data = encodeFunctionData({ abi: depositTo, args: [account.address] });
@@ -91,12 +92,35 @@ describe("user operation receipts", () => {
     },
   );
 
-  it("the receipt of an operation the engine recorded as included costs the node its transaction's receipt and the block number, no log scan", async () => {
+  it("the receipt of an operation the engine saw included comes from its tracker: one node request, its block still canonical, and confirmations from the tracker's head", async () => {
     const node = fx.countingClient();
-    const { bundler, hash } = await includedDeposit("0.7", node.client);
+    const { bundler, hash, transactionHash } = await includedDeposit("0.7", node.client, { tracking: { blockPollingIntervalMs: 20 } });
     node.reset();
-    expect((await bundler.getUserOperationReceipt(hash))?.success).toBe(true);
-    expect(node.requests).toEqual({ eth_getTransactionReceipt: 1, eth_blockNumber: 1 });
+    const receipt = await bundler.getUserOperationReceipt(hash);
+    expect(receipt?.success).toBe(true);
+    expect(receipt?.receipt.confirmations).toBe(1n);
+    const { confirmations: _, ...transaction } = receipt!.receipt;
+    expect(transaction).toEqual(await fx.client.getTransactionReceipt({ hash: transactionHash }));
+    expect(node.requests).toEqual({ eth_getBlockByNumber: 1 });
+
+    await fx.client.request({ method: "anvil_mine" as never, params: ["0x2"] as never });
+    bundler.start();
+    try {
+      // Once the tracker has followed the two new blocks, the receipt counts them.
+      await expect.poll(async () => (await bundler.getUserOperationReceipt(hash))?.receipt.confirmations).toBe(3n);
+    } finally {
+      await bundler.stop();
+    }
+  });
+
+  it("a kept receipt whose block was reorged out is not served, even before the tracker sees the reorg", async () => {
+    // Not started: the tracker saw the bundle mined and will see no later block.
+    const { bundler, hash } = await includedDeposit("0.7");
+    const before = (await bundler.getUserOperationReceipt(hash))!;
+    await fx.client.request({ method: "anvil_reorg" as never, params: [1, []] as never });
+    expect((await fx.client.getBlock({ blockNumber: before.receipt.blockNumber })).hash).not.toBe(before.receipt.blockHash);
+    const after = await bundler.getUserOperationReceipt(hash);
+    expect(after?.receipt.blockHash).not.toBe(before.receipt.blockHash);
   });
 
   it("a submitted operation is looked up by its recorded transaction, no log scan: none while it waits in the node, the receipt once mined", async () => {

@@ -259,7 +259,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const loop = createBundlingLoop({ ...ports, blocks, tracker, bundleSender, state, reconcile, housekeeping, pollIntervalMs: tracking.blockPollingIntervalMs, receiptTimeoutMs: bundling.receiptTimeoutMs });
   const admission = { ...ports, simulator, policy, reputation, feeOracle, settings, maxBundleGas, preVerificationGas: parameters.preVerificationGas, l1DataGas };
   const estimation = { ...ports, feeOracle, settings: gas, maxUserOperationBytes: validation.maxUserOperationBytes, preVerificationGas: parameters.preVerificationGas, l1DataGas };
-  const lookup = { client, store, entryPoints, receiptLookupRange };
+  const lookup = { client, store, entryPoints, receiptLookupRange, minedReceipt: tracker.minedReceipt };
 
   return {
     chainId,

@@ -53,11 +53,19 @@ export interface UserOperationReceipt extends ViemUserOperationReceipt {
   receipt: UserOperationTransactionReceipt;
 }
 
+/** A bundle receipt the transaction tracker read when the bundle was mined, kept for lookups, and the latest block the tracker followed. */
+export interface MinedReceipt {
+  receipt: RpcMinedReceipt;
+  head: bigint;
+}
+
 export interface LookupContext {
   client: ChainClient;
   store: MempoolStore;
   entryPoints: EntryPointRegistry;
   receiptLookupRange: bigint;
+  /** The receipts the transaction tracker kept of the bundles it saw mined (`TransactionTracker.minedReceipt`). */
+  minedReceipt?: ((transactionHash: Hash) => MinedReceipt | undefined) | undefined;
 }
 
 /**
@@ -102,9 +110,18 @@ export async function findUserOperationEvent(
   return logs.find((log) => !log.removed);
 }
 
-/** The receipt of an included operation, or undefined while it is pending or unknown. */
+/**
+ * The receipt of an included operation, or undefined while it is pending or unknown. An operation
+ * this engine saw included is answered from the receipt its tracker kept, with one node request:
+ * the block at its height, which must still be the receipt's, so a receipt whose block was
+ * reorged out is never served, at any depth and before the tracker notices. Others are read from
+ * the node: the recorded transaction's receipt, else the logs.
+ */
 export async function getUserOperationReceipt(context: LookupContext, userOpHash: Hash): Promise<UserOperationReceipt | undefined> {
-  const found = await findEvent(context, userOpHash);
+  const entry = await context.store.get(userOpHash);
+  const kept = await keptReceipt(context, entry);
+  if (kept) return userOperationReceipt(userOpHash, kept.event, kept.receipt, kept.head);
+  const found = await findEvent(context, userOpHash, entry);
   if (!found) return undefined;
   const { event } = found;
   // The receipt the record's event came from is reused; one found in the logs is read.
@@ -113,6 +130,23 @@ export async function getUserOperationReceipt(context: LookupContext, userOpHash
     context.client.getBlockNumber({ cacheTime: 0 }),
   ]);
   if (!rpcReceipt) return undefined;
+  return userOperationReceipt(userOpHash, event, rpcReceipt, latest);
+}
+
+/** The tracker's kept receipt of an included operation, while its block is canonical. */
+async function keptReceipt(context: LookupContext, entry: MempoolEntry | undefined) {
+  const inclusion = entry?.status === "included" ? entry.inclusion : undefined;
+  const kept = inclusion && context.minedReceipt?.(inclusion.transactionHash);
+  if (!kept || kept.receipt.blockHash !== inclusion.blockHash) return undefined;
+  const event = kept.receipt.logs.find((l) => l.topics[0] === userOperationEventTopic && l.topics[1] === entry!.userOpHash);
+  if (!event) return undefined;
+  const block = await context.client.getBlock({ blockNumber: inclusion.blockNumber, includeTransactions: false });
+  if (block.hash !== inclusion.blockHash) return undefined;
+  return { ...kept, event };
+}
+
+/** The domain receipt of `userOpHash` from its event, the bundle's receipt and the latest block number. */
+function userOperationReceipt(userOpHash: Hash, event: RawLog, rpcReceipt: RpcMinedReceipt, latest: bigint): UserOperationReceipt {
   const receipt = formatTransactionReceipt(rpcReceipt);
   const decoded = decodeUserOperationEvent(event);
   const logs = logsOfUserOperation(receipt.logs, userOpHash, event.address);

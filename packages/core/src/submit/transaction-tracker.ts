@@ -9,6 +9,7 @@ import type { Inclusion, MempoolEntry } from "../ports/mempool-store.ts";
 import type { PreconfirmationStore } from "../ports/preconfirmation-store.ts";
 import { settlePreconfirmation } from "../preconfirmation/settle-preconfirmation.ts";
 import type { UserOperation } from "../userop/types.ts";
+import type { MinedReceipt } from "../receipt/lookup.ts";
 import { decodeUserOperationEvent, userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { type SendBundleContext, type SentBundle, sendTransaction } from "./send-bundle.ts";
 import { SendBundleError } from "./send-error.ts";
@@ -64,7 +65,17 @@ export interface TransactionTracker {
   readonly size: number;
   /** Whether the tracker follows `userOpHash` now (in a bundle it sent or a transaction it watches). */
   follows(userOpHash: Hash): boolean;
+  /**
+   * The receipt of a transaction in which the tracker recorded operations included, kept so
+   * receipt lookups need not read it from the node again; undefined once it left the canonical
+   * chain as far as the tracker saw, or was forgotten (the latest `MINED_RECEIPTS_KEPT_OPS`
+   * operations' receipts are kept). `head` is the latest block the tracker followed.
+   */
+  minedReceipt(transactionHash: Hash): MinedReceipt | undefined;
 }
+
+/** Receipts of mined bundles are kept for the latest this many included operations. */
+export const MINED_RECEIPTS_KEPT_OPS = 4096;
 
 interface Tracked {
   sent: SentBundle;
@@ -102,7 +113,8 @@ interface Confirming {
  * for `replaceAfterBlocks` with higher fees; cancels it with a zero-value transfer to the
  * relayer itself when its operations no longer repay the fees it would need; releases the
  * relayer only once its nonce is taken on chain; and watches mined bundles for `reorgDepth`
- * blocks, taking their operations back when their block leaves the canonical chain.
+ * blocks, taking their operations back when their block leaves the canonical chain. It keeps the
+ * receipts it read of mined bundles, so receipt lookups need not read them again.
  */
 export function createTransactionTracker(parameters: TransactionTrackerParameters): TransactionTracker {
   const { client, store, clock, logger, emit, feeOracle, settings, maxFeePerGas } = parameters;
@@ -121,6 +133,24 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
   }
   /** Mined bundles each operation was left out of. */
   const attempts = new Map<Hash, number>();
+  /** Receipts of transactions that included operations, oldest first, with how many each included. */
+  const minedReceipts = new Map<Hash, { receipt: RpcMinedReceipt; included: number }>();
+  let keptOps = 0;
+  /** The latest block a pass of the tracker completed. */
+  let lastHead: bigint | undefined;
+  function keepReceipt(receipt: RpcMinedReceipt, included: number) {
+    forgetReceipt(receipt.transactionHash);
+    minedReceipts.set(receipt.transactionHash, { receipt, included });
+    keptOps += included;
+    for (const hash of minedReceipts.keys()) {
+      if (keptOps <= MINED_RECEIPTS_KEPT_OPS || hash === receipt.transactionHash) break;
+      forgetReceipt(hash);
+    }
+  }
+  function forgetReceipt(transactionHash: Hash) {
+    keptOps -= minedReceipts.get(transactionHash)?.included ?? 0;
+    minedReceipts.delete(transactionHash);
+  }
   let running: Promise<void> = Promise.resolve();
   let renewedAt = Number.NEGATIVE_INFINITY;
 
@@ -179,6 +209,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
    */
   async function recordReceipt(entryPoint: Address, entries: readonly MempoolEntry[], receipt: RpcMinedReceipt, why: string, promisedBlock?: bigint) {
     const included = await include(entryPoint, entries, receipt.logs, promisedBlock);
+    if (included.size > 0) keepReceipt(receipt, included.size);
     const leftOut = entries.filter((e) => !included.has(e.userOpHash)).map((e) => e.userOpHash);
     if (promisedBlock !== undefined) for (const userOpHash of leftOut) await settlePromise(userOpHash, promisedBlock, undefined);
     await leaveOut(leftOut, why, receipt.transactionHash);
@@ -313,9 +344,11 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
       const inclusion = { transactionHash: receipt.transactionHash, blockHash: receipt.blockHash, blockNumber: BigInt(receipt.blockNumber) };
       for (const userOpHash of watched.included) await store.markIncluded(userOpHash, inclusion, clock.now());
       Object.assign(watched, { blockHash: inclusion.blockHash, blockNumber: inclusion.blockNumber });
+      keepReceipt(receipt, watched.included.length);
       return;
     }
     confirming.delete(watched.transactionHash);
+    forgetReceipt(watched.transactionHash);
     const reason = "its block left the canonical chain";
     if (await pendingInNode(watched.transactionHash)) {
       // Unclaimed once included: a peer may adopt them too; both record the same receipt.
@@ -384,6 +417,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
             ),
           ),
         ]);
+        lastHead = head.number;
       });
       return running;
     },
@@ -392,6 +426,12 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
 
     get size() {
       return tracked.size;
+    },
+
+    minedReceipt(transactionHash) {
+      const kept = minedReceipts.get(transactionHash);
+      if (!kept || lastHead === undefined) return undefined;
+      return { receipt: kept.receipt, head: lastHead };
     },
 
     follows(userOpHash) {

@@ -61,6 +61,18 @@ async function simulated(
   return { clock, chain, bundler, changes, send, statuses: (hash: Hash) => changes.filter((c) => c.userOpHash === hash).map((c) => c.status) };
 }
 
+/** A simulated chain without an engine, two synthetic operations, and their bundle signed at any relayer nonce. */
+function bundleOfTwo() {
+  const clock = createSimulatedClock(1_750_000_000_000);
+  const chain = createSimulatedChain({ clock });
+  const ops = [syntheticOperation(1), syntheticOperation(2)];
+  const lease = testSigner([generatePrivateKey()]).lease()!;
+  const data = encodeHandleOps(chain.entryPoint, ops, lease.address);
+  const signed = (nonce: number) =>
+    lease.signTransaction({ type: "eip1559", chainId: chain.chainId, to: chain.entryPoint.address, data, nonce, gas: 2_000_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
+  return { clock, chain, ops, signed };
+}
+
 describe("the engine on a simulated chain and clock", () => {
   it("admits, bundles and includes operations, block by block, and serves their receipts", async () => {
     const { clock, chain, bundler, send, statuses } = await simulated();
@@ -77,13 +89,7 @@ describe("the engine on a simulated chain and clock", () => {
   });
 
   it("names each operation in its events by the hash the submitter gave with the bundle, or by its own when given none or not one per operation", async () => {
-    const clock = createSimulatedClock(1_750_000_000_000);
-    const chain = createSimulatedChain({ clock });
-    const ops = [syntheticOperation(1), syntheticOperation(2)];
-    const lease = testSigner([generatePrivateKey()]).lease()!;
-    const data = encodeHandleOps(chain.entryPoint, ops, lease.address);
-    const signed = (nonce: number) =>
-      lease.signTransaction({ type: "eip1559", chainId: chain.chainId, to: chain.entryPoint.address, data, nonce, gas: 2_000_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
+    const { clock, chain, ops, signed } = bundleOfTwo();
     const bundle = { entryPoint: chain.entryPoint.address, senders: ops.map((op) => op.sender) };
     const told = [keccak256(toHex("first")), keccak256(toHex("second"))];
     const transactions = [
@@ -94,6 +100,30 @@ describe("the engine on a simulated chain and clock", () => {
     await clock.advanceBy(1_000);
     const own = ops.map((op) => getUserOperationHash(op, chain.entryPoint, chain.chainId));
     expect(transactions.map((hash) => chain.receipt(hash)?.logs.map((log) => log.userOpHash))).toEqual([told, own, own]);
+  });
+
+  it("serves a receipt alike at every read while it deepens, and from its new block after a reorg", async () => {
+    const { clock, chain, ops, signed } = bundleOfTwo();
+    const receiptOf = (hash: Hash) => chain.client.request({ method: "eth_getTransactionReceipt", params: [hash] }) as Promise<{ blockHash: Hash; blockNumber: Hex; logs: { topics: Hash[]; blockHash: Hash; data: Hex }[] } | null>;
+    const hash = await chain.submitter.submit(await signed(0));
+    await clock.advanceBy(1_000);
+    const first = structuredClone(await receiptOf(hash));
+    expect(first?.logs.map((log) => log.topics[1])).toEqual(ops.map((op) => getUserOperationHash(op, chain.entryPoint, chain.chainId)));
+    const readsAlike = async (expected: unknown) => {
+      for (const blocks of [1, 4, 20]) {
+        await clock.advanceBy(blocks * 1_000);
+        const again = await receiptOf(hash);
+        expect(again).toEqual(expected);
+        expect(Object.isFrozen(again?.logs[0])).toBe(true);
+      }
+    };
+    // Its block taken off the chain as soon as it was read: the transaction is mined again in another.
+    chain.reorg(1);
+    await clock.advanceBy(1_000);
+    const remined = structuredClone(await receiptOf(hash));
+    expect(remined?.blockHash).not.toBe(first!.blockHash);
+    expect(remined?.logs.every((log) => log.blockHash === remined.blockHash)).toBe(true);
+    await readsAlike(remined);
   });
 
   it("refuses an operation whose validation fails, with the EntryPoint's reason, and reports a reverted execution", async () => {

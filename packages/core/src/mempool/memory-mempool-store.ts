@@ -379,16 +379,22 @@ function copyPlain<T>(value: T): T {
   return copy as T;
 }
 
-/** A copy without the bookkeeping, and without unset optional fields. */
+/** The store's own fields of `Stored`, never handed out. */
+const bookkeeping = new Set(["sender", "claimedBy", "claimedUntil"]);
+/** Optional fields of `MempoolEntry`, left out when unset. */
+const optional = new Set(["transactionHash", "inclusion", "failureReason", "validation", "paymasterContextSize"]);
+
+/**
+ * A copy without the bookkeeping, and without unset optional fields: built in one pass, the
+ * fields in the order they are stored, rather than copied whole and then deleted from (which
+ * also leaves the copy slow to read).
+ */
 function toEntry(stored: Stored): MempoolEntry {
-  const {
-    sender: _sender,
-    claimedBy: _claimedBy,
-    claimedUntil: _claimedUntil,
-    ...entry
-  } = copyPlain(stored);
-  for (const key of ["transactionHash", "inclusion", "failureReason", "validation", "paymasterContextSize"] as const) {
-    if (entry[key] === undefined) delete entry[key];
+  const entry: Record<string, unknown> = {};
+  for (const key of Object.keys(stored)) {
+    const value = (stored as unknown as Record<string, unknown>)[key];
+    if (bookkeeping.has(key) || (value === undefined && optional.has(key))) continue;
+    entry[key] = copyPlain(value);
   }
-  return entry;
+  return entry as unknown as MempoolEntry;
 }

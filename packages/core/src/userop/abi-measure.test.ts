@@ -78,6 +78,7 @@ describe("measureUserOperation", () => {
     // viem takes odd hex, padded: the measure follows it.
     const odd = { ...op, callData: "0x123" } as const;
     expect(measureUserOperation(odd)).toEqual(measureEncoded(encoded(odd, false)));
+    expect(userOperationSize(odd)).toBe(encodedUserOperationSize(odd));
     expect(() =>
       measureUserOperation({ ...op, sender: "0xAbCdEf0000000000000000000000000000000001" }),
     ).toThrow(/Address .* is invalid/);

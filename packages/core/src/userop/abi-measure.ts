@@ -45,24 +45,26 @@ function wordZeros(value: bigint): number {
  * padded data) would measure, without building it. `undefined` for a value the encoder would
  * refuse (out of range, odd or non-hex): the caller encodes then, and gets the encoder's error.
  */
-function measureFields(fields: readonly Field[]): AbiMeasure | undefined {
+function measureFields(fields: readonly Field[], countZeros: boolean): AbiMeasure | undefined {
   let size = 32 * fields.length;
   let zeroBytes = 0;
   for (const field of fields) {
     if (!isPlainField(field)) return undefined;
     if ("word" in field) {
-      zeroBytes += wordZeros(field.word);
+      if (countZeros) zeroBytes += wordZeros(field.word);
     } else if ("fixed" in field) {
       // Addresses are left-padded, bytes32 is exact: either way 32 bytes, the missing ones zero.
-      zeroBytes += 32 - (field.fixed.length - 2) / 2 + zeroPairs(field.fixed, 2);
+      if (countZeros) zeroBytes += 32 - (field.fixed.length - 2) / 2 + zeroPairs(field.fixed, 2);
     } else {
       const length = (field.bytes.length - 2) / 2;
       const padded = Math.ceil(length / 32) * 32;
-      zeroBytes +=
-        wordZeros(BigInt(size)) +
-        wordZeros(BigInt(length)) +
-        zeroPairs(field.bytes, 2) +
-        (padded - length);
+      if (countZeros) {
+        zeroBytes +=
+          wordZeros(BigInt(size)) +
+          wordZeros(BigInt(length)) +
+          zeroPairs(field.bytes, 2) +
+          (padded - length);
+      }
       size += 32 + padded;
     }
   }
@@ -86,7 +88,16 @@ export function measureEncoded(encoded: Hex): AbiMeasure {
  */
 export function measureUserOperation(op: UserOperation, prefix?: Hex): AbiMeasure {
   const fields: Field[] = [...(prefix ? [{ fixed: prefix }] : []), ...structFields(op)];
-  return measureFields(fields) ?? measureEncoded(encodeFields(fields));
+  return measureFields(fields, true) ?? measureEncoded(encodeFields(fields));
+}
+
+/**
+ * `measureUserOperation(op).size` without counting zero bytes: the size limit (LIM-010) at
+ * admission, and each candidate's share of a bundle's calldata, need only the size.
+ */
+export function measureUserOperationSize(op: UserOperation): number {
+  const fields = structFields(op);
+  return (measureFields(fields, false) ?? measureEncoded(encodeFields(fields))).size;
 }
 
 /** The struct's fields in the EntryPoint's order: the v0.6 `UserOperation` or the v0.7+ `PackedUserOperation`. */

@@ -45,21 +45,17 @@ export function getUserOperationHash(op: UserOperation, entryPoint: EntryPoint, 
     return viemGetUserOperationHash({ userOperation: op, entryPointAddress: entryPoint.address, entryPointVersion: entryPoint.version, chainId });
   }
   if (entryPoint.version === "0.7") {
-    const packed = Buffer.allocUnsafe(256);
-    writePackedWords(packed, 0, op, false);
-    const outer = Buffer.allocUnsafe(96);
-    outer.set(keccak256Bytes(packed), 0);
-    outer.set(entryPointAndChain(entryPoint.address, chainId), 32);
-    return keccak256(outer);
+    writePackedWords(scratch.packed, 0, op, false);
+    scratch.outer07.set(keccak256Bytes(scratch.packed), 0);
+    scratch.outer07.set(entryPointAndChain(entryPoint.address, chainId), 32);
+    return keccak256(scratch.outer07);
   }
-  const struct = Buffer.allocUnsafe(288);
-  struct.set(packedUserOperationTypeHash, 0);
-  writePackedWords(struct, 32, op, entryPoint.version === "0.9");
-  const outer = Buffer.allocUnsafe(66);
-  outer.set(eip712Prefix, 0);
-  outer.set(domainSeparator(entryPoint.address, chainId), 2);
-  outer.set(keccak256Bytes(struct), 34);
-  return keccak256(outer);
+  scratch.struct.set(packedUserOperationTypeHash, 0);
+  writePackedWords(scratch.struct, 32, op, entryPoint.version === "0.9");
+  scratch.outer712.set(eip712Prefix, 0);
+  scratch.outer712.set(domainSeparator(entryPoint.address, chainId), 2);
+  scratch.outer712.set(keccak256Bytes(scratch.struct), 34);
+  return keccak256(scratch.outer712);
 }
 
 /**
@@ -73,6 +69,17 @@ export function hashesDelegate(op: UserOperation, version: EntryPoint["version"]
 }
 
 /**
+ * The buffers a v0.7+ hash is laid out in, reused: each hash is written and taken before the
+ * next begins (nothing awaits in between), and every admission takes one.
+ */
+const scratch = {
+  packed: Buffer.alloc(256),
+  outer07: Buffer.alloc(96),
+  struct: Buffer.alloc(288),
+  outer712: Buffer.alloc(66),
+};
+
+/**
  * `op` with `paymasterData` such that viem hashes its `paymasterAndData` as v0.9's EntryPoint
  * does: the covered bytes after the gas limits, and no separate `paymasterSignature`.
  */
@@ -84,7 +91,7 @@ function paymasterHashedAs(op: UserOperationV07): UserOperationV07 {
 
 /** The `paymasterAndData` the EntryPoint receives, with v0.9's paymaster signature suffix. */
 function paymasterAndDataOf(op: UserOperationV07): Buffer {
-  if (!op.paymaster) return Buffer.alloc(0);
+  if (!op.paymaster) return empty;
   return Buffer.concat([
     bytes(op.paymaster),
     halfWord(op.paymasterVerificationGasLimit ?? 0n),
@@ -100,14 +107,14 @@ function paymasterAndDataOf(op: UserOperationV07): Buffer {
  * operation is hashed at admission.
  */
 function writePackedWords(target: Buffer, at: number, op: UserOperationV07, paymasterSignatures: boolean): void {
-  const initCode = op.factory ? Buffer.concat([bytes(op.factory), bytes(op.factoryData ?? "0x")]) : Buffer.alloc(0);
+  const initCode = op.factory ? Buffer.concat([bytes(op.factory), bytes(op.factoryData ?? "0x")]) : empty;
   const sent = paymasterAndDataOf(op);
   const paymasterAndData = paymasterSignatures ? paymasterAndDataForHash(sent) : sent;
   target.fill(0, at, at + 12);
   target.write(op.sender.slice(2), at + 12, 20, "hex");
   target.write(op.nonce.toString(16).padStart(64, "0"), at + 32, 32, "hex");
   target.set(hashOf(initCode), at + 64);
-  target.set(hashOf(bytes(op.callData)), at + 96);
+  target.set(op.callData === "0x" ? emptyHash : hashOf(bytes(op.callData)), at + 96);
   target.write(`${half(op.verificationGasLimit)}${half(op.callGasLimit)}`, at + 128, 32, "hex");
   target.write(op.preVerificationGas.toString(16).padStart(64, "0"), at + 160, 32, "hex");
   target.write(`${half(op.maxPriorityFeePerGas)}${half(op.maxFeePerGas)}`, at + 192, 32, "hex");
@@ -144,8 +151,9 @@ function entryPointAndChain(entryPoint: Address, chainId: number): Buffer {
 }
 
 const text = (value: string) => Buffer.from(value, "utf8");
+const empty = Buffer.alloc(0);
 /** keccak256 of the empty string: what most operations' initCode and paymasterAndData hash to. */
-const emptyHash = keccak256Bytes(Buffer.alloc(0));
+const emptyHash = keccak256Bytes(empty);
 const hashOf = (data: Uint8Array) => (data.length === 0 ? emptyHash : keccak256Bytes(data));
 const bytes = (hex: Hex) => Buffer.from(hex.slice(2), "hex");
 const uint = (value: bigint) => Buffer.from(value.toString(16).padStart(64, "0"), "hex");

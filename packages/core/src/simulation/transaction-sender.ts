@@ -3,7 +3,7 @@ import type * as Secp256k1 from "secp256k1";
 import { type Address, type Hash, type Hex, parseTransaction, recoverTransactionAddress, type TransactionSerialized } from "viem";
 import { getAddress } from "../utils/get-address.ts";
 import { keccak256, keccak256Bytes, keccak256Hex } from "../utils/keccak.ts";
-import { serializeTransaction } from "../utils/serialize-transaction.ts";
+import { rlpLength, serializeTransaction } from "../utils/serialize-transaction.ts";
 
 /** libsecp256k1 through the `secp256k1` package's prebuilt binding, where it loads. */
 const binding = loadBinding();
@@ -124,8 +124,7 @@ function readPlainEip1559(secp256k1: typeof Secp256k1, raw: Buffer): Omit<Signed
   // The signing payload: the first nine fields in a list of their own, after the type byte.
   const fieldsEnd = accessListItem!.end;
   const fieldsLength = fieldsEnd - outer.start;
-  const header = fieldsLength <= 55 ? Buffer.from([0xc0 + fieldsLength]) : lengthHeader(fieldsLength);
-  const digest = keccak256Bytes(Buffer.concat([Buffer.from([0x02]), header, raw.subarray(outer.start, fieldsEnd)]));
+  const digest = keccak256Bytes(Buffer.concat([Buffer.from([0x02]), rlpLength(fieldsLength, 0xc0), raw.subarray(outer.start, fieldsEnd)]));
   const signature = Buffer.from(`${r.toString(16).padStart(64, "0")}${s.toString(16).padStart(64, "0")}`, "hex");
   let key: Uint8Array;
   try {
@@ -142,11 +141,4 @@ function readPlainEip1559(secp256k1: typeof Secp256k1, raw: Buffer): Omit<Signed
     maxFeePerGas,
     maxPriorityFeePerGas,
   };
-}
-
-/** A long list's header: 0xf7 plus the length's byte count, then the length. */
-function lengthHeader(length: number): Buffer {
-  let hex = length.toString(16);
-  if (hex.length % 2 === 1) hex = `0${hex}`;
-  return Buffer.concat([Buffer.from([0xf7 + hex.length / 2]), Buffer.from(hex, "hex")]);
 }

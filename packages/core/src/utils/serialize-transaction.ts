@@ -71,8 +71,11 @@ function rlpList(items: readonly Buffer[]): Buffer {
   return Buffer.concat([rlpLength(length, 0xc0), ...items], length + (length <= 55 ? 1 : 1 + integer(length).length));
 }
 
-/** The prefix of an item of `length` bytes: `offset + length` up to 55, else `offset + 55 + n` and the length in n bytes. */
-function rlpLength(length: number, offset: number): Buffer {
+/**
+ * The RLP prefix of an item of `length` bytes (`offset` 0x80 for bytes, 0xc0 for a list):
+ * `offset + length` up to 55, else `offset + 55 + n` and the length in n bytes.
+ */
+export function rlpLength(length: number, offset: number): Buffer {
   if (length <= 55) return Buffer.from([offset + length]);
   const bytes = integer(length);
   return Buffer.concat([Buffer.from([offset + 55 + bytes.length]), bytes]);

@@ -39,7 +39,7 @@ export type { ChainClient } from "./ports/chain-client.ts";
 export type { BlockHead, BlockSource } from "./ports/block-source.ts";
 export { type Clock, sleep, systemClock, type Timer } from "./ports/clock.ts";
 export { type Logger, silentLogger } from "./ports/logger.ts";
-export type { RelayerLease, RelayerSigner } from "./ports/relayer-signer.ts";
+export type { RelayerLease, RelayerSigner, SignedTransaction } from "./ports/relayer-signer.ts";
 export type { SubmittedBundle, Submitter } from "./ports/submitter.ts";
 export type { AdmissionRequest, BundleLimits, MempoolPolicy } from "./ports/mempool-policy.ts";
 export type { SimulatedValidation, Simulator } from "./ports/simulator.ts";
@@ -90,6 +90,7 @@ export {
 } from "./chain/polling-block-source.ts";
 export { createClassicSubmitter } from "./submit/classic-submitter.ts";
 export { createConditionalSubmitter } from "./submit/conditional-submitter.ts";
+export { signedTransaction, toSignedTransaction } from "./submit/signed-transaction.ts";
 export {
   createConfiguredSubmitter,
   type RelayingMode,
@@ -309,8 +310,8 @@ export { debugMethods } from "./rpc/debug-methods.ts";
 export { createRedirectMethods } from "./rpc/redirect.ts";
 export { createRequestDrain, type RequestDrain } from "./rpc/request-drain.ts";
 export { dummySignature } from "./gas/estimate-user-operation-gas.ts";
-export { keccak256Hex } from "./utils/keccak.ts";
-export { serializeTransaction } from "./utils/serialize-transaction.ts";
+export { keccak256Bytes, keccak256Hex } from "./utils/keccak.ts";
+export { serializeForSigning, serializeTransaction } from "./utils/serialize-transaction.ts";
 
 // Secrets in logs and errors.
 export { createRedactor, REDACTED, type Redactor } from "./redaction/redactor.ts";

@@ -102,6 +102,19 @@ describe("the engine on a simulated chain and clock", () => {
     expect(transactions.map((hash) => chain.receipt(hash)?.logs.map((log) => log.userOpHash))).toEqual([told, own, own]);
   });
 
+  it("reads a transaction from the bytes it is sent, taking its hash and sender from them whatever the transaction says", async () => {
+    const { clock, chain, ops, signed } = bundleOfTwo();
+    const serialized = await signed(0);
+    const hex = typeof serialized === "string" ? serialized : serialized.serialized;
+    const bytes = Buffer.from(hex.slice(2), "hex");
+    const hash = await chain.submitter.submit({ bytes, hash: keccak256(toHex("not its hash")), serialized: "0x" });
+    expect(hash).toBe(keccak256(hex));
+    const transaction = (await chain.client.request({ method: "eth_getTransactionByHash", params: [hash] })) as { input: Hex; from: Address } | null;
+    expect(transaction?.input).toBe(encodeHandleOps(chain.entryPoint, ops, transaction!.from));
+    await clock.advanceBy(1_000);
+    expect(chain.receipt(hash)?.logs.map((log) => log.userOpHash)).toEqual(ops.map((op) => getUserOperationHash(op, chain.entryPoint, chain.chainId)));
+  });
+
   it("serves a receipt alike at every read while it deepens, and from its new block after a reorg", async () => {
     const { clock, chain, ops, signed } = bundleOfTwo();
     const receiptOf = (hash: Hash) => chain.client.request({ method: "eth_getTransactionReceipt", params: [hash] }) as Promise<{ blockHash: Hash; blockNumber: Hex; logs: { topics: Hash[]; blockHash: Hash; data: Hex }[] } | null>;

@@ -22,6 +22,7 @@ import type { CoreChainMethodName } from "../chain/methods.ts";
 import type { BlockHead, BlockSource } from "../ports/block-source.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Simulator } from "../ports/simulator.ts";
+import type { SignedTransaction } from "../ports/relayer-signer.ts";
 import type { SubmittedBundle, Submitter } from "../ports/submitter.ts";
 import { userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
@@ -93,7 +94,10 @@ interface PooledTransaction {
   from: Address;
   nonce: number;
   to: Address;
-  data: Hex;
+  /** The calldata, a view of the signed transaction's bytes. */
+  input: Uint8Array;
+  /** Its `handleOps` operations, read from `input` when it is first executed, until it is mined. */
+  ops: UserOperation[] | undefined;
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
   notBefore: bigint;
@@ -211,6 +215,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     return maxOf(block.baseFeePerGas + delta, 7n);
   };
   const key = (address: Address) => address.toLowerCase() as Address;
+  const hexOf = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`;
 
   /**
    * The operations of `handleOps` calldata: a bundle is decoded when its gas is estimated and again
@@ -230,7 +235,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   function execute(transaction: PooledTransaction, block: SimulatedBlock, effectiveGasPrice: bigint): SimulatedReceipt {
     const base = { transactionHash: transaction.hash, from: transaction.from, to: transaction.to, nonce: transaction.nonce, blockNumber: block.number, effectiveGasPrice };
     if (key(transaction.to) !== key(entryPoint.address)) return { ...base, status: "0x1", logs: [], gasUsed: 21_000n };
-    const ops = opsOf(transaction.data);
+    transaction.ops ??= opsOf(hexOf(transaction.input));
+    const { ops } = transaction;
     if (ops.length === 0 || ops.some((op) => behaviourOf(op).validationFailure)) return { ...base, status: "0x0", logs: [], gasUsed: 50_000n };
     // The submitter's hashes are taken only when they are one per operation; otherwise the chain hashes.
     const told = transaction.userOpHashes?.length === ops.length ? transaction.userOpHashes : undefined;
@@ -275,6 +281,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
         const receipt = execute(transaction, block, baseFeePerGas + tip(transaction));
         if (block.gasUsed + receipt.gasUsed > gasLimit) continue;
         pool.delete(transaction.hash);
+        transaction.ops = undefined;
         for (const other of pool.values()) if (key(other.from) === key(transaction.from) && other.nonce === transaction.nonce) pool.delete(other.hash);
         nonces.set(key(transaction.from), transaction.nonce + 1);
         block.gasUsed += receipt.gasUsed;
@@ -313,9 +320,14 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   };
   clock.setTimeout(produce, blockTimeMs);
 
-  async function submit(serialized: Hex, bundle?: SubmittedBundle): Promise<Hash> {
+  /**
+   * A signed transaction the chain is sent: read from its bytes, as a node reads them (its hash and
+   * sender are the chain's own, whatever the `SignedTransaction` says).
+   */
+  async function submit(signed: SignedTransaction | Hex, bundle?: SubmittedBundle): Promise<Hash> {
+    const bytes = typeof signed === "string" ? Buffer.from(signed.slice(2), "hex") : signed.bytes;
     // Awaited, as a node's answer would be: the engine's next steps run after this tick, not inside it.
-    const { hash, from, nonce, to, data, maxFeePerGas, maxPriorityFeePerGas } = await readSignedTransaction(serialized);
+    const { hash, from, nonce, to, input, maxFeePerGas, maxPriorityFeePerGas } = await readSignedTransaction(bytes);
     if (known.has(hash) && !receipts.has(hash)) throw new NodeError(-32000, "already known");
     if (nonce < (nonces.get(key(from)) ?? 0)) throw new NodeError(-32000, "nonce too low");
     const rival = [...pool.values()].find((t) => key(t.from) === key(from) && t.nonce === nonce);
@@ -328,7 +340,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
       from,
       nonce,
       to: to ?? zeroAddress,
-      data,
+      input,
+      ops: undefined,
       maxFeePerGas,
       maxPriorityFeePerGas,
       notBefore: head().number + 1n + BigInt(delivery.delayBlocks ?? 0),
@@ -530,7 +543,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
         hash: transaction.hash,
         from: transaction.from,
         to: transaction.to,
-        input: transaction.data,
+        input: hexOf(transaction.input),
         nonce: toHex(transaction.nonce),
         blockNumber: receipt ? toHex(receipt.blockNumber) : null,
         blockHash: receipt ? receiptBlock(receipt)!.hash : null,
@@ -568,7 +581,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     /** The chain as the engine's `ChainClient`. */
     client: createPublicClient({ transport: custom({ request }, { retryCount: 0 }), cacheTime: 0, pollingInterval: blockTimeMs }) as ChainClient,
     blocks: blockSource,
-    submitter: { name: "simulated", submit: (signed: Hex, bundle?: SubmittedBundle) => submit(signed, bundle) } satisfies Submitter,
+    /** The chain as the engine's `Submitter`; it also takes a signed transaction as hex, as `eth_sendRawTransaction` does. */
+    submitter: { name: "simulated", submit: (signed: SignedTransaction | Hex, bundle?: SubmittedBundle) => submit(signed, bundle) } satisfies Submitter,
     /** Validation as the chain answers it, without going through JSON-RPC and the ABI: the same results as `client`'s `simulateValidation`, for speed. */
     simulator,
     /** The current head. */

@@ -2,7 +2,7 @@ import { getAddress, type Hex, type Signature, type TransactionSerializable, ser
 import { describe, expect, it } from "vitest";
 import { outcome } from "../../test/outcome.ts";
 import { randomDraws } from "../../test/random-operations.ts";
-import { serializeTransaction } from "./serialize-transaction.ts";
+import { serializeForSigning, serializeTransaction } from "./serialize-transaction.ts";
 
 describe("serializeTransaction", () => {
   it("writes what viem writes, signed and unsigned, for 3,000 random transactions", () => {
@@ -36,6 +36,15 @@ describe("serializeTransaction", () => {
       expect(outcome(() => serializeTransaction(transaction, signature)), `transaction ${i}`).toBe(
         outcome(() => viemSerializeTransaction(transaction, signature)),
       );
+      // As a signer serializes it: the payload it signs, then the transaction with the signature, as bytes.
+      const hexOf = (bytes: Uint8Array) => `0x${Buffer.from(bytes).toString("hex")}`;
+      const forSigning = outcome(() => serializeForSigning(transaction));
+      expect(outcome(() => hexOf(serializeForSigning(transaction).payload)), `payload ${i}`).toBe(outcome(() => viemSerializeTransaction(transaction)));
+      if (signature && typeof forSigning !== "string") {
+        expect(outcome(() => hexOf(serializeForSigning(transaction).withSignature(signature))), `signed ${i}`).toBe(
+          outcome(() => viemSerializeTransaction(transaction, signature)),
+        );
+      }
     }
   });
 });

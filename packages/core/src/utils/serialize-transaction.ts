@@ -10,10 +10,37 @@ const maxUint256 = (1n << 256n) - 1n;
  * other transaction, and anything viem would refuse or read differently, goes to viem.
  */
 export function serializeTransaction(transaction: TransactionSerializable, signature?: Signature): Hex {
-  return serializePlainEip1559(transaction, signature) ?? viemSerializeTransaction(transaction, signature);
+  const fields = plainEip1559Fields(transaction);
+  const parts = fields && signature ? signatureParts(signature)?.map(rlpBytes) : [];
+  return fields && parts ? `0x${typedList(0x02, [...fields, ...parts]).toString("hex")}` : viemSerializeTransaction(transaction, signature);
 }
 
-function serializePlainEip1559(transaction: TransactionSerializable, signature: Signature | undefined): Hex | undefined {
+/**
+ * A transaction as a signer serializes it, as bytes: `payload`, what is hashed and signed
+ * (`serializeTransaction` without a signature; an EIP-4844 transaction's without its sidecars, as
+ * viem signs it), and `withSignature`, what is sent (`serializeTransaction` with the signature).
+ * A plain EIP-1559 transaction's calldata is converted from hex once for both, and each is laid out
+ * in one buffer; any other goes through viem.
+ */
+export function serializeForSigning(transaction: TransactionSerializable): { payload: Uint8Array; withSignature(signature: Signature): Uint8Array } {
+  const fields = plainEip1559Fields(transaction);
+  const bytesOf = (hex: Hex) => Buffer.from(hex.slice(2), "hex");
+  const viaViem = (signature: Signature) => bytesOf(viemSerializeTransaction(transaction, signature));
+  if (!fields) {
+    const signable = transaction.type === "eip4844" ? { ...transaction, sidecars: false as const } : transaction;
+    return { payload: bytesOf(viemSerializeTransaction(signable)), withSignature: viaViem };
+  }
+  return {
+    payload: typedList(0x02, fields),
+    withSignature(signature) {
+      const parts = signatureParts(signature);
+      return parts ? typedList(0x02, [...fields, ...parts.map(rlpBytes)]) : viaViem(signature);
+    },
+  };
+}
+
+/** The nine RLP items of a plain EIP-1559 transaction (no access list, no authorizations) before its signature; undefined for anything else or anything viem would refuse or read differently. */
+function plainEip1559Fields(transaction: TransactionSerializable): Buffer[] | undefined {
   if (transaction.type !== "eip1559") return undefined;
   const { chainId, nonce, maxPriorityFeePerGas, maxFeePerGas, gas, to, value, data, accessList } = transaction;
   if (accessList !== undefined && accessList.length > 0) return undefined;
@@ -37,12 +64,18 @@ function serializePlainEip1559(transaction: TransactionSerializable, signature: 
     inputBytes,
   ].map(rlpBytes);
   fields.push(rlpList([]));
-  if (signature) {
-    const parts = signatureParts(signature);
-    if (!parts) return undefined;
-    fields.push(...parts.map(rlpBytes));
-  }
-  return `0x02${rlpList(fields).toString("hex")}`;
+  return fields;
+}
+
+/** A typed transaction: its type byte, then `items` as one RLP list, in one buffer. */
+function typedList(type: number, items: readonly Buffer[]): Buffer {
+  const length = items.reduce((sum, item) => sum + item.length, 0);
+  const prefix = rlpLength(length, 0xc0);
+  const out = Buffer.allocUnsafe(1 + prefix.length + length);
+  out[0] = type;
+  let at = 1 + prefix.copy(out, 1);
+  for (const item of items) at += item.copy(out, at);
+  return out;
 }
 
 /** `yParity`, `r` and `s` as viem writes them (`toYParitySignatureArray`); none without `r`, `s` and a parity. */

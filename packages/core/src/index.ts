@@ -42,7 +42,7 @@ export { type Logger, silentLogger } from "./ports/logger.ts";
 export type { RelayerLease, RelayerSigner, SignedTransaction } from "./ports/relayer-signer.ts";
 export type { SubmittedBundle, Submitter } from "./ports/submitter.ts";
 export type { AdmissionRequest, BundleLimits, MempoolPolicy } from "./ports/mempool-policy.ts";
-export type { SimulatedValidation, Simulator } from "./ports/simulator.ts";
+export type { HandleOpsEstimate, SimulatedValidation, Simulator } from "./ports/simulator.ts";
 export type {
   TraceCallRequest,
   TracedValidation,

@@ -21,7 +21,7 @@ import { entryPointRefusal } from "../errors/errors.ts";
 import type { CoreChainMethodName } from "../chain/methods.ts";
 import type { BlockHead, BlockSource } from "../ports/block-source.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
-import type { Simulator } from "../ports/simulator.ts";
+import type { HandleOpsEstimate, Simulator } from "../ports/simulator.ts";
 import type { SignedTransaction } from "../ports/relayer-signer.ts";
 import type { SubmittedBundle, Submitter } from "../ports/submitter.ts";
 import { userOperationEventTopic } from "../receipt/user-operation-event.ts";
@@ -218,8 +218,9 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   const hexOf = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`;
 
   /**
-   * The operations of `handleOps` calldata: a bundle is decoded when its gas is estimated and again
-   * when it is mined, so the last few decodings are kept (by calldata; operations are not changed).
+   * The operations of `handleOps` calldata: a bundle estimated through `eth_estimateGas` (not told
+   * its operations, as the `simulator` is) is decoded then and again when it is mined, so the last
+   * few decodings are kept (by calldata; operations are not changed).
    */
   const decoded = new Map<Hex, UserOperation[]>();
   function opsOf(data: Hex): UserOperation[] {
@@ -476,7 +477,10 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
 
   /**
    * The same validation as a `Simulator`, with no ABI round trip: what `simulateValidation`
-   * answers, decoded, or its `FailedOp` as the engine's error.
+   * answers, decoded, or its `FailedOp` as the engine's error. It estimates a bundle from the
+   * operations the engine says it carries, as `eth_estimateGas` of their `handleOps` answers,
+   * without the calldata being written and read back; a bundle sent is still executed from the
+   * calldata its transaction carries.
    */
   const simulator: Simulator = {
     mode: "unsafe",
@@ -486,17 +490,27 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
       if (failure) throw entryPointRefusal(failure);
       return { validation: validationOf(op), trace: undefined };
     },
+    async estimateHandleOps(_entryPoint, ops) {
+      return estimateOps(ops);
+    },
     async close() {},
   };
 
-  /** `eth_estimateGas` of `handleOps`: what the operations use, or the first one's `FailedOp`. */
-  function estimateHandleOps(data: Hex): Hex {
-    const ops = opsOf(data);
+  /** What `eth_estimateGas` of `handleOps` carrying `ops` answers: what they use, or the first failing one's `FailedOp`. */
+  function estimateOps(ops: readonly UserOperation[]): HandleOpsEstimate {
     const failing = ops.findIndex((op) => behaviourOf(op).validationFailure);
     if (failing >= 0) {
-      throw new NodeError(3, "execution reverted", encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [BigInt(failing), behaviourOf(ops[failing]!).validationFailure!] }));
+      const data = encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [BigInt(failing), behaviourOf(ops[failing]!).validationFailure!] });
+      return { reverted: true, data, message: "execution reverted" };
     }
-    return toHex(21_000n + ops.reduce((sum, op) => sum + gasUsedBy(op), 0n));
+    return { reverted: false, gas: 21_000n + ops.reduce((sum, op) => sum + gasUsedBy(op), 0n) };
+  }
+
+  /** `eth_estimateGas` of `handleOps` calldata: the operations it carries, estimated. */
+  function estimateHandleOps(data: Hex): Hex {
+    const estimate = estimateOps(opsOf(data));
+    if (estimate.reverted) throw new NodeError(3, estimate.message, estimate.data);
+    return toHex(estimate.gas);
   }
 
   /** The call object or value in first place, and the block tag or override in second. */

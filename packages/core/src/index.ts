@@ -310,8 +310,8 @@ export { debugMethods } from "./rpc/debug-methods.ts";
 export { createRedirectMethods } from "./rpc/redirect.ts";
 export { createRequestDrain, type RequestDrain } from "./rpc/request-drain.ts";
 export { dummySignature } from "./gas/estimate-user-operation-gas.ts";
-export { keccak256Bytes, keccak256Hex } from "./utils/keccak.ts";
-export { serializeForSigning, serializeTransaction } from "./utils/serialize-transaction.ts";
+export { keccak256Hex } from "./utils/keccak.ts";
+export { serializeSigned, serializeTransaction } from "./utils/serialize-transaction.ts";
 
 // Secrets in logs and errors.
 export { createRedactor, REDACTED, type Redactor } from "./redaction/redactor.ts";

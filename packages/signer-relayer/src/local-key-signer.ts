@@ -1,11 +1,4 @@
-import {
-  keccak256Bytes,
-  type RelayerLease,
-  type RelayerSigner,
-  type SignedTransaction,
-  serializeForSigning,
-  signedTransaction,
-} from "@bundlekit/core";
+import { type RelayerLease, type RelayerSigner, type SignedTransaction, serializeSigned, signedTransaction } from "@bundlekit/core";
 import type { Address, Hex, TransactionSerializable } from "viem";
 import { privateKeyToAddress } from "viem/accounts";
 import { privateKeyProblem } from "./private-key-problem.ts";
@@ -83,14 +76,13 @@ export function createAccountSigner(accounts: readonly RelayerAccount[]): Relaye
 
 /**
  * What viem's `account.signTransaction` returns, with its bytes and hash (a `SignedTransaction`):
- * serialized over buffers (core's `serializeForSigning`, the calldata converted from hex once for
- * the payload and the signed transaction), hashed with the native keccak and signed with
- * libsecp256k1 (`signHash`). A bundle transaction carries tens of kilobytes of calldata, and viem's
- * hex conversions and JavaScript keccak cost more than signing; its hex is written only when a
- * submitter reads it. An EIP-4844 transaction is signed without its sidecars, as viem does.
+ * serialized over buffers and hashed with the native keccak (core's `serializeSigned`: the
+ * calldata read from hex once, into the one buffer the payload is hashed in and the transaction
+ * written to) and signed with libsecp256k1 (`signHash`). A bundle transaction carries tens of
+ * kilobytes of calldata, and viem's hex conversions and JavaScript keccak cost more than signing;
+ * its hex is written only when a submitter reads it. An EIP-4844 transaction is signed without its
+ * sidecars, as viem does.
  */
 async function signTransaction(transaction: TransactionSerializable, privateKey: Hex): Promise<SignedTransaction> {
-  const serialized = serializeForSigning(transaction);
-  const signature = await signHash(keccak256Bytes(serialized.payload), privateKey);
-  return signedTransaction(serialized.withSignature(signature));
+  return signedTransaction(serializeSigned(transaction, (digest) => signHash(digest, privateKey)));
 }

@@ -7,7 +7,7 @@ import { type Hex, type Signature, toHex } from "viem";
  * the binding does not load): every bundle is signed, and noble's JavaScript took longer than
  * building the bundle.
  */
-export async function signHash(hash: Hex | Uint8Array, privateKey: Hex): Promise<Signature> {
+export function signHash(hash: Hex | Uint8Array, privateKey: Hex): Signature {
   const digest = typeof hash === "string" ? Buffer.from(hash.slice(2), "hex") : hash;
   const { signature, recid } = secp256k1.ecdsaSign(digest, Buffer.from(privateKey.slice(2), "hex"));
   return {

@@ -58,7 +58,9 @@ describe("readSignedTransaction", () => {
       ][i % 4]!;
       const signed = await account.signTransaction(transaction);
       const parsed = parseTransaction(signed);
-      const { input, ...facts } = await readSignedTransaction(Buffer.from(signed.slice(2), "hex"));
+      const bytes = Buffer.from(signed.slice(2), "hex");
+      const { input, ...facts } = await readSignedTransaction(bytes);
+      expect(bytes.toString("hex"), `transaction ${i}'s bytes, left as they were`).toBe(signed.slice(2));
       expect({ ...facts, data: toHex(input) }, `transaction ${i}`).toEqual({
         hash: keccak256(signed),
         from: await recoverTransactionAddress({ serializedTransaction: signed as TransactionSerialized }),

@@ -124,10 +124,17 @@ function readPlainEip1559(secp256k1: typeof Secp256k1, raw: Buffer): Omit<Signed
   if (!accessListItem!.list || accessListItem!.end !== accessListItem!.start) return undefined;
   const toLength = toItem!.end - toItem!.start;
   if (toLength !== 0 && toLength !== 20) return undefined;
-  // The signing payload: the first nine fields in a list of their own, after the type byte.
+  // The signing payload: the first nine fields in a list of their own, after the type byte. Its
+  // type byte and list prefix are written over the end of the signed transaction's own (no longer
+  // than they are) while it is hashed, and put back: the calldata is not copied.
   const fieldsEnd = accessListItem!.end;
-  const fieldsLength = fieldsEnd - outer.start;
-  const digest = keccak256Bytes(Buffer.concat([Buffer.from([0x02]), rlpLength(fieldsLength, 0xc0), raw.subarray(outer.start, fieldsEnd)]));
+  const prefix = rlpLength(fieldsEnd - outer.start, 0xc0);
+  const start = outer.start - 1 - prefix.length;
+  const header = Buffer.from(raw.subarray(start, outer.start));
+  raw[start] = 0x02;
+  prefix.copy(raw, start + 1);
+  const digest = keccak256Bytes(raw.subarray(start, fieldsEnd));
+  header.copy(raw, start);
   const signature = Buffer.from(`${r.toString(16).padStart(64, "0")}${s.toString(16).padStart(64, "0")}`, "hex");
   let key: Uint8Array;
   try {

@@ -1,5 +1,6 @@
 import { type Hex, type Signature, type TransactionSerializable, serializeTransaction as viemSerializeTransaction } from "viem";
 import { getAddress } from "./get-address.ts";
+import { keccak256Bytes } from "./keccak.ts";
 
 const maxUint256 = (1n << 256n) - 1n;
 
@@ -15,31 +16,50 @@ export function serializeTransaction(transaction: TransactionSerializable, signa
   return fields && parts ? `0x${typedList(0x02, [...fields, ...parts]).toString("hex")}` : viemSerializeTransaction(transaction, signature);
 }
 
+/** Room before a plain transaction's fields for its type byte and the longest list prefix, and after them for a signature's three items. */
+const headRoom = 10;
+const signatureRoom = 1 + 2 * 33;
+
 /**
- * A transaction as a signer serializes it, as bytes: `payload`, what is hashed and signed
- * (`serializeTransaction` without a signature; an EIP-4844 transaction's without its sidecars, as
- * viem signs it), and `withSignature`, what is sent (`serializeTransaction` with the signature).
- * A plain EIP-1559 transaction's calldata is converted from hex once for both, and each is laid out
- * in one buffer; any other goes through viem.
+ * `transaction` as a signer sends it, as bytes: its signing payload (`serializeTransaction`
+ * without a signature; an EIP-4844 transaction's without its sidecars, as viem signs it) hashed
+ * with keccak256 and handed to `sign`, then serialized with the signature it returns (what
+ * `serializeTransaction` writes with it). A plain EIP-1559 transaction's calldata is read from hex
+ * once, into the one buffer the payload is hashed in and the signed transaction written to; any
+ * other goes through viem.
  */
-export function serializeForSigning(transaction: TransactionSerializable): { payload: Uint8Array; withSignature(signature: Signature): Uint8Array } {
+export function serializeSigned(transaction: TransactionSerializable, sign: (digest: Uint8Array) => Signature): Uint8Array {
   const fields = plainEip1559Fields(transaction);
   const bytesOf = (hex: Hex) => Buffer.from(hex.slice(2), "hex");
-  const viaViem = (signature: Signature) => bytesOf(viemSerializeTransaction(transaction, signature));
   if (!fields) {
     const signable = transaction.type === "eip4844" ? { ...transaction, sidecars: false as const } : transaction;
-    return { payload: bytesOf(viemSerializeTransaction(signable)), withSignature: viaViem };
+    return bytesOf(viemSerializeTransaction(transaction, sign(keccak256Bytes(bytesOf(viemSerializeTransaction(signable))))));
   }
-  return {
-    payload: typedList(0x02, fields),
-    withSignature(signature) {
-      const parts = signatureParts(signature);
-      return parts ? typedList(0x02, [...fields, ...parts.map(rlpBytes)]) : viaViem(signature);
-    },
+  const length = fields.reduce((sum, item) => sum + item.length, 0);
+  const buffer = Buffer.allocUnsafe(headRoom + length + signatureRoom);
+  let end = headRoom;
+  for (const item of fields) end += item.copy(buffer, end);
+  /** The type byte and the list prefix, written right before the fields: the transaction up to `end`. */
+  const framed = (end: number) => {
+    const prefix = rlpLength(end - headRoom, 0xc0);
+    const start = headRoom - 1 - prefix.length;
+    buffer[start] = 0x02;
+    prefix.copy(buffer, start + 1);
+    return buffer.subarray(start, end);
   };
+  const signature = sign(keccak256Bytes(framed(end)));
+  const parts = signatureParts(signature)?.map(rlpBytes);
+  if (!parts) return bytesOf(viemSerializeTransaction(transaction, signature));
+  if (parts.reduce((sum, item) => sum + item.length, 0) > signatureRoom) return typedList(0x02, [...fields, ...parts]);
+  for (const item of parts) end += item.copy(buffer, end);
+  return framed(end);
 }
 
-/** The nine RLP items of a plain EIP-1559 transaction (no access list, no authorizations) before its signature; undefined for anything else or anything viem would refuse or read differently. */
+/**
+ * The nine RLP items of a plain EIP-1559 transaction (no access list, no authorizations) before its
+ * signature, in pieces to be written one after another (the calldata's prefix and the calldata
+ * apart); undefined for anything else or anything viem would refuse or read differently.
+ */
 function plainEip1559Fields(transaction: TransactionSerializable): Buffer[] | undefined {
   if (transaction.type !== "eip1559") return undefined;
   const { chainId, nonce, maxPriorityFeePerGas, maxFeePerGas, gas, to, value, data, accessList } = transaction;
@@ -61,8 +81,9 @@ function plainEip1559Fields(transaction: TransactionSerializable): Buffer[] | un
     integer(gas),
     Buffer.from(to ? to.slice(2) : "", "hex"),
     integer(value),
-    inputBytes,
   ].map(rlpBytes);
+  // The calldata's prefix and the calldata as two pieces, not copied into an item of their own (a single byte below 0x80 is its own item).
+  fields.push(...(inputBytes.length === 1 && inputBytes[0]! < 0x80 ? [inputBytes] : [rlpLength(inputBytes.length, 0x80), inputBytes]));
   fields.push(rlpList([]));
   return fields;
 }

@@ -1,6 +1,6 @@
-import type { Bundler } from "@bundlekit/core";
+import { type Bundler, toSignedTransaction } from "@bundlekit/core";
 import { type BuilderProposalJson, signBuilderJwt } from "@bundlekit/server";
-import { type Address, type Hash, type Hex, keccak256, type PublicClient, type TransactionSerializable } from "viem";
+import type { Address, Hash, PublicClient, TransactionSerializable } from "viem";
 
 /** The builder API answered `method` with a JSON-RPC error: its wire `code` and message. */
 export class BuilderApiError extends Error {
@@ -69,8 +69,8 @@ export function builderApiClient({ url, secret, client }: { url: string; secret:
         ...proposal.fees,
         ...(json.accessList ? { accessList: json.accessList } : {}),
       };
-      const signedTransaction: Hex = await signer.signTransaction(transaction);
-      const transactionHash = keccak256(signedTransaction);
+      const signedHere = toSignedTransaction(await signer.signTransaction(transaction));
+      const { serialized: signedTransaction, hash: transactionHash } = signedHere;
       signed.set(json.id, transactionHash);
       return { ...proposal, signedTransaction, transactionHash };
     },

@@ -39,10 +39,10 @@ export type { ChainClient } from "./ports/chain-client.ts";
 export type { BlockHead, BlockSource } from "./ports/block-source.ts";
 export { type Clock, sleep, systemClock, type Timer } from "./ports/clock.ts";
 export { type Logger, silentLogger } from "./ports/logger.ts";
-export type { RelayerLease, RelayerSigner } from "./ports/relayer-signer.ts";
+export type { RelayerLease, RelayerSigner, SignedTransaction } from "./ports/relayer-signer.ts";
 export type { SubmittedBundle, Submitter } from "./ports/submitter.ts";
 export type { AdmissionRequest, BundleLimits, MempoolPolicy } from "./ports/mempool-policy.ts";
-export type { SimulatedValidation, Simulator } from "./ports/simulator.ts";
+export type { HandleOpsEstimate, SimulatedValidation, Simulator } from "./ports/simulator.ts";
 export type {
   TraceCallRequest,
   TracedValidation,
@@ -90,6 +90,7 @@ export {
 } from "./chain/polling-block-source.ts";
 export { createClassicSubmitter } from "./submit/classic-submitter.ts";
 export { createConditionalSubmitter } from "./submit/conditional-submitter.ts";
+export { signedTransaction, toSignedTransaction } from "./submit/signed-transaction.ts";
 export {
   createConfiguredSubmitter,
   type RelayingMode,
@@ -310,7 +311,7 @@ export { createRedirectMethods } from "./rpc/redirect.ts";
 export { createRequestDrain, type RequestDrain } from "./rpc/request-drain.ts";
 export { dummySignature } from "./gas/estimate-user-operation-gas.ts";
 export { keccak256Hex } from "./utils/keccak.ts";
-export { serializeTransaction } from "./utils/serialize-transaction.ts";
+export { serializeSigned, serializeTransaction } from "./utils/serialize-transaction.ts";
 
 // Secrets in logs and errors.
 export { createRedactor, REDACTED, type Redactor } from "./redaction/redactor.ts";

@@ -92,11 +92,11 @@ async function simulated(settings: BundlerSettingsInput, options: SimulatedOptio
   const submitter: Submitter = {
     name: "simulated",
     async submit(signed) {
-      const transaction = parseTransaction(signed);
+      const transaction = parseTransaction(signed.serialized);
       const hash = await chain.submitter.submit(signed);
       sent.push({
         hash,
-        from: await recoverTransactionAddress({ serializedTransaction: signed as never }),
+        from: await recoverTransactionAddress({ serializedTransaction: signed.serialized as never }),
         to: transaction.to ? getAddress(transaction.to) : undefined,
         value: transaction.value ?? 0n,
         maxFeePerGas: transaction.maxFeePerGas!,

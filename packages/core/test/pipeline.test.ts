@@ -41,8 +41,8 @@ describe("bundle pipeline", () => {
     return {
       name: "classic",
       reached: promise,
-      async submit(signed: Hex) {
-        if (options.sendFirst) await fx.client.sendRawTransaction({ serializedTransaction: signed });
+      async submit(signed) {
+        if (options.sendFirst) await fx.client.sendRawTransaction({ serializedTransaction: signed.serialized });
         reached();
         return new Promise<Hash>(() => {});
       },
@@ -299,11 +299,11 @@ describe("bundle pipeline", () => {
     const submitter: Submitter = {
       name: "classic",
       async submit(signed) {
-        const transaction = parseTransaction(signed);
+        const transaction = parseTransaction(signed.serialized);
         const ops = decodeHandleOps(createEntryPointRegistry().get(transaction.to!), transaction.data!).length;
         sizes.push(ops);
         if (ops > 2) throw new Error("intrinsic gas too high -- tx.gas_limit > env.block.gas_limit");
-        return fx.client.sendRawTransaction({ serializedTransaction: signed });
+        return fx.client.sendRawTransaction({ serializedTransaction: signed.serialized });
       },
     };
     const { bundler } = await fx.makeBundler({ store, submitter });

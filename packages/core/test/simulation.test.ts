@@ -11,6 +11,7 @@ import type { UserOperationV07 } from "../src/userop/types.ts";
 import { maxCostOf } from "../src/userop/max-cost.ts";
 import { encodeHandleOps } from "../src/userop/encode-handle-ops.ts";
 import { getUserOperationHash } from "../src/userop/hash.ts";
+import { estimateGas } from "../src/validation/eth-call.ts";
 import { rejection, testSigner } from "./fixtures.ts";
 
 /** A synthetic v0.7 operation of sender `n`: the simulated chain decides how it behaves. */
@@ -38,17 +39,27 @@ async function simulated(
     blockTimeMs?: number;
     stakeOf?: (entity: Address) => SimulatedStake | undefined;
     depositOf?: (account: Address) => bigint;
+    /** Validate and estimate bundles through the chain's `simulator` rather than its JSON-RPC. */
+    simulator?: boolean;
   } = {},
 ) {
   const blockTimeMs = options.blockTimeMs ?? 1_000;
   const clock = createSimulatedClock(1_750_000_000_000);
   const { stakeOf, depositOf } = options;
   const chain = createSimulatedChain({ clock, blockTimeMs, behaviour: options.behaviour as never, delivery: options.delivery, retainBlocks: options.retainBlocks, stakeOf, depositOf });
+  // Every JSON-RPC method the engine calls through `request` (as `eth_call` and `eth_estimateGas` are).
+  const requested: string[] = [];
+  const request = (args: { method: string }) => {
+    requested.push(args.method);
+    return chain.client.request(args as never);
+  };
+  const client = { ...chain.client, request: request as typeof chain.client.request };
   const bundler = await createBundler({
-    client: chain.client,
+    client,
     store: createMemoryMempoolStore(),
     signer: testSigner([generatePrivateKey(), generatePrivateKey()]),
     submitter: chain.submitter,
+    ...(options.simulator ? { simulator: chain.simulator } : {}),
     blocks: chain.blocks,
     clock,
     entryPoints: [chain.entryPoint],
@@ -58,7 +69,7 @@ async function simulated(
   const changes: StatusChange[] = [];
   bundler.onStatusChange((c) => changes.push(c));
   const send = (op: UserOperationV07) => bundler.sendUserOperation(op, chain.entryPoint.address);
-  return { clock, chain, bundler, changes, send, statuses: (hash: Hash) => changes.filter((c) => c.userOpHash === hash).map((c) => c.status) };
+  return { clock, chain, bundler, changes, send, requested, statuses: (hash: Hash) => changes.filter((c) => c.userOpHash === hash).map((c) => c.status) };
 }
 
 /** A simulated chain without an engine, two synthetic operations, and their bundle signed at any relayer nonce. */
@@ -102,6 +113,19 @@ describe("the engine on a simulated chain and clock", () => {
     expect(transactions.map((hash) => chain.receipt(hash)?.logs.map((log) => log.userOpHash))).toEqual([told, own, own]);
   });
 
+  it("reads a transaction from the bytes it is sent, taking its hash and sender from them whatever the transaction says", async () => {
+    const { clock, chain, ops, signed } = bundleOfTwo();
+    const serialized = await signed(0);
+    const hex = typeof serialized === "string" ? serialized : serialized.serialized;
+    const bytes = Buffer.from(hex.slice(2), "hex");
+    const hash = await chain.submitter.submit({ bytes, hash: keccak256(toHex("not its hash")), serialized: "0x" });
+    expect(hash).toBe(keccak256(hex));
+    const transaction = (await chain.client.request({ method: "eth_getTransactionByHash", params: [hash] })) as { input: Hex; from: Address } | null;
+    expect(transaction?.input).toBe(encodeHandleOps(chain.entryPoint, ops, transaction!.from));
+    await clock.advanceBy(1_000);
+    expect(chain.receipt(hash)?.logs.map((log) => log.userOpHash)).toEqual(ops.map((op) => getUserOperationHash(op, chain.entryPoint, chain.chainId)));
+  });
+
   it("serves a receipt alike at every read while it deepens, and from its new block after a reorg", async () => {
     const { clock, chain, ops, signed } = bundleOfTwo();
     const receiptOf = (hash: Hash) => chain.client.request({ method: "eth_getTransactionReceipt", params: [hash] }) as Promise<{ blockHash: Hash; blockNumber: Hex; logs: { topics: Hash[]; blockHash: Hash; data: Hex }[] } | null>;
@@ -124,6 +148,44 @@ describe("the engine on a simulated chain and clock", () => {
     expect(remined?.blockHash).not.toBe(first!.blockHash);
     expect(remined?.logs.every((log) => log.blockHash === remined.blockHash)).toBe(true);
     await readsAlike(remined);
+  });
+
+  it("estimates a bundle from the operations its simulator is told as eth_estimateGas of their calldata does, without asking the chain", async () => {
+    const { chain } = bundleOfTwo();
+    const ops = [1, 2, 3].map((n) => syntheticOperation(n));
+    const from = chain.entryPoint.address;
+    const failing = createSimulatedChain({ clock: createSimulatedClock(0), behaviour: (op) => ({ validationFailure: op.sender.toLowerCase() === ops[2]!.sender ? "AA23 reverted" : undefined }) });
+    for (const target of [chain, failing]) {
+      const told = await target.simulator.estimateHandleOps!(target.entryPoint, ops, from);
+      const called = await estimateGas(target.client, { from, to: target.entryPoint.address, data: encodeHandleOps(target.entryPoint, ops, from) });
+      expect(told.reverted ? { reverted: true, data: told.data } : told).toEqual(called.reverted ? { reverted: true, data: called.data } : called);
+    }
+    expect((await failing.simulator.estimateHandleOps!(failing.entryPoint, ops, from)).reverted).toBe(true);
+  });
+
+  it("builds the same bundles whether its simulator estimates them from their operations or the chain from their calldata", async () => {
+    const outcomes = [];
+    for (const simulator of [true, false]) {
+      let atBundling = false;
+      const ops = [1, 2, 3, 4].map((n) => syntheticOperation(n));
+      const { clock, chain, bundler, send, statuses, requested } = await simulated({
+        simulator,
+        // The second operation fails validation once it is bundled: the estimate names it, and the bundle goes without it.
+        behaviour: (op) => ({ validationFailure: atBundling && op.sender.toLowerCase() === ops[1]!.sender ? "AA23 reverted" : undefined }),
+      });
+      const hashes: Hash[] = [];
+      for (const op of ops) hashes.push(await send(op));
+      atBundling = true;
+      bundler.start();
+      await clock.advanceBy(3_000);
+      await bundler.stop();
+      const included = chain.history().flatMap((block) => block.transactions.map((hash) => chain.receipt(hash)!));
+      outcomes.push({ statuses: hashes.map(statuses), included: included.map((receipt) => ({ gasUsed: receipt.gasUsed, logs: receipt.logs })) });
+      expect(requested.includes("eth_estimateGas")).toBe(!simulator);
+    }
+    expect(outcomes[0]!.statuses[1]).toEqual(["pending", "dropped"]);
+    expect(outcomes[0]!.included.flatMap((receipt) => receipt.logs)).toHaveLength(3);
+    expect(outcomes[0]).toEqual(outcomes[1]);
   });
 
   it("refuses an operation whose validation fails, with the EntryPoint's reason, and reports a reverted execution", async () => {

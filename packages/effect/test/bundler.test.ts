@@ -106,7 +106,7 @@ describe("@bundlekit/effect", () => {
         name: "recording",
         submit: async (signed) => {
           seen.submitted++;
-          return fx.client.sendRawTransaction({ serializedTransaction: signed });
+          return fx.client.sendRawTransaction({ serializedTransaction: signed.serialized });
         },
       }),
       Layer.succeed(Blocks, {

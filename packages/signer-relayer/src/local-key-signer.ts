@@ -1,6 +1,6 @@
-import { keccak256Hex, type RelayerLease, type RelayerSigner, serializeTransaction } from "@bundlekit/core";
-import type { Hex, TransactionSerializable } from "viem";
-import { type LocalAccount, privateKeyToAddress } from "viem/accounts";
+import { type RelayerLease, type RelayerSigner, type SignedTransaction, serializeSigned, signedTransaction } from "@bundlekit/core";
+import type { Address, Hex, TransactionSerializable } from "viem";
+import { privateKeyToAddress } from "viem/accounts";
 import { privateKeyProblem } from "./private-key-problem.ts";
 import { signHash } from "./sign-hash.ts";
 
@@ -12,8 +12,14 @@ export class InvalidRelayerKeyError extends Error {
   }
 }
 
-/** A relayer account: its address and how it signs a transaction (a viem `LocalAccount`, or one of `toAccount` over a remote signer or KMS). */
-export type RelayerAccount = Pick<LocalAccount, "address" | "signTransaction">;
+/**
+ * A relayer account: its address and how it signs a transaction (a viem `LocalAccount`, or one of
+ * `toAccount` over a remote signer or KMS, answering hex; or a `SignedTransaction` with its bytes and hash).
+ */
+export interface RelayerAccount {
+  readonly address: Address;
+  signTransaction(transaction: TransactionSerializable): Promise<Hex | SignedTransaction>;
+}
 
 /**
  * A pool of relayers from local private keys. Each relayer is leased to one bundle at a time,
@@ -26,7 +32,7 @@ export function createLocalKeySigner(privateKeys: readonly string[]): RelayerSig
       const problem = privateKeyProblem(key);
       if (problem) throw new InvalidRelayerKeyError(index, problem);
       const sign = (transaction: TransactionSerializable) => signTransaction(transaction, key as Hex);
-      return { address: privateKeyToAddress(key as Hex), signTransaction: sign as RelayerAccount["signTransaction"] };
+      return { address: privateKeyToAddress(key as Hex), signTransaction: sign };
     }),
   );
 }
@@ -69,13 +75,14 @@ export function createAccountSigner(accounts: readonly RelayerAccount[]): Relaye
 }
 
 /**
- * What viem's `account.signTransaction` returns, serialized over buffers and hashed with the native
- * keccak (core's `serializeTransaction`, `keccak256Hex`) and signed with libsecp256k1 (`signHash`):
- * a bundle transaction carries tens of kilobytes of calldata, and viem's hex conversions and
- * JavaScript keccak cost more than signing. An EIP-4844 transaction is signed without its sidecars, as viem does.
+ * What viem's `account.signTransaction` returns, with its bytes and hash (a `SignedTransaction`):
+ * serialized over buffers and hashed with the native keccak (core's `serializeSigned`: the
+ * calldata read from hex once, into the one buffer the payload is hashed in and the transaction
+ * written to) and signed with libsecp256k1 (`signHash`). A bundle transaction carries tens of
+ * kilobytes of calldata, and viem's hex conversions and JavaScript keccak cost more than signing;
+ * its hex is written only when a submitter reads it. An EIP-4844 transaction is signed without its
+ * sidecars, as viem does.
  */
-async function signTransaction(transaction: TransactionSerializable, privateKey: Hex): Promise<Hex> {
-  const signable = transaction.type === "eip4844" ? { ...transaction, sidecars: false as const } : transaction;
-  const signature = await signHash(keccak256Hex(serializeTransaction(signable)), privateKey);
-  return serializeTransaction(transaction, signature);
+async function signTransaction(transaction: TransactionSerializable, privateKey: Hex): Promise<SignedTransaction> {
+  return signedTransaction(serializeSigned(transaction, (digest) => signHash(digest, privateKey)));
 }

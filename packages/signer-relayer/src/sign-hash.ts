@@ -7,8 +7,9 @@ import { type Hex, type Signature, toHex } from "viem";
  * the binding does not load): every bundle is signed, and noble's JavaScript took longer than
  * building the bundle.
  */
-export async function signHash(hash: Hex, privateKey: Hex): Promise<Signature> {
-  const { signature, recid } = secp256k1.ecdsaSign(Buffer.from(hash.slice(2), "hex"), Buffer.from(privateKey.slice(2), "hex"));
+export function signHash(hash: Hex | Uint8Array, privateKey: Hex): Signature {
+  const digest = typeof hash === "string" ? Buffer.from(hash.slice(2), "hex") : hash;
+  const { signature, recid } = secp256k1.ecdsaSign(digest, Buffer.from(privateKey.slice(2), "hex"));
   return {
     r: toHex(signature.subarray(0, 32)),
     s: toHex(signature.subarray(32, 64)),

@@ -6,6 +6,7 @@ import { InfrastructureError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { CallState } from "../ports/eth-call.ts";
 import type { MempoolEntry } from "../ports/mempool-store.ts";
+import type { Simulator } from "../ports/simulator.ts";
 import { encodeHandleOps } from "../userop/encode-handle-ops.ts";
 import { splitNonce } from "../userop/types.ts";
 import { decodeEntryPointRevert } from "../validation/entry-point-revert.ts";
@@ -46,6 +47,8 @@ export interface BuildBundleOptions {
   accessList?: boolean | undefined;
   /** Simulate on this block and overrides (a block builder's state). Default the latest block. */
   state?: CallState | undefined;
+  /** Estimates `handleOps` from its operations when it can (`Simulator.estimateHandleOps`); else the chain estimates the calldata. */
+  simulator?: Pick<Simulator, "estimateHandleOps"> | undefined;
 }
 
 /** What the builder made of the claimed operations. */
@@ -80,25 +83,30 @@ export async function buildBundle(
   const rejected: RejectedEntry[] = [];
   const deferred: MempoolEntry[] = [];
   let candidates = [...entries];
+  // A simulator told the operations estimates without their calldata: it is encoded once, for the bundle.
+  const estimator = options.state || options.skipValidation ? undefined : options.simulator;
   while (candidates.length > 0) {
-    const data = encodeHandleOps(entryPoint, candidates.map((entry) => entry.userOperation), beneficiary);
-    const authorizationList = candidates.flatMap(({ userOperation: op }) =>
-      op.authorization ? [op.authorization] : [],
-    );
-    const call = {
+    const ops = candidates.map((entry) => entry.userOperation);
+    const authorizationList = ops.flatMap((op) => (op.authorization ? [op.authorization] : []));
+    const callOf = (data: Hex) => ({
       from: relayer,
       to: entryPoint.address,
       data,
       ...(authorizationList.length > 0 ? { authorizationList: authorizationList.map(toRpcAuthorization) } : {}),
-    };
+    });
+    const estimatedFromOps = options.skipValidation || estimator?.estimateHandleOps !== undefined;
+    let data = estimatedFromOps ? undefined : encodeHandleOps(entryPoint, ops, beneficiary);
     const result = options.skipValidation
-      ? { reverted: false as const, gas: candidates.reduce((sum, entry) => sum + bundleGasOf(entry.userOperation), 0n) }
-      : await estimateGas(client, { ...call, ...callState(options.state) });
+      ? { reverted: false as const, gas: ops.reduce((sum, op) => sum + bundleGasOf(op), 0n) }
+      : data === undefined
+        ? await estimator!.estimateHandleOps!(entryPoint, ops, relayer)
+        : await estimateGas(client, { ...callOf(data), ...callState(options.state) });
     if (!result.reverted) {
+      data ??= encodeHandleOps(entryPoint, ops, beneficiary);
       const bundle: Bundle = { entryPoint, entries: candidates, data, gas: result.gas, authorizationList };
       // eth_createAccessList takes no overrides: a list of the latest state would not be the builder's.
       if (options.accessList && !options.state) {
-        const created = await accessListOf(client, call);
+        const created = await accessListOf(client, callOf(data));
         if (created) Object.assign(bundle, { accessList: created.accessList, gas: maxOf(bundle.gas, created.gasUsed) });
       }
       return { bundle, rejected, deferred };

@@ -6,6 +6,7 @@ import type { ChainClient } from "../ports/chain-client.ts";
 import type { CallState } from "../ports/eth-call.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
+import type { Simulator } from "../ports/simulator.ts";
 import { type Bundle, buildBundle, type RejectedEntry } from "./build-bundle.ts";
 import type { BundlingSettings } from "./bundling-settings.ts";
 import { type BundleFees, bundleFees } from "./bundle-fees.ts";
@@ -29,6 +30,8 @@ export interface ProposeBundleContext {
   claimLeaseMs: number;
   now: () => number;
   getGasPrice: () => Promise<GasPrice>;
+  /** Estimates `handleOps` from its operations when it can (`Simulator.estimateHandleOps`). */
+  simulator?: Pick<Simulator, "estimateHandleOps"> | undefined;
   /** Throttled entities get at most `throttledEntityBundleCount` operations per bundle (GREP-020). */
   reputation?: Pick<Reputation, "throttled"> | undefined;
   /**
@@ -104,7 +107,7 @@ export async function proposeBundle(context: ProposeBundleContext, parameters: P
       chosen,
       parameters.relayer,
       parameters.beneficiary,
-      { ...settings, state: parameters.state },
+      { ...settings, state: parameters.state, simulator: context.simulator },
     );
     // A sender's nonces after a refused one, or ahead of its nonce, wait in the pool until they are valid.
     if (deferred.length > 0) await store.requeue(deferred.map((e) => e.userOpHash), context.now());

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type AccessList, type Address, type Hash, type Hex, keccak256 } from "viem";
+import type { AccessList, Address, Hash, Hex } from "viem";
 import type { Bundle } from "../bundle/build-bundle.ts";
 import type { BundleFees } from "../bundle/bundle-fees.ts";
 import { defaultMaxBundleGas } from "../bundle/bundle-gas.ts";
@@ -17,6 +17,7 @@ import type { PreconfirmationStore } from "../ports/preconfirmation-store.ts";
 import { type PreconfirmationSigner, signPreconfirmation } from "../preconfirmation/sign-preconfirmation.ts";
 import type { RelayerLease } from "../ports/relayer-signer.ts";
 import type { StatusListener } from "../status/status-change.ts";
+import { toSignedTransaction } from "../submit/signed-transaction.ts";
 import type { TransactionTracker } from "../submit/transaction-tracker.ts";
 import { minOf } from "../utils/bigint-math.ts";
 import type { BundleSender } from "./bundle-sender.ts";
@@ -156,8 +157,9 @@ export function createBundlePuller(context: BundlePullerContext) {
         };
         if (request.signer) {
           const nonce = await context.client.getTransactionCount({ address: request.signer.address, blockTag: "pending" });
-          proposal.signedTransaction = await request.signer.signTransaction({ ...transaction, nonce });
-          proposal.transactionHash = keccak256(proposal.signedTransaction);
+          const signed = toSignedTransaction(await request.signer.signTransaction({ ...transaction, nonce }));
+          proposal.signedTransaction = signed.serialized;
+          proposal.transactionHash = signed.hash;
         }
         proposals.set(proposal.id, proposal);
         const { entries: _entries, ...answer } = proposal;

@@ -220,6 +220,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
   const tracker = createTransactionTracker({ ...send, feeOracle, settings: tracking, maxFeePerGas: bundling.maxFeePerGas, claimant, claimLeaseMs: bundling.claimLeaseMs, onIncluded, preconfirmations });
   const propose = {
     ...ports,
+    simulator,
     policy,
     reputation,
     claimant,

@@ -1,4 +1,5 @@
-import type { Address, Hash, Hex } from "viem";
+import type { Address, Hash } from "viem";
+import type { SignedTransaction } from "./relayer-signer.ts";
 
 /** What a submitter may want to know about the bundle it sends (e.g. for conditions on its inclusion). */
 export interface SubmittedBundle {
@@ -19,6 +20,10 @@ export interface SubmittedBundle {
  */
 export interface Submitter {
   readonly name: string;
-  /** Hand over the signed transaction; resolves with its hash once accepted. */
-  submit(signedTransaction: Hex, bundle?: SubmittedBundle): Promise<Hash>;
+  /**
+   * Hand over the signed transaction (`transaction.serialized` is the hex that
+   * `eth_sendRawTransaction` takes; `transaction.bytes` the same bytes, `transaction.hash` their
+   * hash); resolves with its hash once accepted.
+   */
+  submit(transaction: SignedTransaction, bundle?: SubmittedBundle): Promise<Hash>;
 }

@@ -15,6 +15,7 @@ export { seededRandom } from "./seeded-random.ts";
 export type { BlockSource } from "../ports/block-source.ts";
 export type { ChainClient } from "../ports/chain-client.ts";
 export type { StateOverride } from "../ports/eth-call.ts";
-export type { Simulator } from "../ports/simulator.ts";
+export type { HandleOpsEstimate, Simulator } from "../ports/simulator.ts";
+export type { SignedTransaction } from "../ports/relayer-signer.ts";
 export type { SubmittedBundle } from "../ports/submitter.ts";
 export type { EntryPoint } from "../entrypoint/registry.ts";

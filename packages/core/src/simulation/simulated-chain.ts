@@ -21,7 +21,8 @@ import { entryPointRefusal } from "../errors/errors.ts";
 import type { CoreChainMethodName } from "../chain/methods.ts";
 import type { BlockHead, BlockSource } from "../ports/block-source.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
-import type { Simulator } from "../ports/simulator.ts";
+import type { HandleOpsEstimate, Simulator } from "../ports/simulator.ts";
+import type { SignedTransaction } from "../ports/relayer-signer.ts";
 import type { SubmittedBundle, Submitter } from "../ports/submitter.ts";
 import { userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { getUserOperationHash } from "../userop/hash.ts";
@@ -93,7 +94,10 @@ interface PooledTransaction {
   from: Address;
   nonce: number;
   to: Address;
-  data: Hex;
+  /** The calldata, a view of the signed transaction's bytes. */
+  input: Uint8Array;
+  /** Its `handleOps` operations, read from `input` when it is first executed, until it is mined. */
+  ops: UserOperation[] | undefined;
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
   notBefore: bigint;
@@ -212,10 +216,12 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     return maxOf(block.baseFeePerGas + delta, 7n);
   };
   const key = (address: Address) => address.toLowerCase() as Address;
+  const hexOf = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`;
 
   /**
-   * The operations of `handleOps` calldata: a bundle is decoded when its gas is estimated and again
-   * when it is mined, so the last few decodings are kept (by calldata; operations are not changed).
+   * The operations of `handleOps` calldata: a bundle estimated through `eth_estimateGas` (not told
+   * its operations, as the `simulator` is) is decoded then and again when it is mined, so the last
+   * few decodings are kept (by calldata; operations are not changed).
    */
   const decoded = new Map<Hex, UserOperation[]>();
   function opsOf(data: Hex): UserOperation[] {
@@ -231,7 +237,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   function execute(transaction: PooledTransaction, block: SimulatedBlock, effectiveGasPrice: bigint): SimulatedReceipt {
     const base = { transactionHash: transaction.hash, from: transaction.from, to: transaction.to, nonce: transaction.nonce, blockNumber: block.number, effectiveGasPrice };
     if (key(transaction.to) !== key(entryPoint.address)) return { ...base, status: "0x1", logs: [], gasUsed: 21_000n };
-    const ops = opsOf(transaction.data);
+    transaction.ops ??= opsOf(hexOf(transaction.input));
+    const { ops } = transaction;
     if (ops.length === 0 || ops.some((op) => behaviourOf(op).validationFailure)) return { ...base, status: "0x0", logs: [], gasUsed: 50_000n };
     // The submitter's hashes are taken only when they are one per operation; otherwise the chain hashes.
     const told = transaction.userOpHashes?.length === ops.length ? transaction.userOpHashes : undefined;
@@ -276,6 +283,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
         const receipt = execute(transaction, block, baseFeePerGas + tip(transaction));
         if (block.gasUsed + receipt.gasUsed > gasLimit) continue;
         pool.delete(transaction.hash);
+        transaction.ops = undefined;
         for (const other of pool.values()) if (key(other.from) === key(transaction.from) && other.nonce === transaction.nonce) pool.delete(other.hash);
         nonces.set(key(transaction.from), transaction.nonce + 1);
         block.gasUsed += receipt.gasUsed;
@@ -314,9 +322,14 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   };
   clock.setTimeout(produce, blockTimeMs);
 
-  async function submit(serialized: Hex, bundle?: SubmittedBundle): Promise<Hash> {
+  /**
+   * A signed transaction the chain is sent: read from its bytes, as a node reads them (its hash and
+   * sender are the chain's own, whatever the `SignedTransaction` says).
+   */
+  async function submit(signed: SignedTransaction | Hex, bundle?: SubmittedBundle): Promise<Hash> {
+    const bytes = typeof signed === "string" ? Buffer.from(signed.slice(2), "hex") : signed.bytes;
     // Awaited, as a node's answer would be: the engine's next steps run after this tick, not inside it.
-    const { hash, from, nonce, to, data, maxFeePerGas, maxPriorityFeePerGas } = await readSignedTransaction(serialized);
+    const { hash, from, nonce, to, input, maxFeePerGas, maxPriorityFeePerGas } = await readSignedTransaction(bytes);
     if (known.has(hash) && !receipts.has(hash)) throw new NodeError(-32000, "already known");
     if (nonce < (nonces.get(key(from)) ?? 0)) throw new NodeError(-32000, "nonce too low");
     const rival = [...pool.values()].find((t) => key(t.from) === key(from) && t.nonce === nonce);
@@ -329,7 +342,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
       from,
       nonce,
       to: to ?? zeroAddress,
-      data,
+      input,
+      ops: undefined,
       maxFeePerGas,
       maxPriorityFeePerGas,
       notBefore: head().number + 1n + BigInt(delivery.delayBlocks ?? 0),
@@ -464,7 +478,10 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
 
   /**
    * The same validation as a `Simulator`, with no ABI round trip: what `simulateValidation`
-   * answers, decoded, or its `FailedOp` as the engine's error.
+   * answers, decoded, or its `FailedOp` as the engine's error. It estimates a bundle from the
+   * operations the engine says it carries, as `eth_estimateGas` of their `handleOps` answers,
+   * without the calldata being written and read back; a bundle sent is still executed from the
+   * calldata its transaction carries.
    */
   const simulator: Simulator = {
     mode: "unsafe",
@@ -474,17 +491,27 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
       if (failure) throw entryPointRefusal(failure);
       return { validation: validationOf(op), trace: undefined };
     },
+    async estimateHandleOps(_entryPoint, ops) {
+      return estimateOps(ops);
+    },
     async close() {},
   };
 
-  /** `eth_estimateGas` of `handleOps`: what the operations use, or the first one's `FailedOp`. */
-  function estimateHandleOps(data: Hex): Hex {
-    const ops = opsOf(data);
+  /** What `eth_estimateGas` of `handleOps` carrying `ops` answers: what they use, or the first failing one's `FailedOp`. */
+  function estimateOps(ops: readonly UserOperation[]): HandleOpsEstimate {
     const failing = ops.findIndex((op) => behaviourOf(op).validationFailure);
     if (failing >= 0) {
-      throw new NodeError(3, "execution reverted", encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [BigInt(failing), behaviourOf(ops[failing]!).validationFailure!] }));
+      const data = encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [BigInt(failing), behaviourOf(ops[failing]!).validationFailure!] });
+      return { reverted: true, data, message: "execution reverted" };
     }
-    return toHex(21_000n + ops.reduce((sum, op) => sum + gasUsedBy(op), 0n));
+    return { reverted: false, gas: 21_000n + ops.reduce((sum, op) => sum + gasUsedBy(op), 0n) };
+  }
+
+  /** `eth_estimateGas` of `handleOps` calldata: the operations it carries, estimated. */
+  function estimateHandleOps(data: Hex): Hex {
+    const estimate = estimateOps(opsOf(data));
+    if (estimate.reverted) throw new NodeError(3, estimate.message, estimate.data);
+    return toHex(estimate.gas);
   }
 
   /** The call object or value in first place, and the block tag or override in second. */
@@ -531,7 +558,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
         hash: transaction.hash,
         from: transaction.from,
         to: transaction.to,
-        input: transaction.data,
+        input: hexOf(transaction.input),
         nonce: toHex(transaction.nonce),
         blockNumber: receipt ? toHex(receipt.blockNumber) : null,
         blockHash: receipt ? receiptBlock(receipt)!.hash : null,
@@ -569,7 +596,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     /** The chain as the engine's `ChainClient`. */
     client: createPublicClient({ transport: custom({ request }, { retryCount: 0 }), cacheTime: 0, pollingInterval: blockTimeMs }) as ChainClient,
     blocks: blockSource,
-    submitter: { name: "simulated", submit: (signed: Hex, bundle?: SubmittedBundle) => submit(signed, bundle) } satisfies Submitter,
+    /** The chain as the engine's `Submitter`; it also takes a signed transaction as hex, as `eth_sendRawTransaction` does. */
+    submitter: { name: "simulated", submit: (signed: SignedTransaction | Hex, bundle?: SubmittedBundle) => submit(signed, bundle) } satisfies Submitter,
     /** Validation as the chain answers it, without going through JSON-RPC and the ABI: the same results as `client`'s `simulateValidation`, for speed. */
     simulator,
     /** The current head. */

@@ -49,23 +49,26 @@ export interface SignedTransactionFacts {
   from: Address;
   nonce: number;
   to: Address | undefined;
-  data: Hex;
+  /** The calldata: a view of the transaction's bytes where it was read from them. */
+  input: Uint8Array;
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
 }
 
 /**
- * The hash, sender and fields of a signed transaction, as viem's `parseTransaction` and
- * `recoverTransactionAddress` give them. A plain signed EIP-1559 transaction (no access list) is read
- * straight from its RLP, and its signing payload hashed from the same bytes: a bundle transaction
- * carries tens of kilobytes of calldata, which parsing and serializing again cost more than the
- * rest of its submission. Anything else goes through viem.
+ * The hash, sender and fields of a signed transaction from its bytes, as viem's
+ * `parseTransaction` and `recoverTransactionAddress` give them. A plain signed EIP-1559
+ * transaction (no access list) is read straight from its RLP, its calldata kept as a view of the
+ * same bytes, and its signing payload hashed from them: a bundle transaction carries tens of
+ * kilobytes of calldata, which parsing and serializing again cost more than the rest of its
+ * submission. Anything else goes through viem.
  */
-export async function readSignedTransaction(serialized: Hex): Promise<SignedTransactionFacts> {
-  const raw = Buffer.from(serialized.slice(2), "hex");
+export async function readSignedTransaction(bytes: Uint8Array): Promise<SignedTransactionFacts> {
+  const raw = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const hash = keccak256(raw);
-  const plain = binding && raw.length * 2 === serialized.length - 2 ? readPlainEip1559(binding, raw) : undefined;
+  const plain = binding ? readPlainEip1559(binding, raw) : undefined;
   if (plain) return { hash, ...plain };
+  const serialized: Hex = `0x${raw.toString("hex")}`;
   const parsed = parseTransaction(serialized);
   const from = recoverSenderNatively(parsed) ?? (await recoverTransactionAddress({ serializedTransaction: serialized as TransactionSerialized }));
   return {
@@ -73,7 +76,7 @@ export async function readSignedTransaction(serialized: Hex): Promise<SignedTran
     from,
     nonce: parsed.nonce ?? 0,
     to: parsed.to ?? undefined,
-    data: parsed.data ?? "0x",
+    input: Buffer.from((parsed.data ?? "0x").slice(2), "hex"),
     maxFeePerGas: parsed.maxFeePerGas ?? 0n,
     maxPriorityFeePerGas: parsed.maxPriorityFeePerGas ?? 0n,
   };
@@ -121,10 +124,17 @@ function readPlainEip1559(secp256k1: typeof Secp256k1, raw: Buffer): Omit<Signed
   if (!accessListItem!.list || accessListItem!.end !== accessListItem!.start) return undefined;
   const toLength = toItem!.end - toItem!.start;
   if (toLength !== 0 && toLength !== 20) return undefined;
-  // The signing payload: the first nine fields in a list of their own, after the type byte.
+  // The signing payload: the first nine fields in a list of their own, after the type byte. Its
+  // type byte and list prefix are written over the end of the signed transaction's own (no longer
+  // than they are) while it is hashed, and put back: the calldata is not copied.
   const fieldsEnd = accessListItem!.end;
-  const fieldsLength = fieldsEnd - outer.start;
-  const digest = keccak256Bytes(Buffer.concat([Buffer.from([0x02]), rlpLength(fieldsLength, 0xc0), raw.subarray(outer.start, fieldsEnd)]));
+  const prefix = rlpLength(fieldsEnd - outer.start, 0xc0);
+  const start = outer.start - 1 - prefix.length;
+  const header = Buffer.from(raw.subarray(start, outer.start));
+  raw[start] = 0x02;
+  prefix.copy(raw, start + 1);
+  const digest = keccak256Bytes(raw.subarray(start, fieldsEnd));
+  header.copy(raw, start);
   const signature = Buffer.from(`${r.toString(16).padStart(64, "0")}${s.toString(16).padStart(64, "0")}`, "hex");
   let key: Uint8Array;
   try {
@@ -137,7 +147,7 @@ function readPlainEip1559(secp256k1: typeof Secp256k1, raw: Buffer): Omit<Signed
     from: getAddress(`0x${Buffer.from(addressHash.buffer, addressHash.byteOffset + 12, 20).toString("hex")}`),
     nonce: Number(nonce),
     to: toLength === 0 ? undefined : `0x${raw.toString("hex", toItem!.start, toItem!.end)}`,
-    data: `0x${raw.toString("hex", dataItem!.start, dataItem!.end)}`,
+    input: raw.subarray(dataItem!.start, dataItem!.end),
     maxFeePerGas,
     maxPriorityFeePerGas,
   };

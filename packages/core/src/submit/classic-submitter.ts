@@ -6,6 +6,6 @@ import type { Submitter } from "../ports/submitter.ts";
 export function createClassicSubmitter(client: ChainClient): Submitter {
   return {
     name: "classic",
-    submit: (signedTransaction) => client.sendRawTransaction({ serializedTransaction: signedTransaction }) as Promise<Hash>,
+    submit: (transaction) => client.sendRawTransaction({ serializedTransaction: transaction.serialized }) as Promise<Hash>,
   };
 }

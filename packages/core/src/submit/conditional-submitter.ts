@@ -15,7 +15,7 @@ export function createConditionalSubmitter(
 ): Submitter {
   return {
     name: "conditional",
-    async submit(signedTransaction, bundle) {
+    async submit(transaction, bundle) {
       const senders = [
         ...new Set((bundle?.senders ?? []).map((s) => s.toLowerCase() as `0x${string}`)),
       ];
@@ -25,7 +25,7 @@ export function createConditionalSubmitter(
       const knownAccounts = Object.fromEntries(
         senders.map((sender, i) => [sender, proofs[i]!.storageHash]),
       );
-      return sendRawTransactionConditional(submitClient, signedTransaction, { knownAccounts });
+      return sendRawTransactionConditional(submitClient, transaction.serialized, { knownAccounts });
     },
   };
 }

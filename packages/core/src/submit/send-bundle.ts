@@ -9,8 +9,8 @@ import type { MempoolStore } from "../ports/mempool-store.ts";
 import type { RelayerLease } from "../ports/relayer-signer.ts";
 import type { Submitter } from "../ports/submitter.ts";
 import type { StatusListener } from "../status/status-change.ts";
-import { keccak256Hex } from "../utils/keccak.ts";
 import { classifySendError, SendBundleError } from "./send-error.ts";
+import { toSignedTransaction } from "./signed-transaction.ts";
 
 export interface SendBundleContext {
   client: ChainClient;
@@ -86,8 +86,8 @@ export async function sendBundle(context: SendBundleContext, parameters: SendBun
  * counts as sent. Throws `SendBundleError` for any other refusal.
  */
 export async function sendTransaction(context: SendBundleContext, sent: SentBundle, transaction: SentBundle["transaction"]): Promise<Hash> {
-  const signed = await sent.relayer.signTransaction(transaction);
-  const transactionHash = keccak256Hex(signed);
+  const signed = toSignedTransaction(await sent.relayer.signTransaction(transaction));
+  const transactionHash = signed.hash;
   const carriesBundle = transaction.to === sent.bundle.entryPoint.address;
   if (carriesBundle) {
     await context.store.markSubmitted(sent.bundle.entries.map((e) => e.userOpHash), transactionHash, context.clock.now());

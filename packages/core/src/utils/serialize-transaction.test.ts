@@ -1,8 +1,8 @@
-import { getAddress, type Hex, type Signature, type TransactionSerializable, serializeTransaction as viemSerializeTransaction } from "viem";
+import { getAddress, type Hex, keccak256, type Signature, type TransactionSerializable, toHex, serializeTransaction as viemSerializeTransaction } from "viem";
 import { describe, expect, it } from "vitest";
 import { outcome } from "../../test/outcome.ts";
 import { randomDraws } from "../../test/random-operations.ts";
-import { serializeTransaction } from "./serialize-transaction.ts";
+import { serializeSigned, serializeTransaction } from "./serialize-transaction.ts";
 
 describe("serializeTransaction", () => {
   it("writes what viem writes, signed and unsigned, for 3,000 random transactions", () => {
@@ -36,6 +36,18 @@ describe("serializeTransaction", () => {
       expect(outcome(() => serializeTransaction(transaction, signature)), `transaction ${i}`).toBe(
         outcome(() => viemSerializeTransaction(transaction, signature)),
       );
+      // As a signer serializes it: the payload it hashes and signs, then the transaction with the signature, as bytes.
+      if (signature) {
+        const digests: Hex[] = [];
+        const sign = (digest: Uint8Array) => {
+          digests.push(toHex(digest));
+          return signature;
+        };
+        const signed = outcome(() => toHex(serializeSigned(transaction, sign)));
+        expect(signed, `signed ${i}`).toBe(outcome(() => viemSerializeTransaction(transaction, signature)));
+        if (typeof signed !== "string" || !signed.startsWith("0x")) continue;
+        expect(digests, `digest ${i}`).toEqual([keccak256(viemSerializeTransaction(transaction))]);
+      }
     }
   });
 });

@@ -67,12 +67,11 @@ export async function validateUserOperation(
   entryPoint: EntryPoint,
   op: UserOperation,
 ): Promise<ValidatedOperation> {
-  const [{ validation: result, trace }, l1Gas] = await Promise.all([
-    context.simulator.simulateValidation(entryPoint, op, { stateOverride: context.stateOverride }).catch((error: unknown) => {
-      throw namingPaymaster(error, op);
-    }),
-    context.l1DataGas?.(op) ?? 0n,
-  ]);
+  const simulated = context.simulator.simulateValidation(entryPoint, op, { stateOverride: context.stateOverride }).catch((error: unknown) => {
+    throw namingPaymaster(error, op);
+  });
+  // On L1 there is no L1 data fee to wait for beside the simulation.
+  const [{ validation: result, trace }, l1Gas] = context.l1DataGas ? await Promise.all([simulated, context.l1DataGas(op)]) : [await simulated, 0n];
   if (trace) {
     const violations = ruleViolations(context.rules, entryPoint, op, result, trace);
     if (violations.length > 0) throw ruleRefusal(violations, result, context.rules);

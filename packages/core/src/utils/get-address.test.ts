@@ -1,7 +1,7 @@
 import { getAddress as viemGetAddress, InvalidAddressError } from "viem";
 import { describe, expect, it } from "vitest";
 import { randomDraws } from "../../test/random-operations.ts";
-import { getAddress } from "./get-address.ts";
+import { getAddress, getAddressAt } from "./get-address.ts";
 
 describe("getAddress", () => {
   it("checksums as viem does, for 3,000 random addresses in any letter case", () => {
@@ -17,6 +17,28 @@ describe("getAddress", () => {
     for (const bad of ["0x", "0x1234", `0x${"g".repeat(40)}`, `${"a".repeat(42)}`, `0x${"a".repeat(41)}`, `0x${"a".repeat(39)}`]) {
       expect(() => getAddress(bad), bad).toThrow(InvalidAddressError);
       expect(() => viemGetAddress(bad), bad).toThrow(InvalidAddressError);
+    }
+  });
+
+  it("checksums the digits inside a longer string as viem does the address they spell, again and again (getAddressAt)", () => {
+    const r = randomDraws(2);
+    const topics = Array.from({ length: 500 }, (_, i) => {
+      const lower = r.address();
+      const digits = i % 2 ? lower.slice(2).toUpperCase() : lower.slice(2);
+      return { topic: `0x${"0".repeat(24)}${digits}`, expected: viemGetAddress(lower) };
+    });
+    for (let round = 0; round < 3; round++) {
+      for (const { topic, expected } of topics) expect(getAddressAt(topic, 26), topic).toBe(expected);
+    }
+  });
+
+  it("tells apart two addresses whose digits make the same cache key (getAddressAt)", () => {
+    // These two collide under the cache's key (31-fold over the lower-case digits, 30 bits).
+    const first = "e0a35ab8de042357d343db7e6a33e993b4ea0daf";
+    const second = "1c4d532beecf62d0f7c24054459be676b1efa44b";
+    for (let round = 0; round < 3; round++) {
+      expect(getAddressAt(`0x${first}`, 2)).toBe(viemGetAddress(`0x${first}`));
+      expect(getAddressAt(`0x${second}`, 2)).toBe(viemGetAddress(`0x${second}`));
     }
   });
 });

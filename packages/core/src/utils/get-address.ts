@@ -35,3 +35,31 @@ function checksum(address: string): Address {
   }
   return result as Address;
 }
+
+/**
+ * The checksummed address of the 40 hex digits at `start` of `hex` (an event topic's last 20
+ * bytes, say), as `getAddress` gives it, without cutting them out first: a string made afresh
+ * must be hashed whole before a map can look it up, which costs several times reading its digits.
+ * Cached by a number computed from the digits, and checked against them digit by digit.
+ * The caller has checked they are hex digits.
+ */
+export function getAddressAt(hex: string, start: number): Address {
+  let key = 0;
+  for (let i = start; i < start + 40; i++) key = (Math.imul(key, 31) + (hex.charCodeAt(i) | 0x20)) | 0;
+  key &= 0x3fffffff;
+  const known = checksummedByKey.get(key);
+  if (known && sameDigits(hex, start, known)) return known;
+  const address = getAddress(`0x${hex.slice(start, start + 40)}`);
+  if (checksummedByKey.size >= cacheSize) checksummedByKey.clear();
+  checksummedByKey.set(key, address);
+  return address;
+}
+
+/** Addresses by a number computed from their digits (`getAddressAt`); a colliding one replaces the other. */
+const checksummedByKey = new Map<number, Address>();
+
+/** Whether the 40 digits at `start` of `hex` are those of `address`, in any letter case. */
+function sameDigits(hex: string, start: number, address: Address): boolean {
+  for (let i = 0; i < 40; i++) if ((hex.charCodeAt(start + i) | 0x20) !== (address.charCodeAt(2 + i) | 0x20)) return false;
+  return true;
+}

@@ -67,11 +67,25 @@ export async function validateUserOperation(
   entryPoint: EntryPoint,
   op: UserOperation,
 ): Promise<ValidatedOperation> {
-  const simulated = context.simulator.simulateValidation(entryPoint, op, { stateOverride: context.stateOverride }).catch((error: unknown) => {
-    throw namingPaymaster(error, op);
-  });
-  // On L1 there is no L1 data fee to wait for beside the simulation.
-  const [{ validation: result, trace }, l1Gas] = context.l1DataGas ? await Promise.all([simulated, context.l1DataGas(op)]) : [await simulated, 0n];
+  const simulate = () => context.simulator.simulateValidation(entryPoint, op, { stateOverride: context.stateOverride });
+  let simulated: Awaited<ReturnType<typeof simulate>>;
+  let l1Gas = 0n;
+  if (context.l1DataGas) {
+    [simulated, l1Gas] = await Promise.all([
+      simulate().catch((error: unknown) => {
+        throw namingPaymaster(error, op);
+      }),
+      context.l1DataGas(op),
+    ]);
+  } else {
+    // On L1 there is no L1 data fee to wait for beside the simulation: one await, no promise around it.
+    try {
+      simulated = await simulate();
+    } catch (error) {
+      throw namingPaymaster(error, op);
+    }
+  }
+  const { validation: result, trace } = simulated;
   if (trace) {
     const violations = ruleViolations(context.rules, entryPoint, op, result, trace);
     if (violations.length > 0) throw ruleRefusal(violations, result, context.rules);

@@ -22,10 +22,10 @@ const usage = `usage: pnpm bench:keccak [--runs R] [--hashes N]
 
 const sizes = [40, 64, 96, 256, 288, 1000, 30_000];
 
-/** The `keccak` package's binding, as the engine called it before (three calls, a new buffer), when installed. */
+/** The `keccak` package's binding (a devDependency of the benchmarks), as the engine called it before: three calls and a new buffer a hash. */
 function nativeKeccak(): ((data: Uint8Array) => Uint8Array) | undefined {
   try {
-    const require = createRequire(join(process.cwd(), "packages/core/package.json"));
+    const require = createRequire(import.meta.url);
     const directory = dirname(require.resolve("keccak/package.json"));
     const State = createRequire(join(directory, "package.json"))("node-gyp-build")(directory) as new () => {
       initialize(rate: number, capacity: number): void;

@@ -6,9 +6,10 @@ const addressPattern = /^0x[0-9a-fA-F]{40}$/;
 /**
  * viem's `getAddress` (EIP-55, no chain id): the checksummed form of a 20-byte hex address in any
  * letter case, or viem's `InvalidAddressError`. The engine checksums every operation's entities
- * several times on its way: here the checksum is hashed with the native keccak, and the last
- * addresses seen are kept in a plain map emptied when full (viem's least-recently-used cache
- * moves an entry on every hit, which cost more than the hash).
+ * several times on its way: here the checksum is hashed with the engine's keccak (`keccak.ts`), and
+ * the last addresses seen are kept in a plain map emptied when full (viem's least-recently-used
+ * cache moves an entry on every hit, which cost more than the hash). Where the digits are read
+ * out of longer hex, `getAddressAt` looks them up without cutting them out.
  */
 export function getAddress(address: string): Address {
   const known = checksummed.get(address);

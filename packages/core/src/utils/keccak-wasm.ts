@@ -23,10 +23,15 @@ export interface WasmKeccak {
   digest(length: number): Uint8Array;
 }
 
+/** The little of the WebAssembly API used here: the project's TypeScript libraries (ES2023, Node) declare none of it. */
+interface WebAssemblyApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object) => { exports: { memory: { buffer: ArrayBuffer; grow(pages: number): number }; hash: (length: number) => void } };
+}
+
 export function createWasmKeccak(): WasmKeccak {
-  const instance = new WebAssembly.Instance(new WebAssembly.Module(moduleBytes()));
-  const memory = instance.exports.memory as WebAssembly.Memory;
-  const hash = instance.exports.hash as (length: number) => void;
+  const api = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly;
+  const { memory, hash } = new api.Instance(new api.Module(moduleBytes())).exports;
   let view = new Uint8Array(memory.buffer);
   let output = view.subarray(0, 32);
   const input = (length: number) => {
@@ -198,7 +203,7 @@ function moduleBytes(): Uint8Array {
   const body = [...locals, ...code];
   const constants = new Uint8Array(24 * 8);
   const words = new DataView(constants.buffer);
-  roundConstants().forEach((constant, i) => words.setBigUint64(i * 8, constant, true));
+  for (const [i, constant] of roundConstants().entries()) words.setBigUint64(i * 8, constant, true);
   return Uint8Array.from([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
     ...section(1, vector([[0x60, ...vector([[i32Type]]), ...vector([])]])),

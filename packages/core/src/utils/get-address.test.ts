@@ -1,7 +1,7 @@
-import { getAddress as viemGetAddress, InvalidAddressError } from "viem";
+import { getAddress as viemGetAddress, InvalidAddressError, isAddress as viemIsAddress } from "viem";
 import { describe, expect, it } from "vitest";
 import { randomDraws } from "../../test/random-operations.ts";
-import { getAddress, getAddressAt } from "./get-address.ts";
+import { getAddress, getAddressAt, isAddress } from "./get-address.ts";
 
 describe("getAddress", () => {
   it("checksums as viem does, for 3,000 random addresses in any letter case", () => {
@@ -40,5 +40,15 @@ describe("getAddress", () => {
       expect(getAddressAt(`0x${first}`, 2)).toBe(viemGetAddress(`0x${first}`));
       expect(getAddressAt(`0x${second}`, 2)).toBe(viemGetAddress(`0x${second}`));
     }
+  });
+
+  it("tells an address as viem's isAddress does: lower case or checksummed, for 3,000 random ones in any letter case and malformed ones", () => {
+    const r = randomDraws(3);
+    for (let i = 0; i < 3_000; i++) {
+      const lower = r.address();
+      const casing = [lower, lower.toUpperCase().replace("0X", "0x"), viemGetAddress(lower), lower.replace(/[a-f]/g, (c) => (r.int(2) ? c.toUpperCase() : c))][i % 4]!;
+      expect(isAddress(casing), casing).toBe(viemIsAddress(casing));
+    }
+    for (const bad of ["0x", "0x1234", `0x${"g".repeat(40)}`, `${"a".repeat(42)}`, `0x${"a".repeat(41)}`]) expect(isAddress(bad), bad).toBe(false);
   });
 });

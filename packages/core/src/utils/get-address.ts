@@ -21,6 +21,16 @@ export function getAddress(address: string): Address {
   return result;
 }
 
+/**
+ * viem's `isAddress` (strict, its default): 20 bytes of hex, in lower case or with their EIP-55
+ * checksum. Through `getAddress`'s cache: viem's keeps 8,192 addresses and checksums with
+ * JavaScript keccak past them, which a pool of tens of thousands of senders does on every check.
+ */
+export function isAddress(address: string): boolean {
+  if (!addressPattern.test(address)) return false;
+  return getAddress(address) === address || address.toLowerCase() === address;
+}
+
 /** Addresses as given → checksummed. */
 const checksummed = new Map<string, Address>();
 const cacheSize = 65_536;

@@ -3,14 +3,18 @@ import { describe, expect, it } from "vitest";
 import { randomDraws } from "../../test/random-operations.ts";
 import { getAddress, getAddressAt, isAddress } from "./get-address.ts";
 
+/** 3,000 random addresses, in turn lower case, upper case, checksummed and in mixed case. */
+function randomCasings(seed: number): string[] {
+  const r = randomDraws(seed);
+  return Array.from({ length: 3_000 }, (_, i) => {
+    const lower = r.address();
+    return [lower, lower.toUpperCase().replace("0X", "0x"), viemGetAddress(lower), lower.replace(/[a-f]/g, (c) => (r.int(2) ? c.toUpperCase() : c))][i % 4]!;
+  });
+}
+
 describe("getAddress", () => {
   it("checksums as viem does, for 3,000 random addresses in any letter case", () => {
-    const r = randomDraws(1);
-    for (let i = 0; i < 3_000; i++) {
-      const lower = r.address();
-      const casing = [lower, lower.toUpperCase().replace("0X", "0x"), viemGetAddress(lower), lower.replace(/[a-f]/g, (c) => (r.int(2) ? c.toUpperCase() : c))][i % 4]!;
-      expect(getAddress(casing), casing).toBe(viemGetAddress(casing));
-    }
+    for (const casing of randomCasings(1)) expect(getAddress(casing), casing).toBe(viemGetAddress(casing));
   });
 
   it("refuses what is not a 20-byte hex address with viem's error", () => {
@@ -43,12 +47,7 @@ describe("getAddress", () => {
   });
 
   it("tells an address as viem's isAddress does: lower case or checksummed, for 3,000 random ones in any letter case and malformed ones", () => {
-    const r = randomDraws(3);
-    for (let i = 0; i < 3_000; i++) {
-      const lower = r.address();
-      const casing = [lower, lower.toUpperCase().replace("0X", "0x"), viemGetAddress(lower), lower.replace(/[a-f]/g, (c) => (r.int(2) ? c.toUpperCase() : c))][i % 4]!;
-      expect(isAddress(casing), casing).toBe(viemIsAddress(casing));
-    }
+    for (const casing of randomCasings(3)) expect(isAddress(casing), casing).toBe(viemIsAddress(casing));
     for (const bad of ["0x", "0x1234", `0x${"g".repeat(40)}`, `${"a".repeat(42)}`, `0x${"a".repeat(41)}`]) expect(isAddress(bad), bad).toBe(false);
   });
 });

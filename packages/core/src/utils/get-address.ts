@@ -23,13 +23,16 @@ export function getAddress(address: string): Address {
 
 /**
  * viem's `isAddress` (strict, its default): 20 bytes of hex, in lower case or with their EIP-55
- * checksum. Through `getAddress`'s cache: viem's keeps 8,192 addresses and checksums with
- * JavaScript keccak past them, which a pool of tens of thousands of senders does on every check.
+ * checksum. A checksum is looked up in `getAddress`'s cache: viem's keeps 8,192 addresses and
+ * checksums with JavaScript keccak past them, which a pool of tens of thousands of senders with
+ * checksummed addresses does on nearly every check.
  */
 export function isAddress(address: string): boolean {
   if (!addressPattern.test(address)) return false;
-  return getAddress(address) === address || address.toLowerCase() === address;
+  return !upperCaseDigit.test(address) || getAddress(address) === address;
 }
+
+const upperCaseDigit = /[A-F]/;
 
 /** Addresses as given → checksummed. */
 const checksummed = new Map<string, Address>();

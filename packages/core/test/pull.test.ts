@@ -113,7 +113,7 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     await fx.client.sendRawTransaction({ serializedTransaction: proposal!.signedTransaction! });
     await bundler.commitBundle(proposal!.id);
     bundler.start();
-    await expect.poll(async () => (await bundler.getUserOperationReceipt(hash))?.receipt.transactionHash, { timeout: 10_000 }).toBe(proposal!.transactionHash);
+    await expect.poll(async () => (await bundler.getUserOperationReceipt(hash))?.receipt.transactionHash).toBe(proposal!.transactionHash);
     // The receipt is served from the recorded transaction once mined, maybe before the tracker follows it.
     await expect.poll(() => changes.filter((c) => c.userOpHash === hash).map((c) => c.status)).toEqual(["pending", "preconfirmed", "included"]);
     // It cannot push bundles: it stays in pull mode.
@@ -150,6 +150,22 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     const error = await rejection(bundler.commitBundle(lapsing!.id));
     expect(error.code).toBe(RpcErrorCode.invalidParams);
     expect(error.message).toContain("lapsed");
+  });
+
+  it("holds a committed bundle's operations for claimLeaseMs, not the proposal's lease: no other engine on the store adopts them meanwhile", async () => {
+    const clock = manualClock();
+    const { bundler, store } = await pullEngine({ bundling: { proposalLeaseMs: 300, claimLeaseMs: 60_000 } }, clock);
+    const { hash } = await admitted(bundler);
+    const proposal = await bundler.proposeBundle(await nextBlock());
+    const wallet = createWalletClient({ chain: fx.devnet.chain, transport: http(fx.devnet.rpcUrl), account: sequencer() });
+    await fx.client.request({ method: "evm_setAutomine" as never, params: [false] as never }); // the block is yet to come
+    const transactionHash = await wallet.sendTransaction({ to: proposal!.to, data: proposal!.data, gas: proposal!.gas, ...proposal!.fees });
+    await bundler.commitBundle(proposal!.id, { transactionHash });
+    const adopt = () => store.adoptSubmitted({ claimant: "another engine", leaseMs: 60_000, now: clock.now(), limit: 10 });
+    clock.advance(59_999);
+    expect(await adopt()).toEqual([]);
+    clock.advance(1);
+    expect((await adopt()).map((entry) => entry.userOpHash)).toEqual([hash]);
   });
 
   it("keeps a bundle within the block's gas budget and leaves operations that cannot pay its base fee", async () => {

@@ -199,6 +199,21 @@ describe("transaction tracker", () => {
     expect(await bundler.getUserOperationReceipt(culprit)).toBeUndefined();
   });
 
+  it("follows a mined bundle deeper from the chain's heads alone: no receipt read after its inclusion", async () => {
+    const node = fx.countingClient();
+    const { bundler, change } = await started({ client: node.client });
+    const hash = await admitted(bundler, "0.7");
+    bundler.start();
+    await change(hash, "included");
+    node.reset();
+    for (const confirmations of [2n, 3n, 4n]) {
+      await mine();
+      // Once the tracker has followed the new block, the receipt counts it.
+      await expect.poll(async () => (await bundler.getUserOperationReceipt(hash))?.receipt.confirmations).toBe(confirmations);
+    }
+    expect(node.requests.eth_getTransactionReceipt ?? 0).toBe(0);
+  });
+
   describe("reorgs", () => {
     /** An operation included by a running engine, and the block it landed in. */
     async function includedOperation() {

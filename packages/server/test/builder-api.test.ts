@@ -20,7 +20,7 @@ async function expectIncluded(fixture: ServiceFixture, userOpHash: Hash, transac
   const receipt = async () =>
     (await fixture.call("eth_getUserOperationReceipt", [userOpHash])).result;
   await expect
-    .poll(async () => (await receipt())?.receipt?.transactionHash, { timeout: 10_000 })
+    .poll(async () => (await receipt())?.receipt?.transactionHash)
     .toBe(transactionHash);
   expect((await receipt()).success).toBe(true);
 }
@@ -171,7 +171,6 @@ describe("builder API", () => {
       .poll(
         async () =>
           (await fixture.call("eth_getUserOperationReceipt", [userOpHash])).result?.success,
-        { timeout: 10_000 },
       )
       .toBe(true);
   });

@@ -11,7 +11,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServiceFixture, serviceFixture } from "./service-fixture.ts";
 
-const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8"];
+const versions: EntryPointVersion[] = ["0.6", "0.7", "0.8", "0.9"];
 
 /**
  * What `eth_estimateUserOperationGas` answers where the EntryPoint would refuse the operation, as
@@ -26,12 +26,19 @@ describe("estimation refuses what the EntryPoint refuses", () => {
   });
   afterAll(() => fx?.close());
 
-  /** permissionless's SimpleAccount of a fresh owner on `version` (counterfactual), funded with `value`. */
+  /**
+   * permissionless's SimpleAccount of a fresh owner on `version` (counterfactual), funded with
+   * `value`. permissionless 0.4 knows no v0.9 SimpleAccount: on v0.9 it is given the v0.9
+   * EntryPoint and factory as a v0.8 account, which signs and encodes exactly as v0.9 needs.
+   */
   async function simpleAccount(version: EntryPointVersion, value: bigint): Promise<SmartAccount> {
+    const { entryPoint, simpleAccountFactory } = fx.devnet.deployments[version];
     const account = await toSimpleSmartAccount({
       client: fx.client,
       owner: privateKeyToAccount(generatePrivateKey()),
-      entryPoint: { address: fx.entryPoint(version), version },
+      ...(version === "0.9"
+        ? { entryPoint: { address: entryPoint, version: "0.8" as const }, factoryAddress: simpleAccountFactory }
+        : { entryPoint: { address: entryPoint, version } }),
     });
     if (value > 0n) await fx.fund(account.address, value);
     return account;

@@ -144,12 +144,12 @@ describe.each(["SQLite", "PostgreSQL"] as const)("preconfirmations on %s", (back
     // It adopts the operation it committed before the restart: its promised block is yet to come,
     // so it follows the commitment (the transaction is not in the node yet) rather than giving up.
     await expect
-      .poll(() => lines.find((line) => line.message === "submitted operations reconciled with the chain")?.fields, { timeout: 15_000 })
+      .poll(() => lines.find((line) => line.message === "submitted operations reconciled with the chain")?.fields)
       .toEqual({ included: 0, requeued: 0, stillPending: 1 });
 
     // The restarted service follows the commitment: mined in the promised block, the promise is kept.
     await fixture.client.sendRawTransaction({ serializedTransaction: proposal.signedTransaction });
-    await expect.poll(async () => (await lookup(restarted)).preconfirmation.status, { timeout: 15_000 }).toBe("kept");
+    await expect.poll(async () => (await lookup(restarted)).preconfirmation.status).toBe("kept");
     expect(await lookup(second)).toMatchObject({ transactionHash: proposal.transactionHash, blockNumber: toHex(blockNumber), preconfirmation: { ...preconfirmation, status: "kept" } });
   });
 });

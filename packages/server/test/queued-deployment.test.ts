@@ -53,7 +53,7 @@ describe("a new account's second operation through viem's bundler client", () =>
     const queued = createBundlerClient({ account: queuedAccount, client: fx.client, transport: http(fx.service.url), pollingInterval: 50 });
     const second = await queued.sendUserOperation({ calls, nonce: nonce + 1n });
     for (let bundle = 0; bundle < 2; bundle++) expect((await fx.call("debug_bundler_sendBundleNow", [])).error).toBeUndefined();
-    for (const hash of [first, second]) expect((await bundler.waitForUserOperationReceipt({ hash, timeout: 10_000 })).success).toBe(true);
+    for (const hash of [first, second]) expect((await bundler.waitForUserOperationReceipt({ hash, timeout: 30_000 })).success).toBe(true);
     expect(await fx.client.getBalance({ address: to })).toBe(3n);
     const reputation = (await fx.call("debug_bundler_dumpReputation", [entryPoint])).result as { address: string; status: string }[];
     expect(reputation.find((e) => getAddress(e.address) === factory)).toMatchObject({ status: "0x0" });

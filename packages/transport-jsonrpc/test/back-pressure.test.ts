@@ -87,7 +87,7 @@ describe("back-pressure per connection", () => {
       socket.pause();
       // 60 MB of answers: more than the kernel's buffers on both ends hold.
       socket.write(pipelined("test_big", 30));
-      await expect.poll(() => connections(server), { timeout: 10_000 }).toBe(0);
+      await expect.poll(() => connections(server)).toBe(0);
     } finally {
       socket.destroy();
       await server.close();
@@ -105,7 +105,7 @@ describe("back-pressure per connection", () => {
       client.pause();
       for (let id = 0; id < 30; id++)
         client.send(JSON.stringify({ jsonrpc: "2.0", id, method: "test_big" }));
-      await expect.poll(() => connections(server), { timeout: 10_000 }).toBe(0);
+      await expect.poll(() => connections(server)).toBe(0);
     } finally {
       client.terminate();
       await server.close();

@@ -28,6 +28,7 @@ export function createPollingBlockSource(parameters: CreatePollingBlockSourcePar
     return {
       number: block.number,
       hash: block.hash,
+      parentHash: block.parentHash,
       timestamp: block.timestamp,
       baseFeePerGas: block.baseFeePerGas ?? 0n,
       gasLimit: block.gasLimit,

@@ -83,7 +83,7 @@ export interface BundlePullerContext {
   propose: ProposeBundleContext;
   /** `bundling.maxGas`, or what the chain's block holds: a pulled bundle never holds more. */
   maxBundleGas: bigint;
-  settings: Pick<BundlingSettings, "gasLimitMarkupPercent" | "maxOperations" | "proposalLeaseMs">;
+  settings: Pick<BundlingSettings, "gasLimitMarkupPercent" | "maxOperations" | "proposalLeaseMs" | "claimLeaseMs">;
   /** Report committed operations `preconfirmed` (pull mode); otherwise `submitted`, as on the push path. */
   preconfirming: () => boolean;
   /** Where preconfirmations are recorded. */
@@ -180,6 +180,9 @@ export function createBundlePuller(context: BundlePullerContext) {
         throw new InvalidParamsError("transactionHash", "the bundle was signed by the caller: give the hash of the transaction the block holds");
       }
       await store.markSubmitted(proposal.userOpHashes, transactionHash, clock.now());
+      // Held as a sent bundle is from now on, not for the proposal's short lease: until the tracker
+      // renews the claim at the next block, no other engine on the store may adopt them.
+      await store.renewClaims(proposal.userOpHashes, context.propose.claimant, clock.now() + context.settings.claimLeaseMs);
       const { blockNumber, entryPoint } = proposal;
       const promised = context.preconfirming();
       const preconfirmations = promised

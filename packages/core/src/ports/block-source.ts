@@ -4,6 +4,11 @@ import type { Hash } from "viem";
 export interface BlockHead {
   number: bigint;
   hash: Hash;
+  /**
+   * The parent block's hash. Give it where the source has it: the tracker then sees a mined
+   * bundle stay canonical from the heads alone, instead of reading its receipt at every block.
+   */
+  parentHash?: Hash | undefined;
   /** Seconds since the epoch, as in the block header. */
   timestamp: bigint;
   baseFeePerGas: bigint;

@@ -201,6 +201,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   const toHead = (block: SimulatedBlock): BlockHead => ({
     number: block.number,
     hash: block.hash,
+    parentHash: block.parentHash,
     timestamp: block.timestamp,
     baseFeePerGas: block.baseFeePerGas,
     gasLimit: block.gasLimit,

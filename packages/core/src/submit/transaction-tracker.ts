@@ -13,6 +13,7 @@ import type { MinedReceipt } from "../receipt/lookup.ts";
 import { decodeUserOperationEvent, ignoredInitCodeTopic, userOperationEventTopic } from "../receipt/user-operation-event.ts";
 import { type SendBundleContext, type SentBundle, sendTransaction } from "./send-bundle.ts";
 import { SendBundleError } from "./send-error.ts";
+import { createCanonicalChain } from "./canonical-chain.ts";
 
 /** How the tracker follows, replaces and gives up on bundles, and how far back lookups search (see docs/configuration.md). */
 export interface TrackingSettings {
@@ -122,6 +123,8 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
     settlePreconfirmation(parameters, userOpHash, inclusion, promisedBlock);
   const tracked = new Map<Hash, Tracked>();
   const confirming = new Map<Hash, Confirming>();
+  /** Blocks known canonical from the heads' parent hashes: mined bundles in them need no receipt read. */
+  const chain = createCanonicalChain(settings.reorgDepth);
   /** Transactions followed without their relayer: adopted after a restart, or back in the node's pool after a reorg. */
   const watched = new Map<Hash, Watched>();
 
@@ -339,6 +342,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
       confirming.delete(watched.transactionHash);
       return;
     }
+    if (chain.holds(watched.blockNumber, watched.blockHash)) return;
     const receipt = await receiptOf(watched.transactionHash);
     if (receipt?.blockHash === watched.blockHash) return;
     if (receipt) {
@@ -400,6 +404,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
     onBlock(head) {
       // One pass at a time: a slow node must not have two passes replace the same bundle.
       running = running.then(async () => {
+        chain.advance(head);
         await renewClaims().catch((error) => logger.warn("could not renew claims", { error: String(error) }));
         await Promise.all([
           ...[...watched.values()].map((w) =>

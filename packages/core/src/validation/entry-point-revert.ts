@@ -8,7 +8,11 @@ export interface EntryPointRevert {
   inner?: Hex | undefined;
 }
 
-/** Decode `FailedOp`, `FailedOpWithRevert` or `Error(string)` from revert data; undefined for anything else. */
+/**
+ * Decode `FailedOp`, `FailedOpWithRevert` or `Error(string)` from revert data, and v0.9's
+ * `EntryPointSimulations` check `PaymasterNotDeployed(address)` as the `AA30` its EntryPoint's
+ * `handleOps` would fail with; undefined for anything else.
+ */
 export function decodeEntryPointRevert(abi: Abi, data: Hex): EntryPointRevert | undefined {
   if (data.length < 10) return undefined;
   try {
@@ -21,6 +25,8 @@ export function decodeEntryPointRevert(abi: Abi, data: Hex): EntryPointRevert | 
         return { opIndex: Number(args[0]), reason: String(args[1]), inner: args[2] as Hex };
       case "Error":
         return { opIndex: undefined, reason: String(args[0]) };
+      case "PaymasterNotDeployed":
+        return { opIndex: undefined, reason: "AA30 paymaster not deployed" };
       default:
         return undefined;
     }

@@ -76,7 +76,7 @@ export function createAccountSigner(accounts: readonly RelayerAccount[]): Relaye
 
 /**
  * What viem's `account.signTransaction` returns, with its bytes and hash (a `SignedTransaction`):
- * serialized over buffers and hashed with the native keccak (core's `serializeSigned`: the
+ * serialized over buffers and hashed with core's WebAssembly keccak (core's `serializeSigned`: the
  * calldata read from hex once, into the one buffer the payload is hashed in and the transaction
  * written to) and signed with libsecp256k1 (`signHash`). A bundle transaction carries tens of
  * kilobytes of calldata, and viem's hex conversions and JavaScript keccak cost more than signing;

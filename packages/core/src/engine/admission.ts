@@ -14,9 +14,9 @@ import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { Reputation } from "../reputation/reputation.ts";
 import { isStaked } from "../reputation/stake.ts";
 import type { StatusListener } from "../status/status-change.ts";
-import { getUserOperationHash } from "../userop/hash.ts";
+import { getUserOperationHash, hashesDelegate } from "../userop/hash.ts";
 import { maxCostOf } from "../userop/max-cost.ts";
-import { paymasterOf, type UserOperation } from "../userop/types.ts";
+import { factoryOf, paymasterOf, type UserOperation } from "../userop/types.ts";
 import { checkAuthorization } from "../validation/check-authorization.ts";
 import { deploysSender } from "../validation/deployment-override.ts";
 import { precheckUserOperation } from "../validation/prechecks.ts";
@@ -61,7 +61,10 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   precheckUserOperation(op, { validationGasLimit: settings.gas.validationGasLimit, maxUserOperationBytes: settings.validation.maxUserOperationBytes });
   const bundleGas = bundleGasOf(op);
   if (bundleGas > context.maxBundleGas) throw new BundleGasTooLargeError(bundleGas, context.maxBundleGas);
-  const userOpHash = getUserOperationHash(op, entryPoint, context.chainId, await readHashDelegate(context.client, op, entryPoint));
+  // Each await below is taken only when there is something to wait for: most operations need no
+  // chain read before simulation, and each await lets other admissions run in between.
+  const delegate = !op.authorization && hashesDelegate(op, entryPoint.version) ? await readHashDelegate(context.client, op, entryPoint) : undefined;
+  const userOpHash = getUserOperationHash(op, entryPoint, context.chainId, delegate);
   const known = await store.get(userOpHash);
   if (known && !readmissibleStatuses.includes(known.status)) throw new DuplicateUserOperationError(userOpHash);
   const safe = context.simulator.mode === "safe";
@@ -70,12 +73,14 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     if (safe) refuseSecondDelegate(pooled, op);
     refuseRedundantFactory(pooled, op);
   };
-  await Promise.all([
+  const checks = [
     context.reputation.check(entryPoint.address, op),
-    checkAuthorization(context.client, context.chainId, op),
-    safe && refuseDelegatedEntities(context.client, op),
+    op.authorization && checkAuthorization(context.client, context.chainId, op),
+    safe && hasNonAccountEntity(op) && refuseDelegatedEntities(context.client, op),
     (op.authorization || deploysSender(op)) && store.listBySender(entryPoint.address, op.sender).then(refuseOnPool),
-  ]);
+  ].filter((check): check is Promise<void> => Boolean(check));
+  if (checks.length === 1) await checks[0];
+  else await Promise.all(checks);
   const simulation = {
     simulator: context.simulator,
     rules: { ...stakeRequirement, p256Precompile: settings.validation.p256Precompile, maxPaymasterContextBytes: settings.validation.maxPaymasterContextBytes },
@@ -96,10 +101,11 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
     factory: isStaked(validation.factory, stakeRequirement),
     paymaster: isStaked(validation.paymasterStake, stakeRequirement),
   };
-  await context.reputation.checkUnstakedAllowance(entryPoint.address, op, staked);
+  // UREP-020 concerns factories and paymasters only: an operation naming neither has nothing to count.
+  if (hasNonAccountEntity(op)) await context.reputation.checkUnstakedAllowance(entryPoint.address, op, staked);
   if (validation.trace) refuseUnstakedContext(op, validation, stakeRequirement);
   const stakedRoles = (["account", "factory", "paymaster"] as const).filter((role) => staked[role]);
-  await refuseUnfundedPaymaster(context, entryPoint.address, op);
+  if (paymasterOf(op)) await refuseUnfundedPaymaster(context, entryPoint.address, op);
   const entry = {
     userOpHash,
     entryPoint: entryPoint.address,
@@ -123,6 +129,12 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   context.emit({ userOpHash, status: "pending" });
   context.logger.debug("operation accepted", { userOpHash, sender: op.sender, entryPoint: entryPoint.address });
   return userOpHash;
+}
+
+/** Whether `op` names a factory or a paymaster (the `0x7702` marker is no factory): an entity besides its account. */
+function hasNonAccountEntity(op: UserOperation): boolean {
+  const factory = factoryOf(op);
+  return (factory !== undefined && factory.length === 42) || paymasterOf(op) !== undefined;
 }
 
 const depositAbi = parseAbi(["function balanceOf(address account) view returns (uint256)"]);

@@ -12,6 +12,7 @@ import {
 import { getUserOperationHash } from "viem/account-abstraction";
 import { describe, expect, it } from "vitest";
 import { createEntryPointRegistry } from "../entrypoint/registry.ts";
+import { entryPointRefusal, PaymasterRejectionError } from "../errors/errors.ts";
 import { canonicalEntryPoints } from "../entrypoint/version.ts";
 import type { GasPrice } from "../gas/fee-oracle.ts";
 import { createDefaultMempoolPolicy } from "../mempool/default-mempool-policy.ts";
@@ -90,6 +91,8 @@ interface Setup {
   store?: MempoolStore;
   /** preVerificationGas an L2 adds for the L1 data fee. Default none (L1). */
   l1DataGas?: AdmissionContext["l1DataGas"];
+  /** What the simulation fails with, instead of answering. */
+  simulationError?: Error;
 }
 
 function setup(options: Setup = {}) {
@@ -126,6 +129,7 @@ function setup(options: Setup = {}) {
     tracer: mode === "safe" ? "in-process" : undefined,
     async simulateValidation(_entryPoint, op) {
       simulated.push(op);
+      if (options.simulationError) throw options.simulationError;
       const validation: ValidationResult = {
         preOpGas: op.preVerificationGas + 30_000n,
         prefund: 0n,
@@ -354,6 +358,16 @@ describe("admitting an operation", () => {
       message: `paymaster ${fixturePaymaster} is banned`,
     });
     expect(simulated).toEqual([]);
+  });
+
+  it.each([
+    ["on L1", undefined],
+    ["on an L2, with an L1 data fee", async () => 1_000n],
+  ])("names the paymaster the simulation blames (AA3x) %s", async (_, l1DataGas) => {
+    const { admit } = setup({ simulationError: entryPointRefusal("AA33 reverted"), l1DataGas });
+    const error = await admit(await operation({ sponsored: true })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PaymasterRejectionError);
+    expect(error).toMatchObject({ reason: "AA33 reverted", paymaster: fixturePaymaster });
   });
 
   it("refuses an unstaked paymaster over its UREP-020 allowance (-32504), a staked one is not limited", async () => {

@@ -1,5 +1,5 @@
 import { type Address, decodeAbiParameters, decodeErrorResult, decodeEventLog, type Hash, type Hex, parseAbi, toEventSelector } from "viem";
-import { getAddress } from "../utils/get-address.ts";
+import { getAddressAt } from "../utils/get-address.ts";
 import { entryPoint07Abi } from "viem/account-abstraction";
 import { revertReason } from "../utils/revert-reason.ts";
 
@@ -48,7 +48,7 @@ export function decodeUserOperationEvent(log: RawLog): UserOperationEvent {
   if (topics.length === 4 && topics[0] === userOperationEventTopic && data.length === 2 + 4 * 64 && /^0x[0-9a-fA-F]*$/.test(data)) {
     const word = (index: number) => BigInt(`0x${data.slice(2 + index * 64, 66 + index * 64)}`);
     const success = word(1);
-    const addressOf = (topic: Hex) => (/^0x0{24}[0-9a-fA-F]{40}$/.test(topic) ? getAddress(`0x${topic.slice(26)}`) : undefined);
+    const addressOf = (topic: Hex) => (/^0x0{24}[0-9a-fA-F]{40}$/.test(topic) ? getAddressAt(topic, 26) : undefined);
     const sender = addressOf(topics[2]!);
     const paymaster = addressOf(topics[3]!);
     if ((success === 0n || success === 1n) && sender && paymaster && /^0x[0-9a-fA-F]{64}$/.test(topics[1]!)) {

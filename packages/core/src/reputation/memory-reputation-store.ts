@@ -19,13 +19,17 @@ export function createMemoryReputationStore(): ReputationStore {
   const byEntryPoint = new Map<Address, Map<Address, ReputationEntry>>();
   let decayedAt: number | undefined;
 
+  /** The entry point last asked for, as given, and its entries: an engine asks for one EntryPoint almost always. */
+  let last: { given: Address; entries: Map<Address, ReputationEntry> } | undefined;
   const entriesOf = (entryPoint: Address) => {
+    if (last?.given === entryPoint) return last.entries;
     const key = getAddress(entryPoint);
     let entries = byEntryPoint.get(key);
     if (!entries) {
       entries = new Map();
       byEntryPoint.set(key, entries);
     }
+    last = { given: entryPoint, entries };
     return entries;
   };
   const unique = (addresses: readonly Address[]) => [
@@ -105,6 +109,7 @@ export function createMemoryReputationStore(): ReputationStore {
     async clear(entryPoint) {
       if (entryPoint) byEntryPoint.delete(getAddress(entryPoint));
       else byEntryPoint.clear();
+      last = undefined;
     },
   };
 }

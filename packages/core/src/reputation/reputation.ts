@@ -145,8 +145,11 @@ export function createReputation(
     },
 
     async admitted(entryPoint, op, { senderStaked, replaced, factoryIgnored }) {
-      if (replaced) await store.retractSeen(entryPoint, addresses(counted(replaced, senderStaked)));
-      await store.recordSeen(entryPoint, addresses(counted(op, senderStaked, factoryIgnored)));
+      // An unstaked sender's own operation, with no factory or paymaster, counts for nobody: no store call.
+      const retracted = replaced ? addresses(counted(replaced, senderStaked)) : [];
+      if (retracted.length > 0) await store.retractSeen(entryPoint, retracted);
+      const seen = addresses(counted(op, senderStaked, factoryIgnored));
+      if (seen.length > 0) await store.recordSeen(entryPoint, seen);
     },
 
     async included(entryPoint, op, options) {

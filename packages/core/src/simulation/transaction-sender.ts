@@ -10,7 +10,7 @@ const binding = loadBinding();
 
 /**
  * The sender of a signed transaction, recovered as a node does: the hash of the unsigned
- * transaction (core's serializer, equal to viem's) through the native keccak, the key through libsecp256k1 (the
+ * transaction (core's serializer, equal to viem's) through core's WebAssembly keccak, the key through libsecp256k1 (the
  * `secp256k1` package's prebuilt binding). `undefined` where the binding does not load or the
  * transaction carries no signature: the caller then asks viem's `recoverTransactionAddress`, which
  * gives the same address more slowly.

@@ -1,4 +1,5 @@
-import { encodeAbiParameters, type Hex, hexToBytes, isAddress } from "viem";
+import { encodeAbiParameters, type Hex, hexToBytes } from "viem";
+import { isAddress } from "../utils/get-address.ts";
 import { toEntryPointStruct } from "./pack.ts";
 import { isUserOperationV06, type UserOperation } from "./types.ts";
 

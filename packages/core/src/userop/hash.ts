@@ -1,7 +1,7 @@
 import type { Address, Hash, Hex } from "viem";
 import { getUserOperationHash as viemGetUserOperationHash } from "viem/account-abstraction";
 import type { EntryPoint } from "../entrypoint/registry.ts";
-import { keccak256, keccak256Bytes } from "../utils/keccak.ts";
+import { keccak256, keccak256Bytes, keccak256Into } from "../utils/keccak.ts";
 import { paymasterAndDataForHash, paymasterSignatureSuffix } from "./paymaster-signature.ts";
 import { factoryOf, isUserOperationV06, type UserOperation, type UserOperationV07 } from "./types.ts";
 
@@ -12,8 +12,8 @@ import { factoryOf, isUserOperationV06, type UserOperation, type UserOperationV0
  * whether the signature came as `paymasterSignature` or at the end of `paymasterData`. Computed
  * once on admission and stored with the operation.
  *
- * The words are laid out here and hashed natively (`utils/keccak.ts`): viem's version costs about
- * 0.1 ms an operation in ABI encoding and JavaScript keccak. A v0.8+ EIP-7702 operation (factory
+ * The words are laid out here and hashed in WebAssembly (`utils/keccak.ts`), each field's hash
+ * written where it goes: viem's version costs about 0.1 ms an operation in ABI encoding and JavaScript keccak. A v0.8+ EIP-7702 operation (factory
  * `0x7702`), whose hash takes the delegate in place of the marker, goes to viem's: the delegate of
  * its authorization, else `delegate`, the one in the sender's code now, which the EntryPoint reads
  * (`_getEip7702Delegate`; `readHashDelegate` reads it).
@@ -46,7 +46,7 @@ export function getUserOperationHash(op: UserOperation, entryPoint: EntryPoint, 
   }
   if (entryPoint.version === "0.7") {
     writePackedWords(scratch.packed, 0, op, false);
-    scratch.outer07.set(keccak256Bytes(scratch.packed), 0);
+    keccak256Into(scratch.packed, scratch.outer07, 0);
     scratch.outer07.set(entryPointAndChain(entryPoint.address, chainId), 32);
     return keccak256(scratch.outer07);
   }
@@ -54,7 +54,7 @@ export function getUserOperationHash(op: UserOperation, entryPoint: EntryPoint, 
   writePackedWords(scratch.struct, 32, op, entryPoint.version === "0.9");
   scratch.outer712.set(eip712Prefix, 0);
   scratch.outer712.set(domainSeparator(entryPoint.address, chainId), 2);
-  scratch.outer712.set(keccak256Bytes(scratch.struct), 34);
+  keccak256Into(scratch.struct, scratch.outer712, 34);
   return keccak256(scratch.outer712);
 }
 
@@ -113,12 +113,13 @@ function writePackedWords(target: Buffer, at: number, op: UserOperationV07, paym
   target.fill(0, at, at + 12);
   target.write(op.sender.slice(2), at + 12, 20, "hex");
   target.write(op.nonce.toString(16).padStart(64, "0"), at + 32, 32, "hex");
-  target.set(hashOf(initCode), at + 64);
-  target.set(op.callData === "0x" ? emptyHash : hashOf(bytes(op.callData)), at + 96);
+  hashInto(initCode, target, at + 64);
+  if (op.callData === "0x") target.set(emptyHash, at + 96);
+  else hashInto(bytes(op.callData), target, at + 96);
   target.write(`${half(op.verificationGasLimit)}${half(op.callGasLimit)}`, at + 128, 32, "hex");
   target.write(op.preVerificationGas.toString(16).padStart(64, "0"), at + 160, 32, "hex");
   target.write(`${half(op.maxPriorityFeePerGas)}${half(op.maxFeePerGas)}`, at + 192, 32, "hex");
-  target.set(hashOf(paymasterAndData), at + 224);
+  hashInto(paymasterAndData, target, at + 224);
 }
 
 const wordLimit = 1n << 256n;
@@ -155,6 +156,7 @@ const empty = Buffer.alloc(0);
 /** keccak256 of the empty string: what most operations' initCode and paymasterAndData hash to. */
 const emptyHash = keccak256Bytes(empty);
 const hashOf = (data: Uint8Array) => (data.length === 0 ? emptyHash : keccak256Bytes(data));
+const hashInto = (data: Uint8Array, target: Uint8Array, at: number) => (data.length === 0 ? target.set(emptyHash, at) : keccak256Into(data, target, at));
 const bytes = (hex: Hex) => Buffer.from(hex.slice(2), "hex");
 const uint = (value: bigint) => Buffer.from(value.toString(16).padStart(64, "0"), "hex");
 const halfWord = (value: bigint) => Buffer.from(value.toString(16).padStart(32, "0"), "hex");

@@ -67,12 +67,25 @@ export async function validateUserOperation(
   entryPoint: EntryPoint,
   op: UserOperation,
 ): Promise<ValidatedOperation> {
-  const [{ validation: result, trace }, l1Gas] = await Promise.all([
-    context.simulator.simulateValidation(entryPoint, op, { stateOverride: context.stateOverride }).catch((error: unknown) => {
+  const simulate = () => context.simulator.simulateValidation(entryPoint, op, { stateOverride: context.stateOverride });
+  let simulated: Awaited<ReturnType<typeof simulate>>;
+  let l1Gas = 0n;
+  if (context.l1DataGas) {
+    [simulated, l1Gas] = await Promise.all([
+      simulate().catch((error: unknown) => {
+        throw namingPaymaster(error, op);
+      }),
+      context.l1DataGas(op),
+    ]);
+  } else {
+    // On L1 there is no L1 data fee to wait for beside the simulation: one await, no promise around it.
+    try {
+      simulated = await simulate();
+    } catch (error) {
       throw namingPaymaster(error, op);
-    }),
-    context.l1DataGas?.(op) ?? 0n,
-  ]);
+    }
+  }
+  const { validation: result, trace } = simulated;
   if (trace) {
     const violations = ruleViolations(context.rules, entryPoint, op, result, trace);
     if (violations.length > 0) throw ruleRefusal(violations, result, context.rules);

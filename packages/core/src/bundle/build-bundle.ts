@@ -85,6 +85,7 @@ export async function buildBundle(
   let candidates = [...entries];
   // A simulator told the operations estimates without their calldata: it is encoded once, for the bundle.
   const estimator = options.state || options.skipValidation ? undefined : options.simulator;
+  const estimatedFromOps = options.skipValidation || estimator?.estimateHandleOps !== undefined;
   while (candidates.length > 0) {
     const ops = candidates.map((entry) => entry.userOperation);
     const authorizationList = ops.flatMap((op) => (op.authorization ? [op.authorization] : []));
@@ -94,7 +95,6 @@ export async function buildBundle(
       data,
       ...(authorizationList.length > 0 ? { authorizationList: authorizationList.map(toRpcAuthorization) } : {}),
     });
-    const estimatedFromOps = options.skipValidation || estimator?.estimateHandleOps !== undefined;
     let data = estimatedFromOps ? undefined : encodeHandleOps(entryPoint, ops, beneficiary);
     const result = options.skipValidation
       ? { reverted: false as const, gas: ops.reduce((sum, op) => sum + bundleGasOf(op), 0n) }

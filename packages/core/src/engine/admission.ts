@@ -14,7 +14,7 @@ import type { MempoolPolicy } from "../ports/mempool-policy.ts";
 import type { Reputation } from "../reputation/reputation.ts";
 import { isStaked } from "../reputation/stake.ts";
 import type { StatusListener } from "../status/status-change.ts";
-import { getUserOperationHash, hashesDelegate } from "../userop/hash.ts";
+import { getUserOperationHash } from "../userop/hash.ts";
 import { maxCostOf } from "../userop/max-cost.ts";
 import { factoryOf, paymasterOf, type UserOperation } from "../userop/types.ts";
 import { checkAuthorization } from "../validation/check-authorization.ts";
@@ -23,7 +23,7 @@ import { precheckUserOperation } from "../validation/prechecks.ts";
 import { refuseDelegatedEntities, refuseSecondDelegate } from "../validation/rules/delegation-rules.ts";
 import { refuseMultipleRoles, refuseUnstakedContext } from "../validation/rules/entity-rules.ts";
 import { ignoresFactory, refuseRedundantFactory, withQueuedNonce } from "../validation/queued-nonce.ts";
-import { readHashDelegate } from "../validation/hash-delegate.ts";
+import { needsHashDelegate, readHashDelegate } from "../validation/hash-delegate.ts";
 import { validationFacts } from "../validation/trace/validation-facts.ts";
 import { validateUserOperation } from "../validation/validate-user-operation.ts";
 import type { BundlerSettings } from "./settings.ts";
@@ -63,7 +63,7 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   if (bundleGas > context.maxBundleGas) throw new BundleGasTooLargeError(bundleGas, context.maxBundleGas);
   // Each await below is taken only when there is something to wait for: most operations need no
   // chain read before simulation, and each await lets other admissions run in between.
-  const delegate = !op.authorization && hashesDelegate(op, entryPoint.version) ? await readHashDelegate(context.client, op, entryPoint) : undefined;
+  const delegate = needsHashDelegate(op, entryPoint) ? await readHashDelegate(context.client, op, entryPoint) : undefined;
   const userOpHash = getUserOperationHash(op, entryPoint, context.chainId, delegate);
   const known = await store.get(userOpHash);
   if (known && !readmissibleStatuses.includes(known.status)) throw new DuplicateUserOperationError(userOpHash);

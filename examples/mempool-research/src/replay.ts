@@ -246,8 +246,15 @@ export async function replay(
   const staked = new Set(
     options.stakedPaymasters === false ? [] : [...paymasters.values()].map((a) => a.toLowerCase()),
   );
-  const indexOf = (op: { sender: string; nonce: bigint }) =>
-    planOf[senderOf.get(op.sender.toLowerCase()) ?? -1]?.[Number(op.nonce)];
+  /** The workload index of an operation the chain decoded; its sender in any letter case, each form remembered once seen. */
+  const indexOf = (op: { sender: string; nonce: bigint }) => {
+    let sender = senderOf.get(op.sender);
+    if (sender === undefined) {
+      sender = senderOf.get(op.sender.toLowerCase());
+      if (sender !== undefined) senderOf.set(op.sender, sender);
+    }
+    return planOf[sender ?? -1]?.[Number(op.nonce)];
+  };
   const wasAdmitted = new Uint8Array(total);
   const chain = createSimulatedChain({
     clock,

@@ -14,7 +14,7 @@ import {
 } from "@bundlekit/core";
 import { createSimulatedChain, createSimulatedClock } from "@bundlekit/core/simulation";
 import { createLocalKeySigner } from "@bundlekit/signer-relayer";
-import { type Address, type Hash, keccak256, toHex } from "viem";
+import { type Address, type Hash, type Hex, keccak256, toHex } from "viem";
 import { isPacked, type PackedOperations, type PackedWorkload, packOperations } from "./packed-workload.ts";
 import { paymasterAddress, senderAddress, type Workload } from "./workload.ts";
 
@@ -169,6 +169,9 @@ export function replaySettings(
   return { input, resolved };
 }
 
+/** The signature every operation carries: one string for all, so the engine reads the same flat string each time. */
+const signature: Hex = `0x${"11".repeat(65)}`;
+
 /** Operation `i` of the workload, as its sender would sign it (the simulated chain checks no signature). */
 function toUserOperation(
   ops: PackedOperations,
@@ -185,7 +188,7 @@ function toUserOperation(
     preVerificationGas: 60_000n,
     maxFeePerGas: BigInt(ops.amount("maxFeePerGas", i)),
     maxPriorityFeePerGas: BigInt(ops.amount("maxPriorityFeePerGas", i)),
-    signature: `0x${"11".repeat(65)}`,
+    signature,
     ...(paymaster
       ? {
           paymaster,

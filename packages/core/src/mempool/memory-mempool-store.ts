@@ -11,15 +11,30 @@ import {
   userOperationStatuses,
 } from "../ports/mempool-store.ts";
 
-/** An entry plus its checksummed sender and the claim that holds it while `bundling`. */
+/** An entry plus its checksummed sender, the claim that holds it while `bundling`, and where it is indexed. */
 interface Stored extends MempoolEntry {
   sender: Address;
   claimedBy?: string | undefined;
   claimedUntil?: number | undefined;
+  /**
+   * Its `senderKey`s while in the pool: its sender's in `bySender` first, then its factory's and
+   * paymaster's in `byEntity`. Built as it enters the pool, to take it out of the indexes as it
+   * leaves without building them again; dropped then, as the store keeps many final operations.
+   */
+  indexKeys: string[] | undefined;
+  /** While in a final status, the sequence number it became final at (`finalQueue`). */
+  finalSequence?: number | undefined;
 }
 
-/** Statuses of operations still in the pool. */
-const inPool: readonly UserOperationStatus[] = ["pending", "bundling", "submitted"];
+/** Whether operations in each status are still in the pool. */
+const inPool: Readonly<Record<UserOperationStatus, boolean>> = {
+  pending: true,
+  bundling: true,
+  submitted: true,
+  included: false,
+  failed: false,
+  dropped: false,
+};
 
 /** Options of `createMemoryMempoolStore`. */
 export interface MemoryMempoolStoreOptions {
@@ -64,48 +79,65 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
 
   /**
    * Operations in a final status, oldest first: the first to forget beyond `keepFinal`. A queue
-   * (hashes with the sequence number each became final at, stale once it leaves or becomes final
+   * (entries with the sequence number each became final at, stale once it leaves or becomes final
    * again) rather than a set deleted from its front: a set iterates over the holes its deletions
    * leave, thousands per operation in a pool that forgets one final operation per operation.
    */
-  const finals = new Map<Hash, number>();
-  const finalQueue: { hash: Hash; sequence: number }[] = [];
+  const finalQueue: { entry: Stored; sequence: number }[] = [];
   let finalHead = 0;
   let finalSequence = 0;
+  /** How many stored operations are in a final status. */
+  let finalCount = 0;
 
-  /** Keep `byStatus`, `bySender`, `byEntity` and `finals` true after `entry` changed from status `from`. */
+  /** Keep `byStatus`, `bySender`, `byEntity` and the final operations true after `entry` changed from status `from`. */
   function reindex(entry: Stored, from: UserOperationStatus | undefined) {
     if (from === entry.status) return;
-    if (from) byStatus[from].delete(entry.userOpHash);
-    byStatus[entry.status].set(entry.userOpHash, entry);
-    const wasInPool = from !== undefined && inPool.includes(from);
-    const isInPool = inPool.includes(entry.status);
-    finals.delete(entry.userOpHash);
-    if (!isInPool) {
-      finals.set(entry.userOpHash, ++finalSequence);
-      finalQueue.push({ hash: entry.userOpHash, sequence: finalSequence });
+    const hash = entry.userOpHash;
+    if (from) byStatus[from].delete(hash);
+    byStatus[entry.status].set(hash, entry);
+    const wasInPool = from !== undefined && inPool[from];
+    const wasFinal = from !== undefined && !inPool[from];
+    const isInPool = inPool[entry.status];
+    if (isInPool) entry.finalSequence = undefined;
+    else {
+      entry.finalSequence = ++finalSequence;
+      finalQueue.push({ entry, sequence: finalSequence });
     }
-    while (finals.size > keepFinal) {
-      const { hash: oldest, sequence } = finalQueue[finalHead++]!;
-      if (finals.get(oldest) !== sequence) continue;
-      finals.delete(oldest);
-      byStatus[entries.get(oldest)!.status].delete(oldest);
-      entries.delete(oldest);
-    }
+    if (wasFinal && isInPool) finalCount--;
+    else if (!wasFinal && !isInPool) finalCount++;
+    while (finalCount > keepFinal) forgetOldestFinal();
     if (finalHead > 1024 && finalHead * 2 > finalQueue.length) {
       finalQueue.splice(0, finalHead);
       finalHead = 0;
     }
-    if (wasInPool === isInPool) return;
-    for (const entity of entitiesOf(entry.userOperation)) {
-      const index = entity.role === "account" ? bySender : byEntity;
-      const key = senderKey(entry.entryPoint, entity.address);
-      const hashes = index.get(key) ?? new Set<Hash>();
-      if (wasInPool) hashes.delete(entry.userOpHash);
-      else hashes.add(entry.userOpHash);
-      if (hashes.size === 0) index.delete(key);
-      else index.set(key, hashes);
+    if (wasInPool !== isInPool) indexInPool(entry, isInPool);
+  }
+
+  /** Forget the final operation that became final the longest ago. */
+  function forgetOldestFinal() {
+    const { entry: oldest, sequence } = finalQueue[finalHead++]!;
+    if (oldest.finalSequence !== sequence) return;
+    finalCount--;
+    byStatus[oldest.status].delete(oldest.userOpHash);
+    entries.delete(oldest.userOpHash);
+  }
+
+  /** Add `entry` to (or, not `enters`, take it from) the sender and entity indexes of operations in the pool. */
+  function indexInPool(entry: Stored, enters: boolean) {
+    if (enters) entry.indexKeys = entitiesOf(entry.userOperation).map((entity) => senderKey(entry.entryPoint, entity.address));
+    const keys = entry.indexKeys ?? [];
+    for (let i = 0; i < keys.length; i++) {
+      const index = i === 0 ? bySender : byEntity;
+      const hashes = index.get(keys[i]!);
+      if (enters) {
+        if (hashes) hashes.add(entry.userOpHash);
+        else index.set(keys[i]!, new Set([entry.userOpHash]));
+      } else if (hashes) {
+        hashes.delete(entry.userOpHash);
+        if (hashes.size === 0) index.delete(keys[i]!);
+      }
     }
+    if (!enters) entry.indexKeys = undefined;
   }
 
   /** The operations in any of `statuses`. */
@@ -117,8 +149,8 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     return [...hashes].map((hash) => entries.get(hash)!).sort(bySenderOrder).map(toEntry);
   }
 
-  /** Store `entry` as a fresh `pending` operation, over a final one of the same hash (`was`). */
-  function insert(entry: NewMempoolEntry, was: UserOperationStatus | undefined): void {
+  /** Store `entry` as a fresh `pending` operation, over a final one of the same hash (`known`). */
+  function insert(entry: NewMempoolEntry, known: Stored | undefined): void {
     const stored: Stored = {
       ...copyPlain(entry),
       userOpHash: hashKey(entry.userOpHash),
@@ -126,9 +158,11 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
       sender: getAddress(entry.userOperation.sender),
       status: "pending",
       updatedAt: entry.receivedAt,
+      indexKeys: undefined,
     };
+    if (known) known.finalSequence = undefined;
     entries.set(stored.userOpHash, stored);
-    reindex(stored, was);
+    reindex(stored, known?.status);
   }
 
   /** Apply `change` to each known operation among `hashes` whose status is in `from`. */
@@ -166,7 +200,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
         Object.assign(replaced, { status: "dropped", failureReason: replacedReason(entry.userOpHash), updatedAt: entry.receivedAt });
         reindex(replaced, "pending");
       }
-      insert(entry, known?.status);
+      insert(entry, known);
       return admission;
     },
 
@@ -380,7 +414,7 @@ function copyPlain<T>(value: T): T {
 }
 
 /** The store's own fields of `Stored`, never handed out. */
-const bookkeeping = new Set(["sender", "claimedBy", "claimedUntil"]);
+const bookkeeping = new Set(["sender", "claimedBy", "claimedUntil", "indexKeys", "finalSequence"]);
 /** Optional fields of `MempoolEntry`, left out when unset. */
 const optional = new Set(["transactionHash", "inclusion", "failureReason", "validation", "paymasterContextSize"]);
 

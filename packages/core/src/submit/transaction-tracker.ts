@@ -10,7 +10,7 @@ import type { PreconfirmationStore } from "../ports/preconfirmation-store.ts";
 import { settlePreconfirmation } from "../preconfirmation/settle-preconfirmation.ts";
 import type { UserOperation } from "../userop/types.ts";
 import type { MinedReceipt } from "../receipt/lookup.ts";
-import { decodeUserOperationEvent, ignoredInitCodeTopic, userOperationEventTopic } from "../receipt/user-operation-event.ts";
+import { ignoredInitCodeTopic, userOperationEventTopic, userOperationOutcome } from "../receipt/user-operation-event.ts";
 import { type SendBundleContext, type SentBundle, sendTransaction } from "./send-bundle.ts";
 import { SendBundleError } from "./send-error.ts";
 import { createCanonicalChain } from "./canonical-chain.ts";
@@ -191,7 +191,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
     const fromEntryPoint = entryPointLogs(entryPoint);
     for (const log of logs) {
       if (log.topics[0] !== userOperationEventTopic || !fromEntryPoint(log)) continue;
-      const { userOpHash, success } = decodeUserOperationEvent(log);
+      const { userOpHash, success } = userOperationOutcome(log);
       const entry = byHash.get(userOpHash);
       if (!entry || included.has(userOpHash)) continue;
       included.add(userOpHash);

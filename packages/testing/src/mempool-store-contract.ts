@@ -398,6 +398,7 @@ export function mempoolStoreContract(
         expect(hashes(await store.list("pending", { entryPoint: ep07, limit: 1 }))).toEqual(
           hashes([b!]),
         );
+        expect(hashes(await store.list("pending", { entryPoint: ep08, limit: 1 }))).toEqual(hashes([c!]));
         expect(await store.list("bundling")).toEqual([]);
       });
 

@@ -220,11 +220,14 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
 
     async list(status, options = {}) {
       const entryPoint = options.entryPoint && getAddress(options.entryPoint);
-      const found = [...byStatus[status].values()]
-        .filter(
-          (entry) => entry.status === status && (!entryPoint || entry.entryPoint === entryPoint),
-        )
-        .sort(byAge);
+      const listed = (entry: Stored) => !entryPoint || entry.entryPoint === entryPoint;
+      if (options.limit === 1) {
+        // The oldest alone (is there anything to bundle?): found without sorting the pool.
+        let oldest: Stored | undefined;
+        for (const entry of byStatus[status].values()) if (listed(entry) && (!oldest || byAge(entry, oldest) < 0)) oldest = entry;
+        return oldest ? [toEntry(oldest)] : [];
+      }
+      const found = [...byStatus[status].values()].filter(listed).sort(byAge);
       return found.slice(0, options.limit ?? found.length).map(toEntry);
     },
 
@@ -238,23 +241,21 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
 
     async claimForBundle({ entryPoint, limit, perSender = 1, claimant, leaseMs, now }) {
       const on = getAddress(entryPoint);
-      const onEntryPoint = inStatuses("pending", "bundling", "submitted").filter((entry) => entry.entryPoint === on);
-      const claimed = (entry: Stored) => entry.status === "bundling" && entry.claimedUntil! > now;
-      const busySenders = new Set(
-        onEntryPoint
-          .filter((entry) => claimed(entry) || entry.status === "submitted")
-          .map((entry) => entry.sender),
-      );
-      // Per free sender, its lowest nonces: a sender's nonces must land in order.
+      const claimed = (entry: Stored) => entry.claimedUntil! > now;
+      // Senders with an operation sent or claimed are busy: a sender's nonces must land in order.
+      const busySenders = new Set<Address>();
+      for (const entry of byStatus.submitted.values()) if (entry.entryPoint === on) busySenders.add(entry.sender);
+      for (const entry of byStatus.bundling.values()) if (entry.entryPoint === on && claimed(entry)) busySenders.add(entry.sender);
+      // Per free sender, its lowest nonces among those pending or claimed no longer.
       const ofSender = new Map<Address, Stored[]>();
-      for (const entry of onEntryPoint) {
-        const claimable =
-          entry.status === "pending" || (entry.status === "bundling" && !claimed(entry));
-        if (!claimable || busySenders.has(entry.sender)) continue;
+      const consider = (entry: Stored) => {
+        if (entry.entryPoint !== on || busySenders.has(entry.sender)) return;
         const entries = ofSender.get(entry.sender);
         if (entries) entries.push(entry);
         else ofSender.set(entry.sender, [entry]);
-      }
+      };
+      for (const entry of byStatus.pending.values()) consider(entry);
+      for (const entry of byStatus.bundling.values()) if (!claimed(entry)) consider(entry);
       const next = [...ofSender.values()].flatMap((entries) => entries.sort(bySenderOrder).slice(0, perSender));
       const picked = next.sort(byAge).slice(0, Math.max(0, limit));
       for (const entry of picked) {

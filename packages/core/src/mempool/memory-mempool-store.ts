@@ -26,15 +26,13 @@ interface Stored extends MempoolEntry {
   finalSequence?: number | undefined;
 }
 
-/** Whether operations in each status are still in the pool. */
-const inPool: Readonly<Record<UserOperationStatus, boolean>> = {
-  pending: true,
-  bundling: true,
-  submitted: true,
-  included: false,
-  failed: false,
-  dropped: false,
-};
+/** Statuses of operations still in the pool; the others are final. */
+type PoolStatus = "pending" | "bundling" | "submitted";
+type FinalStatus = Exclude<UserOperationStatus, PoolStatus>;
+
+function inPool(status: UserOperationStatus): status is PoolStatus {
+  return status === "pending" || status === "bundling" || status === "submitted";
+}
 
 /** Options of `createMemoryMempoolStore`. */
 export interface MemoryMempoolStoreOptions {
@@ -49,8 +47,9 @@ export interface MemoryMempoolStoreOptions {
 /**
  * A `MempoolStore` in process memory: the reference implementation of the port's rules, and a
  * store for an embedded engine that keeps nothing across restarts (`memoryStores` in
- * `@bundlekit/effect`), research replays and tests. It indexes operations by status and remembers only
- * the last `keepFinal` final ones, so a pool that has seen millions costs what it holds now.
+ * `@bundlekit/effect`), research replays and tests. It indexes the operations in the pool by
+ * status and remembers only the last `keepFinal` final ones, so a pool that has seen millions
+ * costs what it holds now.
  * Nothing survives a restart. Every method runs synchronously to completion, so each is atomic,
  * and entries are copied in and out so callers cannot alter them.
  *
@@ -71,11 +70,10 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
   const bySender = new Map<string, Set<Hash>>();
   /** `senderKey` of a factory or paymaster → hashes of the operations in the pool that name it. */
   const byEntity = new Map<string, Set<Hash>>();
-  /** The operations in each status: every method but `get` reads only the statuses it concerns. */
-  const byStatus = Object.fromEntries(userOperationStatuses.map((status) => [status, new Map<Hash, Stored>()])) as Record<
-    UserOperationStatus,
-    Map<Hash, Stored>
-  >;
+  /** The operations in each status of the pool: every method but `get` and `list` reads only the statuses it concerns. */
+  const byStatus: Record<PoolStatus, Map<Hash, Stored>> = { pending: new Map(), bundling: new Map(), submitted: new Map() };
+  /** How many operations are kept in each final status: found through `entries`, for no engine method lists them. */
+  const finalCounts: Record<FinalStatus, number> = { included: 0, failed: 0, dropped: 0 };
 
   /**
    * Operations in a final status, oldest first: the first to forget beyond `keepFinal`. A queue
@@ -86,26 +84,28 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
   const finalQueue: { entry: Stored; sequence: number }[] = [];
   let finalHead = 0;
   let finalSequence = 0;
-  /** How many stored operations are in a final status. */
-  let finalCount = 0;
+  const finalCount = () => finalCounts.included + finalCounts.failed + finalCounts.dropped;
 
-  /** Keep `byStatus`, `bySender`, `byEntity` and the final operations true after `entry` changed from status `from`. */
+  /** Keep `byStatus`, `finalCounts`, `bySender`, `byEntity` and `finalQueue` true after `entry` changed from status `from`. */
   function reindex(entry: Stored, from: UserOperationStatus | undefined) {
-    if (from === entry.status) return;
+    const to = entry.status;
+    if (from === to) return;
     const hash = entry.userOpHash;
-    if (from) byStatus[from].delete(hash);
-    byStatus[entry.status].set(hash, entry);
-    const wasInPool = from !== undefined && inPool[from];
-    const wasFinal = from !== undefined && !inPool[from];
-    const isInPool = inPool[entry.status];
-    if (isInPool) entry.finalSequence = undefined;
-    else {
+    const wasInPool = from !== undefined && inPool(from);
+    if (from !== undefined) {
+      if (inPool(from)) byStatus[from].delete(hash);
+      else finalCounts[from]--;
+    }
+    const isInPool = inPool(to);
+    if (inPool(to)) {
+      byStatus[to].set(hash, entry);
+      entry.finalSequence = undefined;
+    } else {
+      finalCounts[to]++;
       entry.finalSequence = ++finalSequence;
       finalQueue.push({ entry, sequence: finalSequence });
     }
-    if (wasFinal && isInPool) finalCount--;
-    else if (!wasFinal && !isInPool) finalCount++;
-    while (finalCount > keepFinal) forgetOldestFinal();
+    while (finalCount() > keepFinal) forgetOldestFinal();
     if (finalHead > 1024 && finalHead * 2 > finalQueue.length) {
       finalQueue.splice(0, finalHead);
       finalHead = 0;
@@ -117,8 +117,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
   function forgetOldestFinal() {
     const { entry: oldest, sequence } = finalQueue[finalHead++]!;
     if (oldest.finalSequence !== sequence) return;
-    finalCount--;
-    byStatus[oldest.status].delete(oldest.userOpHash);
+    finalCounts[oldest.status as FinalStatus]--;
     entries.delete(oldest.userOpHash);
   }
 
@@ -141,7 +140,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
   }
 
   /** The operations in any of `statuses`. */
-  const inStatuses = (...statuses: UserOperationStatus[]) => statuses.flatMap((status) => [...byStatus[status].values()]);
+  const inStatuses = (...statuses: PoolStatus[]) => statuses.flatMap((status) => [...byStatus[status].values()]);
 
   /** The sender's operations in the pool, by nonce (ties oldest first). */
   function senderOperations(entryPoint: Address, sender: Address): MempoolEntry[] {
@@ -220,14 +219,15 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
 
     async list(status, options = {}) {
       const entryPoint = options.entryPoint && getAddress(options.entryPoint);
-      const listed = (entry: Stored) => !entryPoint || entry.entryPoint === entryPoint;
+      const listed = (entry: Stored) => entry.status === status && (!entryPoint || entry.entryPoint === entryPoint);
+      const inStatus = inPool(status) ? byStatus[status] : entries;
       if (options.limit === 1) {
         // The oldest alone (is there anything to bundle?): found without sorting the pool.
         let oldest: Stored | undefined;
-        for (const entry of byStatus[status].values()) if (listed(entry) && (!oldest || byAge(entry, oldest) < 0)) oldest = entry;
+        for (const entry of inStatus.values()) if (listed(entry) && (!oldest || byAge(entry, oldest) < 0)) oldest = entry;
         return oldest ? [toEntry(oldest)] : [];
       }
-      const found = [...byStatus[status].values()].filter(listed).sort(byAge);
+      const found = [...inStatus.values()].filter(listed).sort(byAge);
       return found.slice(0, options.limit ?? found.length).map(toEntry);
     },
 
@@ -235,7 +235,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
       const counts = Object.fromEntries(
         userOperationStatuses.map((status) => [status, 0]),
       ) as Record<UserOperationStatus, number>;
-      for (const status of userOperationStatuses) counts[status] = byStatus[status].size;
+      for (const status of userOperationStatuses) counts[status] = inPool(status) ? byStatus[status].size : finalCounts[status];
       return counts;
     },
 
@@ -368,7 +368,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
 const returnable: readonly UserOperationStatus[] = ["bundling", "submitted", "included"];
 
 /** Statuses of operations not yet sent: what `drop` and `clear` take. */
-const notSent: UserOperationStatus[] = ["pending", "bundling"];
+const notSent: PoolStatus[] = ["pending", "bundling"];
 
 /** The `failureReason` of an operation that `admit` swapped out. */
 function replacedReason(replacementHash: Hash): string {

@@ -402,15 +402,19 @@ function bySenderOrder(a: MempoolEntry, b: MempoolEntry): number {
 /**
  * A deep copy of plain data (objects, arrays, strings, numbers, bigints), as `structuredClone` makes
  * it but several times faster: the store copies every entry it takes in and every one it hands
- * out, so that no caller holds what it keeps. Anything else inside goes through `structuredClone`.
+ * out, so that no caller holds what it keeps. An object is copied whole by spreading it, then
+ * only its fields that are objects are copied again. Anything else inside goes through `structuredClone`.
  */
 function copyPlain<T>(value: T): T {
   if (typeof value !== "object" || value === null) return value;
   if (Array.isArray(value)) return value.map(copyPlain) as T;
   const prototype = Object.getPrototypeOf(value);
   if (prototype !== Object.prototype && prototype !== null) return structuredClone(value);
-  const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) copy[key] = copyPlain((value as Record<string, unknown>)[key]);
+  const copy = { ...value } as Record<string, unknown>;
+  for (const key in copy) {
+    const field = copy[key];
+    if (typeof field === "object" && field !== null) copy[key] = copyPlain(field);
+  }
   return copy as T;
 }
 
@@ -426,10 +430,10 @@ const optional = new Set(["transactionHash", "inclusion", "failureReason", "vali
  */
 function toEntry(stored: Stored): MempoolEntry {
   const entry: Record<string, unknown> = {};
-  for (const key of Object.keys(stored)) {
+  for (const key in stored) {
     const value = (stored as unknown as Record<string, unknown>)[key];
     if (bookkeeping.has(key) || (value === undefined && optional.has(key))) continue;
-    entry[key] = copyPlain(value);
+    entry[key] = typeof value === "object" && value !== null ? copyPlain(value) : value;
   }
   return entry as unknown as MempoolEntry;
 }

@@ -375,9 +375,16 @@ function replacedReason(replacementHash: Hash): string {
   return `replaced by ${replacementHash.toLowerCase()}`;
 }
 
+/**
+ * A hash as the store keys it, in lower case. Most hashes arrive in lower case already: those are
+ * kept as given, for a lower-case copy would be a new string that each map must hash again.
+ */
 function hashKey(hash: Hash): Hash {
-  return hash.toLowerCase() as Hash;
+  return mayChangeCase.test(hash) ? (hash.toLowerCase() as Hash) : hash;
 }
+
+/** Characters `toLowerCase` may change: upper-case letters, and anything beyond ASCII. */
+const mayChangeCase = /[A-Z\u0080-\uffff]/;
 
 /** The key of an address on an EntryPoint in `bySender` and `byEntity`: both in lower case, so any casing matches. */
 function senderKey(entryPoint: Address, sender: Address): string {

@@ -26,11 +26,8 @@ interface Stored extends MempoolEntry {
   finalSequence?: number | undefined;
 }
 
-/** Statuses of operations still in the pool; the others are final. */
-type PoolStatus = "pending" | "bundling" | "submitted";
-type FinalStatus = Exclude<UserOperationStatus, PoolStatus>;
-
-function inPool(status: UserOperationStatus): status is PoolStatus {
+/** Whether operations in `status` are still in the pool; those in the others are final. */
+function inPool(status: UserOperationStatus): boolean {
   return status === "pending" || status === "bundling" || status === "submitted";
 }
 
@@ -47,9 +44,9 @@ export interface MemoryMempoolStoreOptions {
 /**
  * A `MempoolStore` in process memory: the reference implementation of the port's rules, and a
  * store for an embedded engine that keeps nothing across restarts (`memoryStores` in
- * `@bundlekit/effect`), research replays and tests. It indexes the operations in the pool by
- * status and remembers only the last `keepFinal` final ones, so a pool that has seen millions
- * costs what it holds now.
+ * `@bundlekit/effect`), research replays and tests. It keeps the operations in the pool apart
+ * from the final ones and remembers only the last `keepFinal` of those, so a pool that has seen
+ * millions costs what it holds now.
  * Nothing survives a restart. Every method runs synchronously to completion, so each is atomic,
  * and entries are copied in and out so callers cannot alter them.
  *
@@ -70,10 +67,14 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
   const bySender = new Map<string, Set<Hash>>();
   /** `senderKey` of a factory or paymaster → hashes of the operations in the pool that name it. */
   const byEntity = new Map<string, Set<Hash>>();
-  /** The operations in each status of the pool: every method but `get` and `list` reads only the statuses it concerns. */
-  const byStatus: Record<PoolStatus, Map<Hash, Stored>> = { pending: new Map(), bundling: new Map(), submitted: new Map() };
-  /** How many operations are kept in each final status: found through `entries`, for no engine method lists them. */
-  const finalCounts: Record<FinalStatus, number> = { included: 0, failed: 0, dropped: 0 };
+  /**
+   * The operations still in the pool (pending, bundling or submitted), whatever their status among
+   * those: an operation moves from one to the next with no index to change. Every method but `get`
+   * and the `list` of a final status reads only these.
+   */
+  const pool = new Map<Hash, Stored>();
+  /** How many operations are kept in each status. */
+  const counts = Object.fromEntries(userOperationStatuses.map((status) => [status, 0])) as Record<UserOperationStatus, number>;
 
   /**
    * Operations in a final status, oldest first: the first to forget beyond `keepFinal`. A queue
@@ -84,24 +85,18 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
   const finalQueue: { entry: Stored; sequence: number }[] = [];
   let finalHead = 0;
   let finalSequence = 0;
-  const finalCount = () => finalCounts.included + finalCounts.failed + finalCounts.dropped;
+  const finalCount = () => counts.included + counts.failed + counts.dropped;
 
-  /** Keep `byStatus`, `finalCounts`, `bySender`, `byEntity` and `finalQueue` true after `entry` changed from status `from`. */
+  /** Keep `counts`, `pool`, `bySender`, `byEntity` and `finalQueue` true after `entry` changed from status `from`. */
   function reindex(entry: Stored, from: UserOperationStatus | undefined) {
     const to = entry.status;
     if (from === to) return;
-    const hash = entry.userOpHash;
+    if (from !== undefined) counts[from]--;
+    counts[to]++;
     const wasInPool = from !== undefined && inPool(from);
-    if (from !== undefined) {
-      if (inPool(from)) byStatus[from].delete(hash);
-      else finalCounts[from]--;
-    }
     const isInPool = inPool(to);
-    if (inPool(to)) {
-      byStatus[to].set(hash, entry);
-      entry.finalSequence = undefined;
-    } else {
-      finalCounts[to]++;
+    if (isInPool) entry.finalSequence = undefined;
+    else {
       entry.finalSequence = ++finalSequence;
       finalQueue.push({ entry, sequence: finalSequence });
     }
@@ -110,14 +105,17 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
       finalQueue.splice(0, finalHead);
       finalHead = 0;
     }
-    if (wasInPool !== isInPool) indexInPool(entry, isInPool);
+    if (wasInPool === isInPool) return;
+    if (isInPool) pool.set(entry.userOpHash, entry);
+    else pool.delete(entry.userOpHash);
+    indexInPool(entry, isInPool);
   }
 
   /** Forget the final operation that became final the longest ago. */
   function forgetOldestFinal() {
     const { entry: oldest, sequence } = finalQueue[finalHead++]!;
     if (oldest.finalSequence !== sequence) return;
-    finalCounts[oldest.status as FinalStatus]--;
+    counts[oldest.status]--;
     entries.delete(oldest.userOpHash);
   }
 
@@ -138,9 +136,6 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     }
     if (!enters) entry.indexKeys = undefined;
   }
-
-  /** The operations in any of `statuses`. */
-  const inStatuses = (...statuses: PoolStatus[]) => statuses.flatMap((status) => [...byStatus[status].values()]);
 
   /** The sender's operations in the pool, by nonce (ties oldest first). */
   function senderOperations(entryPoint: Address, sender: Address): MempoolEntry[] {
@@ -220,7 +215,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     async list(status, options = {}) {
       const entryPoint = options.entryPoint && getAddress(options.entryPoint);
       const listed = (entry: Stored) => entry.status === status && (!entryPoint || entry.entryPoint === entryPoint);
-      const inStatus = inPool(status) ? byStatus[status] : entries;
+      const inStatus = inPool(status) ? pool : entries;
       if (options.limit === 1) {
         // The oldest alone (is there anything to bundle?): found without sorting the pool.
         let oldest: Stored | undefined;
@@ -232,30 +227,25 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     },
 
     async countByStatus() {
-      const counts = Object.fromEntries(
-        userOperationStatuses.map((status) => [status, 0]),
-      ) as Record<UserOperationStatus, number>;
-      for (const status of userOperationStatuses) counts[status] = inPool(status) ? byStatus[status].size : finalCounts[status];
-      return counts;
+      return { ...counts };
     },
 
     async claimForBundle({ entryPoint, limit, perSender = 1, claimant, leaseMs, now }) {
       const on = getAddress(entryPoint);
-      const claimed = (entry: Stored) => entry.claimedUntil! > now;
+      const claimed = (entry: Stored) => entry.status === "bundling" && entry.claimedUntil! > now;
       // Senders with an operation sent or claimed are busy: a sender's nonces must land in order.
       const busySenders = new Set<Address>();
-      for (const entry of byStatus.submitted.values()) if (entry.entryPoint === on) busySenders.add(entry.sender);
-      for (const entry of byStatus.bundling.values()) if (entry.entryPoint === on && claimed(entry)) busySenders.add(entry.sender);
-      // Per free sender, its lowest nonces among those pending or claimed no longer.
+      for (const entry of pool.values()) {
+        if (entry.entryPoint === on && (entry.status === "submitted" || claimed(entry))) busySenders.add(entry.sender);
+      }
+      // Per free sender (none of its operations is submitted or claimed), its lowest nonces.
       const ofSender = new Map<Address, Stored[]>();
-      const consider = (entry: Stored) => {
-        if (entry.entryPoint !== on || busySenders.has(entry.sender)) return;
+      for (const entry of pool.values()) {
+        if (entry.entryPoint !== on || busySenders.has(entry.sender)) continue;
         const entries = ofSender.get(entry.sender);
         if (entries) entries.push(entry);
         else ofSender.set(entry.sender, [entry]);
-      };
-      for (const entry of byStatus.pending.values()) consider(entry);
-      for (const entry of byStatus.bundling.values()) if (!claimed(entry)) consider(entry);
+      }
       const next = [...ofSender.values()].flatMap((entries) => entries.sort(bySenderOrder).slice(0, perSender));
       const picked = next.sort(byAge).slice(0, Math.max(0, limit));
       for (const entry of picked) {
@@ -295,7 +285,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
       const adoptable = (entry: Stored) =>
         entry.status === "submitted" &&
         (entry.claimedUntil === undefined || entry.claimedUntil <= now || (previousClaimant !== undefined && entry.claimedBy === previousClaimant));
-      const picked = [...byStatus.submitted.values()].filter(adoptable).sort(byAge).slice(0, Math.max(0, limit));
+      const picked = [...pool.values()].filter(adoptable).sort(byAge).slice(0, Math.max(0, limit));
       for (const entry of picked) Object.assign(entry, { claimedBy: claimant, claimedUntil: now + leaseMs });
       return picked.map(toEntry);
     },
@@ -325,8 +315,8 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     },
 
     async expire(olderThan, now) {
-      const expired = [...byStatus.pending.values()]
-        .filter((entry) => entry.receivedAt < olderThan)
+      const expired = [...pool.values()]
+        .filter((entry) => entry.status === "pending" && entry.receivedAt < olderThan)
         .sort(byAge)
         .map((entry) => entry.userOpHash);
       transition(expired, ["pending"], (entry) => {
@@ -337,8 +327,8 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
 
     async clear({ entryPoint, now }) {
       const on = entryPoint && getAddress(entryPoint);
-      const cleared = inStatuses(...notSent)
-        .filter((entry) => !on || entry.entryPoint === on)
+      const cleared = [...pool.values()]
+        .filter((entry) => notSent.includes(entry.status) && (!on || entry.entryPoint === on))
         .sort(byAge)
         .map((entry) => entry.userOpHash);
       transition(cleared, notSent, (entry) => {
@@ -348,7 +338,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     },
 
     async releaseClaims(claimant, now) {
-      const held = [...byStatus.bundling.values()].filter((entry) => entry.claimedBy === claimant).sort(byAge);
+      const held = [...pool.values()].filter((entry) => entry.status === "bundling" && entry.claimedBy === claimant).sort(byAge);
       for (const entry of held) {
         Object.assign(entry, { status: "pending", claimedBy: undefined, claimedUntil: undefined, updatedAt: now });
         reindex(entry, "bundling");
@@ -368,7 +358,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
 const returnable: readonly UserOperationStatus[] = ["bundling", "submitted", "included"];
 
 /** Statuses of operations not yet sent: what `drop` and `clear` take. */
-const notSent: PoolStatus[] = ["pending", "bundling"];
+const notSent: readonly UserOperationStatus[] = ["pending", "bundling"];
 
 /** The `failureReason` of an operation that `admit` swapped out. */
 function replacedReason(replacementHash: Hash): string {

@@ -398,7 +398,28 @@ export function mempoolStoreContract(
         expect(hashes(await store.list("pending", { entryPoint: ep07, limit: 1 }))).toEqual(
           hashes([b!]),
         );
+        expect(hashes(await store.list("pending", { entryPoint: ep08, limit: 1 }))).toEqual(hashes([c!]));
         expect(await store.list("bundling")).toEqual([]);
+      });
+
+      it("lists a final status oldest first, by EntryPoint, up to a limit", async () => {
+        const [a, b, c, d] = hashes(
+          await added(
+            { sender: 1, receivedAt: t0 + 30 },
+            { sender: 2, receivedAt: t0 + 10 },
+            { sender: 3, receivedAt: t0 + 20, version: "0.8" },
+            { sender: 4, receivedAt: t0 + 40 },
+          ),
+        );
+        await store.drop([a!, c!, b!], "AA25 invalid account nonce", t0 + 1_000);
+        await store.markFailed([d!], "bundle transaction reverted", t0 + 2_000);
+        expect(hashes(await store.list("dropped"))).toEqual([b, c, a]);
+        expect(hashes(await store.list("dropped", { entryPoint: ep07 }))).toEqual([b, a]);
+        expect(hashes(await store.list("dropped", { limit: 2 }))).toEqual([b, c]);
+        expect(hashes(await store.list("dropped", { entryPoint: ep08, limit: 1 }))).toEqual([c]);
+        expect(hashes(await store.list("failed"))).toEqual([d]);
+        expect(await store.list("pending")).toEqual([]);
+        expect(await store.list("included")).toEqual([]);
       });
 
       it("counts every status, zeros included", async () => {

@@ -11,15 +11,25 @@ import {
   userOperationStatuses,
 } from "../ports/mempool-store.ts";
 
-/** An entry plus its checksummed sender and the claim that holds it while `bundling`. */
+/** An entry plus its checksummed sender, the claim that holds it while `bundling`, and where it is indexed. */
 interface Stored extends MempoolEntry {
   sender: Address;
   claimedBy?: string | undefined;
   claimedUntil?: number | undefined;
+  /**
+   * Its `senderKey`s while in the pool: its sender's in `bySender` first, then its factory's and
+   * paymaster's in `byEntity`. Built as it enters the pool, to take it out of the indexes as it
+   * leaves without building them again; dropped then, as the store keeps many final operations.
+   */
+  indexKeys: string[] | undefined;
+  /** While in a final status, the sequence number it became final at (`finalQueue`). */
+  finalSequence?: number | undefined;
 }
 
-/** Statuses of operations still in the pool. */
-const inPool: readonly UserOperationStatus[] = ["pending", "bundling", "submitted"];
+/** Whether operations in `status` are still in the pool; those in the others are final. */
+function inPool(status: UserOperationStatus): boolean {
+  return status === "pending" || status === "bundling" || status === "submitted";
+}
 
 /** Options of `createMemoryMempoolStore`. */
 export interface MemoryMempoolStoreOptions {
@@ -34,8 +44,9 @@ export interface MemoryMempoolStoreOptions {
 /**
  * A `MempoolStore` in process memory: the reference implementation of the port's rules, and a
  * store for an embedded engine that keeps nothing across restarts (`memoryStores` in
- * `@bundlekit/effect`), research replays and tests. It indexes operations by status and remembers only
- * the last `keepFinal` final ones, so a pool that has seen millions costs what it holds now.
+ * `@bundlekit/effect`), research replays and tests. It keeps the operations in the pool apart
+ * from the final ones and remembers only the last `keepFinal` of those, so a pool that has seen
+ * millions costs what it holds now.
  * Nothing survives a restart. Every method runs synchronously to completion, so each is atomic,
  * and entries are copied in and out so callers cannot alter them.
  *
@@ -56,60 +67,75 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
   const bySender = new Map<string, Set<Hash>>();
   /** `senderKey` of a factory or paymaster → hashes of the operations in the pool that name it. */
   const byEntity = new Map<string, Set<Hash>>();
-  /** The operations in each status: every method but `get` reads only the statuses it concerns. */
-  const byStatus = Object.fromEntries(userOperationStatuses.map((status) => [status, new Map<Hash, Stored>()])) as Record<
-    UserOperationStatus,
-    Map<Hash, Stored>
-  >;
+  /**
+   * The operations still in the pool (pending, bundling or submitted), whatever their status among
+   * those: an operation moves from one to the next with no index to change. Every method but `get`
+   * and the `list` of a final status reads only these.
+   */
+  const pool = new Map<Hash, Stored>();
+  /** How many operations are kept in each status. */
+  const counts = Object.fromEntries(userOperationStatuses.map((status) => [status, 0])) as Record<UserOperationStatus, number>;
 
   /**
    * Operations in a final status, oldest first: the first to forget beyond `keepFinal`. A queue
-   * (hashes with the sequence number each became final at, stale once it leaves or becomes final
+   * (entries with the sequence number each became final at, stale once it leaves or becomes final
    * again) rather than a set deleted from its front: a set iterates over the holes its deletions
    * leave, thousands per operation in a pool that forgets one final operation per operation.
    */
-  const finals = new Map<Hash, number>();
-  const finalQueue: { hash: Hash; sequence: number }[] = [];
+  const finalQueue: { entry: Stored; sequence: number }[] = [];
   let finalHead = 0;
   let finalSequence = 0;
+  const finalCount = () => counts.included + counts.failed + counts.dropped;
 
-  /** Keep `byStatus`, `bySender`, `byEntity` and `finals` true after `entry` changed from status `from`. */
+  /** Keep `counts`, `pool`, `bySender`, `byEntity` and `finalQueue` true after `entry` changed from status `from`. */
   function reindex(entry: Stored, from: UserOperationStatus | undefined) {
-    if (from === entry.status) return;
-    if (from) byStatus[from].delete(entry.userOpHash);
-    byStatus[entry.status].set(entry.userOpHash, entry);
-    const wasInPool = from !== undefined && inPool.includes(from);
-    const isInPool = inPool.includes(entry.status);
-    finals.delete(entry.userOpHash);
-    if (!isInPool) {
-      finals.set(entry.userOpHash, ++finalSequence);
-      finalQueue.push({ hash: entry.userOpHash, sequence: finalSequence });
+    const to = entry.status;
+    if (from === to) return;
+    if (from !== undefined) counts[from]--;
+    counts[to]++;
+    const wasInPool = from !== undefined && inPool(from);
+    const isInPool = inPool(to);
+    if (isInPool) entry.finalSequence = undefined;
+    else {
+      entry.finalSequence = ++finalSequence;
+      finalQueue.push({ entry, sequence: finalSequence });
     }
-    while (finals.size > keepFinal) {
-      const { hash: oldest, sequence } = finalQueue[finalHead++]!;
-      if (finals.get(oldest) !== sequence) continue;
-      finals.delete(oldest);
-      byStatus[entries.get(oldest)!.status].delete(oldest);
-      entries.delete(oldest);
-    }
+    while (finalCount() > keepFinal) forgetOldestFinal();
     if (finalHead > 1024 && finalHead * 2 > finalQueue.length) {
       finalQueue.splice(0, finalHead);
       finalHead = 0;
     }
     if (wasInPool === isInPool) return;
-    for (const entity of entitiesOf(entry.userOperation)) {
-      const index = entity.role === "account" ? bySender : byEntity;
-      const key = senderKey(entry.entryPoint, entity.address);
-      const hashes = index.get(key) ?? new Set<Hash>();
-      if (wasInPool) hashes.delete(entry.userOpHash);
-      else hashes.add(entry.userOpHash);
-      if (hashes.size === 0) index.delete(key);
-      else index.set(key, hashes);
-    }
+    if (isInPool) pool.set(entry.userOpHash, entry);
+    else pool.delete(entry.userOpHash);
+    indexInPool(entry, isInPool);
   }
 
-  /** The operations in any of `statuses`. */
-  const inStatuses = (...statuses: UserOperationStatus[]) => statuses.flatMap((status) => [...byStatus[status].values()]);
+  /** Forget the final operation that became final the longest ago. */
+  function forgetOldestFinal() {
+    const { entry: oldest, sequence } = finalQueue[finalHead++]!;
+    if (oldest.finalSequence !== sequence) return;
+    counts[oldest.status]--;
+    entries.delete(oldest.userOpHash);
+  }
+
+  /** Add `entry` to (or, not `enters`, take it from) the sender and entity indexes of operations in the pool. */
+  function indexInPool(entry: Stored, enters: boolean) {
+    if (enters) entry.indexKeys = entitiesOf(entry.userOperation).map((entity) => senderKey(entry.entryPoint, entity.address));
+    const keys = entry.indexKeys ?? [];
+    for (let i = 0; i < keys.length; i++) {
+      const index = i === 0 ? bySender : byEntity;
+      const hashes = index.get(keys[i]!);
+      if (enters) {
+        if (hashes) hashes.add(entry.userOpHash);
+        else index.set(keys[i]!, new Set([entry.userOpHash]));
+      } else if (hashes) {
+        hashes.delete(entry.userOpHash);
+        if (hashes.size === 0) index.delete(keys[i]!);
+      }
+    }
+    if (!enters) entry.indexKeys = undefined;
+  }
 
   /** The sender's operations in the pool, by nonce (ties oldest first). */
   function senderOperations(entryPoint: Address, sender: Address): MempoolEntry[] {
@@ -117,8 +143,8 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     return [...hashes].map((hash) => entries.get(hash)!).sort(bySenderOrder).map(toEntry);
   }
 
-  /** Store `entry` as a fresh `pending` operation, over a final one of the same hash (`was`). */
-  function insert(entry: NewMempoolEntry, was: UserOperationStatus | undefined): void {
+  /** Store `entry` as a fresh `pending` operation, over a final one of the same hash (`known`). */
+  function insert(entry: NewMempoolEntry, known: Stored | undefined): void {
     const stored: Stored = {
       ...copyPlain(entry),
       userOpHash: hashKey(entry.userOpHash),
@@ -126,9 +152,11 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
       sender: getAddress(entry.userOperation.sender),
       status: "pending",
       updatedAt: entry.receivedAt,
+      indexKeys: undefined,
     };
+    if (known) known.finalSequence = undefined;
     entries.set(stored.userOpHash, stored);
-    reindex(stored, was);
+    reindex(stored, known?.status);
   }
 
   /** Apply `change` to each known operation among `hashes` whose status is in `from`. */
@@ -166,7 +194,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
         Object.assign(replaced, { status: "dropped", failureReason: replacedReason(entry.userOpHash), updatedAt: entry.receivedAt });
         reindex(replaced, "pending");
       }
-      insert(entry, known?.status);
+      insert(entry, known);
       return admission;
     },
 
@@ -186,37 +214,34 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
 
     async list(status, options = {}) {
       const entryPoint = options.entryPoint && getAddress(options.entryPoint);
-      const found = [...byStatus[status].values()]
-        .filter(
-          (entry) => entry.status === status && (!entryPoint || entry.entryPoint === entryPoint),
-        )
-        .sort(byAge);
+      const listed = (entry: Stored) => entry.status === status && (!entryPoint || entry.entryPoint === entryPoint);
+      const inStatus = inPool(status) ? pool : entries;
+      if (options.limit === 1) {
+        // The oldest alone (is there anything to bundle?): found without sorting the pool.
+        let oldest: Stored | undefined;
+        for (const entry of inStatus.values()) if (listed(entry) && (!oldest || byAge(entry, oldest) < 0)) oldest = entry;
+        return oldest ? [toEntry(oldest)] : [];
+      }
+      const found = [...inStatus.values()].filter(listed).sort(byAge);
       return found.slice(0, options.limit ?? found.length).map(toEntry);
     },
 
     async countByStatus() {
-      const counts = Object.fromEntries(
-        userOperationStatuses.map((status) => [status, 0]),
-      ) as Record<UserOperationStatus, number>;
-      for (const status of userOperationStatuses) counts[status] = byStatus[status].size;
-      return counts;
+      return { ...counts };
     },
 
     async claimForBundle({ entryPoint, limit, perSender = 1, claimant, leaseMs, now }) {
       const on = getAddress(entryPoint);
-      const onEntryPoint = inStatuses("pending", "bundling", "submitted").filter((entry) => entry.entryPoint === on);
       const claimed = (entry: Stored) => entry.status === "bundling" && entry.claimedUntil! > now;
-      const busySenders = new Set(
-        onEntryPoint
-          .filter((entry) => claimed(entry) || entry.status === "submitted")
-          .map((entry) => entry.sender),
-      );
-      // Per free sender, its lowest nonces: a sender's nonces must land in order.
+      // Senders with an operation sent or claimed are busy: a sender's nonces must land in order.
+      const busySenders = new Set<Address>();
+      for (const entry of pool.values()) {
+        if (entry.entryPoint === on && (entry.status === "submitted" || claimed(entry))) busySenders.add(entry.sender);
+      }
+      // Per free sender (none of its operations is submitted or claimed), its lowest nonces.
       const ofSender = new Map<Address, Stored[]>();
-      for (const entry of onEntryPoint) {
-        const claimable =
-          entry.status === "pending" || (entry.status === "bundling" && !claimed(entry));
-        if (!claimable || busySenders.has(entry.sender)) continue;
+      for (const entry of pool.values()) {
+        if (entry.entryPoint !== on || busySenders.has(entry.sender)) continue;
         const entries = ofSender.get(entry.sender);
         if (entries) entries.push(entry);
         else ofSender.set(entry.sender, [entry]);
@@ -260,7 +285,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
       const adoptable = (entry: Stored) =>
         entry.status === "submitted" &&
         (entry.claimedUntil === undefined || entry.claimedUntil <= now || (previousClaimant !== undefined && entry.claimedBy === previousClaimant));
-      const picked = [...byStatus.submitted.values()].filter(adoptable).sort(byAge).slice(0, Math.max(0, limit));
+      const picked = [...pool.values()].filter(adoptable).sort(byAge).slice(0, Math.max(0, limit));
       for (const entry of picked) Object.assign(entry, { claimedBy: claimant, claimedUntil: now + leaseMs });
       return picked.map(toEntry);
     },
@@ -290,8 +315,8 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     },
 
     async expire(olderThan, now) {
-      const expired = [...byStatus.pending.values()]
-        .filter((entry) => entry.receivedAt < olderThan)
+      const expired = [...pool.values()]
+        .filter((entry) => entry.status === "pending" && entry.receivedAt < olderThan)
         .sort(byAge)
         .map((entry) => entry.userOpHash);
       transition(expired, ["pending"], (entry) => {
@@ -302,8 +327,8 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
 
     async clear({ entryPoint, now }) {
       const on = entryPoint && getAddress(entryPoint);
-      const cleared = inStatuses(...notSent)
-        .filter((entry) => !on || entry.entryPoint === on)
+      const cleared = [...pool.values()]
+        .filter((entry) => notSent.includes(entry.status) && (!on || entry.entryPoint === on))
         .sort(byAge)
         .map((entry) => entry.userOpHash);
       transition(cleared, notSent, (entry) => {
@@ -313,7 +338,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     },
 
     async releaseClaims(claimant, now) {
-      const held = [...byStatus.bundling.values()].filter((entry) => entry.claimedBy === claimant).sort(byAge);
+      const held = [...pool.values()].filter((entry) => entry.status === "bundling" && entry.claimedBy === claimant).sort(byAge);
       for (const entry of held) {
         Object.assign(entry, { status: "pending", claimedBy: undefined, claimedUntil: undefined, updatedAt: now });
         reindex(entry, "bundling");
@@ -333,16 +358,23 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
 const returnable: readonly UserOperationStatus[] = ["bundling", "submitted", "included"];
 
 /** Statuses of operations not yet sent: what `drop` and `clear` take. */
-const notSent: UserOperationStatus[] = ["pending", "bundling"];
+const notSent: readonly UserOperationStatus[] = ["pending", "bundling"];
 
 /** The `failureReason` of an operation that `admit` swapped out. */
 function replacedReason(replacementHash: Hash): string {
   return `replaced by ${replacementHash.toLowerCase()}`;
 }
 
+/**
+ * A hash as the store keys it, in lower case. Most hashes arrive in lower case already: those are
+ * kept as given, for a lower-case copy would be a new string that each map must hash again.
+ */
 function hashKey(hash: Hash): Hash {
-  return hash.toLowerCase() as Hash;
+  return mayChangeCase.test(hash) ? (hash.toLowerCase() as Hash) : hash;
 }
+
+/** Characters `toLowerCase` may change: upper-case letters, and anything beyond ASCII. */
+const mayChangeCase = /[A-Z\u0080-\uffff]/;
 
 /** The key of an address on an EntryPoint in `bySender` and `byEntity`: both in lower case, so any casing matches. */
 function senderKey(entryPoint: Address, sender: Address): string {
@@ -367,20 +399,24 @@ function bySenderOrder(a: MempoolEntry, b: MempoolEntry): number {
 /**
  * A deep copy of plain data (objects, arrays, strings, numbers, bigints), as `structuredClone` makes
  * it but several times faster: the store copies every entry it takes in and every one it hands
- * out, so that no caller holds what it keeps. Anything else inside goes through `structuredClone`.
+ * out, so that no caller holds what it keeps. An object is copied whole by spreading it, then
+ * only its fields that are objects are copied again. Anything else inside goes through `structuredClone`.
  */
 function copyPlain<T>(value: T): T {
   if (typeof value !== "object" || value === null) return value;
   if (Array.isArray(value)) return value.map(copyPlain) as T;
   const prototype = Object.getPrototypeOf(value);
   if (prototype !== Object.prototype && prototype !== null) return structuredClone(value);
-  const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) copy[key] = copyPlain((value as Record<string, unknown>)[key]);
+  const copy = { ...value } as Record<string, unknown>;
+  for (const key in copy) {
+    const field = copy[key];
+    if (typeof field === "object" && field !== null) copy[key] = copyPlain(field);
+  }
   return copy as T;
 }
 
 /** The store's own fields of `Stored`, never handed out. */
-const bookkeeping = new Set(["sender", "claimedBy", "claimedUntil"]);
+const bookkeeping = new Set(["sender", "claimedBy", "claimedUntil", "indexKeys", "finalSequence"]);
 /** Optional fields of `MempoolEntry`, left out when unset. */
 const optional = new Set(["transactionHash", "inclusion", "failureReason", "validation", "paymasterContextSize"]);
 
@@ -391,10 +427,10 @@ const optional = new Set(["transactionHash", "inclusion", "failureReason", "vali
  */
 function toEntry(stored: Stored): MempoolEntry {
   const entry: Record<string, unknown> = {};
-  for (const key of Object.keys(stored)) {
+  for (const key in stored) {
     const value = (stored as unknown as Record<string, unknown>)[key];
     if (bookkeeping.has(key) || (value === undefined && optional.has(key))) continue;
-    entry[key] = copyPlain(value);
+    entry[key] = typeof value === "object" && value !== null ? copyPlain(value) : value;
   }
   return entry as unknown as MempoolEntry;
 }

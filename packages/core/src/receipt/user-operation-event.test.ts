@@ -6,6 +6,7 @@ import {
   decodeUserOperationEventWithAbi,
   type RawLog,
   userOperationEventTopic,
+  userOperationOutcome,
 } from "./user-operation-event.ts";
 
 function randomLog(seed: number): RawLog {
@@ -44,10 +45,36 @@ describe("decodeUserOperationEvent", () => {
     const log = randomLog(1);
     const notBool: Hex = `0x${log.data.slice(2, 66)}${"0".repeat(63)}2${log.data.slice(130)}`;
     expect(() => decodeUserOperationEvent({ ...log, data: notBool })).toThrow();
+    const highBit: Hex = `0x${log.data.slice(2, 66)}1${"0".repeat(62)}1${log.data.slice(130)}`;
+    expect(() => decodeUserOperationEvent({ ...log, data: highBit })).toThrow();
     expect(() => decodeUserOperationEvent({ ...log, topics: log.topics.slice(0, 3) })).toThrow();
     expect(() => decodeUserOperationEvent({ ...log, data: `${log.data}00` as Hex })).not.toThrow();
     expect(decodeUserOperationEvent({ ...log, data: `${log.data}00` as Hex })).toEqual(
       decodeUserOperationEventWithAbi({ ...log, data: `${log.data}00` as Hex }),
     );
+  });
+});
+
+describe("userOperationOutcome", () => {
+  it("reads the hash and success that viem's ABI decoder reads, for 1,000 random events", () => {
+    for (let seed = 1; seed <= 1_000; seed++) {
+      const log = randomLog(seed);
+      const { userOpHash, success } = decodeUserOperationEventWithAbi(log);
+      expect(userOperationOutcome(log), `seed ${seed}`).toEqual({ userOpHash, success });
+    }
+  });
+
+  it("leaves a malformed event to viem's decoder, as decodeUserOperationEvent does", () => {
+    const log = randomLog(1);
+    for (const digit of ["2", "f"]) {
+      const notBool: Hex = `0x${log.data.slice(2, 66)}${"0".repeat(63)}${digit}${log.data.slice(130)}`;
+      expect(() => userOperationOutcome({ ...log, data: notBool })).toThrow();
+    }
+    const highBit: Hex = `0x${log.data.slice(2, 66)}1${"0".repeat(62)}1${log.data.slice(130)}`;
+    expect(() => userOperationOutcome({ ...log, data: highBit })).toThrow();
+    expect(() => userOperationOutcome({ ...log, topics: log.topics.slice(0, 3) })).toThrow();
+    const longer = { ...log, data: `${log.data}00` as Hex };
+    const { userOpHash, success } = decodeUserOperationEventWithAbi(longer);
+    expect(userOperationOutcome(longer)).toEqual({ userOpHash, success });
   });
 });

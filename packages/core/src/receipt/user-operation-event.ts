@@ -45,17 +45,47 @@ export interface UserOperationEvent {
  */
 export function decodeUserOperationEvent(log: RawLog): UserOperationEvent {
   const { topics, data } = log;
-  if (topics.length === 4 && topics[0] === userOperationEventTopic && data.length === 2 + 4 * 64 && /^0x[0-9a-fA-F]*$/.test(data)) {
-    const word = (index: number) => BigInt(`0x${data.slice(2 + index * 64, 66 + index * 64)}`);
-    const success = word(1);
-    const addressOf = (topic: Hex) => (/^0x0{24}[0-9a-fA-F]{40}$/.test(topic) ? getAddressAt(topic, 26) : undefined);
-    const sender = addressOf(topics[2]!);
-    const paymaster = addressOf(topics[3]!);
-    if ((success === 0n || success === 1n) && sender && paymaster && /^0x[0-9a-fA-F]{64}$/.test(topics[1]!)) {
-      return { userOpHash: topics[1]!, sender, paymaster, nonce: word(0), success: success === 1n, actualGasCost: word(2), actualGasUsed: word(3) };
-    }
+  if (!isWellFormedEvent(log)) return decodeUserOperationEventWithAbi(log);
+  const word = (index: number) => BigInt(`0x${data.slice(2 + index * 64, 66 + index * 64)}`);
+  return {
+    userOpHash: topics[1]!,
+    sender: getAddressAt(topics[2]!, 26),
+    paymaster: getAddressAt(topics[3]!, 26),
+    nonce: word(0),
+    success: data.charCodeAt(successDigit) === 49,
+    actualGasCost: word(2),
+    actualGasUsed: word(3),
+  };
+}
+
+/**
+ * The `userOpHash` and `success` of a `UserOperationEvent` log, as `decodeUserOperationEvent`
+ * reads them (and throwing as it does), without checksumming its addresses or reading its gas:
+ * all the tracker needs of each operation a bundle included.
+ */
+export function userOperationOutcome(log: RawLog): Pick<UserOperationEvent, "userOpHash" | "success"> {
+  if (!isWellFormedEvent(log)) {
+    const { userOpHash, success } = decodeUserOperationEventWithAbi(log);
+    return { userOpHash, success };
   }
-  return decodeUserOperationEventWithAbi(log);
+  return { userOpHash: log.topics[1]!, success: log.data.charCodeAt(successDigit) === 49 };
+}
+
+/** The last hex digit of the `success` word (the second of the data). */
+const successDigit = 2 + 2 * 64 - 1;
+const hexData = /^0x[0-9a-fA-F]*$/;
+const addressTopic = /^0x0{24}[0-9a-fA-F]{40}$/;
+const wordTopic = /^0x[0-9a-fA-F]{64}$/;
+
+/**
+ * Whether `log` is a `UserOperationEvent` laid out as the EntryPoint emits it, to be read by hand:
+ * three indexed words (the hash, two addresses), four data words, `success` 0 or 1.
+ */
+function isWellFormedEvent({ topics, data }: RawLog): boolean {
+  if (topics.length !== 4 || topics[0] !== userOperationEventTopic || data.length !== 2 + 4 * 64 || !hexData.test(data)) return false;
+  for (let i = 66; i < successDigit; i++) if (data.charCodeAt(i) !== 48) return false;
+  const last = data.charCodeAt(successDigit);
+  return (last === 48 || last === 49) && addressTopic.test(topics[2]!) && addressTopic.test(topics[3]!) && wordTopic.test(topics[1]!);
 }
 
 /** `decodeUserOperationEvent` through viem's ABI decoder: what the hand decoding must equal. */

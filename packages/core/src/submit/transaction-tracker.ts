@@ -10,7 +10,7 @@ import type { PreconfirmationStore } from "../ports/preconfirmation-store.ts";
 import { settlePreconfirmation } from "../preconfirmation/settle-preconfirmation.ts";
 import type { UserOperation } from "../userop/types.ts";
 import type { MinedReceipt } from "../receipt/lookup.ts";
-import { decodeUserOperationEvent, ignoredInitCodeTopic, userOperationEventTopic } from "../receipt/user-operation-event.ts";
+import { ignoredInitCodeTopic, userOperationEventTopic, userOperationOutcome } from "../receipt/user-operation-event.ts";
 import { type SendBundleContext, type SentBundle, sendTransaction } from "./send-bundle.ts";
 import { SendBundleError } from "./send-error.ts";
 import { createCanonicalChain } from "./canonical-chain.ts";
@@ -187,9 +187,11 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
   async function include(entryPoint: Address, entries: readonly MempoolEntry[], logs: readonly RpcMinedLog[], promisedBlock?: bigint) {
     const byHash = new Map(entries.map((e) => [e.userOpHash, e]));
     const included = new Set<Hash>();
+    const ignoredFactories = factoryIgnoredOperations(entryPoint, logs);
+    const fromEntryPoint = entryPointLogs(entryPoint);
     for (const log of logs) {
-      if (log.address.toLowerCase() !== entryPoint.toLowerCase() || log.topics[0] !== userOperationEventTopic) continue;
-      const { userOpHash, success } = decodeUserOperationEvent(log);
+      if (log.topics[0] !== userOperationEventTopic || !fromEntryPoint(log)) continue;
+      const { userOpHash, success } = userOperationOutcome(log);
       const entry = byHash.get(userOpHash);
       if (!entry || included.has(userOpHash)) continue;
       included.add(userOpHash);
@@ -198,7 +200,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
       attempts.delete(userOpHash);
       if (promisedBlock !== undefined) await settlePromise(userOpHash, promisedBlock, inclusion);
       emit({ userOpHash, status: "included", transactionHash: inclusion.transactionHash, success });
-      const factoryIgnored = logs.some((l) => l.address.toLowerCase() === entryPoint.toLowerCase() && l.topics[0] === ignoredInitCodeTopic && l.topics[1]?.toLowerCase() === userOpHash.toLowerCase());
+      const factoryIgnored = ignoredFactories.size > 0 && ignoredFactories.has(userOpHash.toLowerCase());
       await parameters.onIncluded?.(entryPoint, entry.userOperation, { factoryIgnored });
       const mined = confirming.get(inclusion.transactionHash);
       if (mined) mined.included.push(userOpHash);
@@ -446,4 +448,25 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
       return [...tracked.values()].some(({ sent }) => has(sent.bundle.entries)) || [...watched.values()].some(({ entries }) => has(entries));
     },
   };
+}
+
+/** Whether a log was emitted by `entryPoint`, in any letter case; its lower case is built once, not per log. */
+function entryPointLogs(entryPoint: Address): (log: { address: Address }) => boolean {
+  const lower = entryPoint.toLowerCase();
+  return (log) => log.address === entryPoint || log.address.toLowerCase() === lower;
+}
+
+/**
+ * The hashes (in lower case) of the operations whose factory `entryPoint` ignored, by its v0.9
+ * `IgnoredInitCode` events among `logs`: read once per receipt rather than searched again for
+ * each operation it included.
+ */
+function factoryIgnoredOperations(entryPoint: Address, logs: readonly RpcMinedLog[]): Set<string> {
+  const ignored = new Set<string>();
+  const fromEntryPoint = entryPointLogs(entryPoint);
+  for (const log of logs) {
+    const userOpHash = log.topics[1];
+    if (log.topics[0] === ignoredInitCodeTopic && userOpHash !== undefined && fromEntryPoint(log)) ignored.add(userOpHash.toLowerCase());
+  }
+  return ignored;
 }

@@ -39,6 +39,9 @@ export function encodeHandleOpsWithAbi(entryPoint: EntryPoint, ops: readonly Use
 /** A uint256 word, as hex without `0x`. */
 const uintWord = (value: bigint | number) => value.toString(16).padStart(64, "0");
 
+/** A uint128 half word, as hex without `0x`. */
+const halfWord = (value: bigint) => value.toString(16).padStart(32, "0");
+
 /** An address left-padded to a word (lower-case, as the encoder writes it), or a bytes32 as it is. */
 const fixedWord = (hex: Hex) => (hex.length === 42 ? `${"0".repeat(24)}${hex.slice(2).toLowerCase()}` : hex.slice(2));
 
@@ -49,6 +52,7 @@ function encodeTuple(fields: readonly Field[]): string {
   let tailOffset = 32 * fields.length;
   for (const field of fields) {
     if ("word" in field) head += uintWord(field.word);
+    else if ("high" in field) head += halfWord(field.high) + halfWord(field.low);
     else if ("fixed" in field) head += fixedWord(field.fixed);
     else {
       const length = (field.bytes.length - 2) / 2;

@@ -3,6 +3,7 @@ import { getUserOperationHash as viemGetUserOperationHash } from "viem/account-a
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { keccak256, keccak256Bytes, keccak256Into } from "../utils/keccak.ts";
 import { paymasterAndDataForHash, paymasterSignatureSuffix } from "./paymaster-signature.ts";
+import { writeHexDigits, writeUint } from "./write-words.ts";
 import { factoryOf, isUserOperationV06, type UserOperation, type UserOperationV07 } from "./types.ts";
 
 /**
@@ -144,33 +145,6 @@ function writePackedWords(target: Buffer, at: number, op: UserOperationV07, paym
   writeUint(target, at + 208, 16, op.maxFeePerGas);
   hashInto(paymasterAndData, target, at + 224);
 }
-
-const maxSafe = BigInt(Number.MAX_SAFE_INTEGER);
-
-/**
- * `value` (within `length` bytes, not negative) big-endian into `target` at `at`: a safe integer
- * as two 32-bit halves after zeros, a larger one through its hex.
- */
-function writeUint(target: Buffer, at: number, length: number, value: bigint): void {
-  if (value > maxSafe) {
-    target.write(value.toString(16).padStart(2 * length, "0"), at, length, "hex");
-    return;
-  }
-  const n = Number(value);
-  const low = n % 0x1_0000_0000;
-  const end = at + length;
-  for (let i = at; i < end - 8; i++) target[i] = 0;
-  target.writeUInt32BE((n - low) / 0x1_0000_0000, end - 8);
-  target.writeUInt32BE(low, end - 4);
-}
-
-/** The `length` bytes of checked hex after `hex`'s `0x`, into `target` at `at`, digit by digit (no string cut out for `Buffer.write`). */
-function writeHexDigits(target: Buffer, at: number, hex: string, length: number): void {
-  for (let i = 0; i < length; i++) target[at + i] = (digit(hex.charCodeAt(2 + 2 * i)) << 4) | digit(hex.charCodeAt(3 + 2 * i));
-}
-
-/** The value of a hex digit's character code ('0'–'9', 'a'–'f', 'A'–'F'). */
-const digit = (code: number) => (code & 0x0f) + (code >> 6) * 9;
 
 const wordLimit = 1n << 256n;
 const halfLimit = 1n << 128n;

@@ -19,23 +19,19 @@ const wordLimit = 1n << 256n;
 const halfLimit = 1n << 128n;
 const inHalf = (value: bigint) => value >= 0n && value < halfLimit;
 
-/** Whether a character code is a hex digit, in either case. */
-const isHexDigit = (code: number) => (code >= 48 && code <= 57) || ((code | 32) >= 97 && (code | 32) <= 102);
+/** `0x` and whole bytes of hex digits, in either case. */
+const evenHex = /^0x(?:[0-9a-fA-F]{2})*$/;
 
 /**
  * Zero bytes ("00" pairs) among the hex digits of `hex` after its `0x`, or -1 when it is not `0x`
- * and an even number of hex digits. One pass checks and counts, without a regular expression:
- * every operation's `bytes` are read so at admission and again in each bundle proposed.
+ * and an even number of hex digits. Checked by one regular expression and counted by `indexOf`,
+ * both native: every operation's `bytes` are read so at admission and again in each bundle
+ * proposed, and a loop over their characters in JavaScript took twice as long.
  */
 export function evenHexZeros(hex: string): number {
-  if (hex.length % 2 === 1 || hex.charCodeAt(0) !== 48 || hex.charCodeAt(1) !== 120) return -1;
+  if (!evenHex.test(hex)) return -1;
   let zeros = 0;
-  for (let i = 2; i < hex.length; i += 2) {
-    const high = hex.charCodeAt(i);
-    const low = hex.charCodeAt(i + 1);
-    if (!isHexDigit(high) || !isHexDigit(low)) return -1;
-    if (high === 48 && low === 48) zeros++;
-  }
+  for (let i = hex.indexOf("00", 2); i !== -1; i = hex.indexOf("00", i + 1)) if (i % 2 === 0) zeros++;
   return zeros;
 }
 
@@ -64,9 +60,9 @@ const maxSafe = BigInt(Number.MAX_SAFE_INTEGER);
 /** Zero bytes of a safe integer `n` (not negative) as a `bytes`-byte big-endian number: all but its non-zero bytes, counted in two 32-bit halves. */
 function numberZeros(n: number, bytes: number): number {
   let zeros = bytes;
-  let low = n % 0x1_0000_0000;
-  for (let high = (n - low) / 0x1_0000_0000; high !== 0; high >>>= 8) if ((high & 0xff) !== 0) zeros--;
-  for (; low !== 0; low >>>= 8) if ((low & 0xff) !== 0) zeros--;
+  let high = Math.floor(n / 0x1_0000_0000);
+  for (let low = n - high * 0x1_0000_0000; low !== 0; low >>>= 8) if ((low & 0xff) !== 0) zeros--;
+  for (; high !== 0; high >>>= 8) if ((high & 0xff) !== 0) zeros--;
   return zeros;
 }
 

@@ -16,11 +16,11 @@ export function writeUint(target: Buffer, at: number, length: number, value: big
     return;
   }
   const n = Number(value);
-  const low = n % twoTo32;
+  const high = Math.floor(n / twoTo32);
   const end = at + length;
   for (let i = at; i < end - 8; i++) target[i] = 0;
-  target.writeUInt32BE((n - low) / twoTo32, end - 8);
-  target.writeUInt32BE(low, end - 4);
+  target.writeUInt32BE(high, end - 8);
+  target.writeUInt32BE(n - high * twoTo32, end - 4);
 }
 
 /** The `length` bytes of hex digits after `hex`'s `0x` into `target` at `at`; the caller has checked they are hex digits. */

@@ -2,7 +2,7 @@ import { encodeAbiParameters, type Hex, parseAbiParameters } from "viem";
 import { describe, expect, it } from "vitest";
 import { randomDraws as random, randomOperation } from "../../test/random-operations.ts";
 import { encodedUserOperationSize, userOperationSize } from "../validation/size-limits.ts";
-import { measureEncoded, measureUserOperation } from "./abi-measure.ts";
+import { evenHexZeros, measureEncoded, measureUserOperation } from "./abi-measure.ts";
 import { toEntryPointStruct } from "./pack.ts";
 import { isUserOperationV06, type UserOperation } from "./types.ts";
 
@@ -82,5 +82,20 @@ describe("measureUserOperation", () => {
     expect(() =>
       measureUserOperation({ ...op, sender: "0xAbCdEf0000000000000000000000000000000001" }),
     ).toThrow(/Address .* is invalid/);
+  });
+});
+
+describe("evenHexZeros", () => {
+  it("counts whole zero bytes, not zero digits across two bytes, in either letter case", () => {
+    expect(evenHexZeros("0x")).toBe(0);
+    expect(evenHexZeros("0x00")).toBe(1);
+    expect(evenHexZeros("0x000000")).toBe(3);
+    expect(evenHexZeros("0x1001")).toBe(0);
+    expect(evenHexZeros("0x100001")).toBe(1);
+    expect(evenHexZeros("0xAB00cd00")).toBe(2);
+  });
+
+  it("refuses what is not 0x and whole bytes of hex digits: -1", () => {
+    for (const hex of ["0x0", "0x123", "00", "0X00", "0xg0", "0x0g", "0x00 ", " 0x00", "0x\u00e000"]) expect(evenHexZeros(hex), hex).toBe(-1);
   });
 });

@@ -28,11 +28,12 @@ export function getAddress(address: string): Address {
  * checksummed addresses does on nearly every check.
  */
 export function isAddress(address: string): boolean {
-  if (!addressPattern.test(address)) return false;
-  return !upperCaseDigit.test(address) || getAddress(address) === address;
+  if (lowerCaseAddress.test(address)) return true;
+  return addressPattern.test(address) && getAddress(address) === address;
 }
 
-const upperCaseDigit = /[A-F]/;
+/** An address in lower case (or of digits only): valid without a checksum, and one test where most addresses are so. */
+const lowerCaseAddress = /^0x[0-9a-f]{40}$/;
 
 /** Addresses as given → checksummed. */
 const checksummed = new Map<string, Address>();

@@ -70,6 +70,18 @@ describe("measureUserOperation", () => {
     }
   });
 
+  it("measures an operation changed in place afresh, not as it was measured before", () => {
+    for (const v06 of [true, false]) {
+      const op = randomOperation(random(v06 ? 3 : 4), v06);
+      const before = measureUserOperation(op);
+      op.signature = `0x${"00".repeat(200)}`;
+      op.nonce = op.nonce === 5n ? 6n : 5n;
+      expect(measureUserOperation(op)).not.toEqual(before);
+      expect(measureUserOperation(op)).toEqual(measureEncoded(encoded(op, false)));
+      expect(userOperationSize(op)).toBe(encodedUserOperationSize(op));
+    }
+  });
+
   it("leaves what is not plain (out of range, odd hex, a bad checksum) to the encoder: its answer or its error", () => {
     const op = randomOperation(random(7), false);
     expect(() => measureUserOperation({ ...op, nonce: 1n << 256n })).toThrow(

@@ -66,32 +66,39 @@ function numberZeros(n: number, bytes: number): number {
   return zeros;
 }
 
+/** Zero bytes of a field's own bytes (a static field's word, a `bytes` field's data), or -1 when it is not plain. */
+function fieldZeros(field: Field): number {
+  if ("word" in field) return field.word >= 0n && field.word < wordLimit ? valueZeros(field.word, 32) : -1;
+  if ("high" in field) return inHalf(field.high) && inHalf(field.low) ? valueZeros(field.high, 16) + valueZeros(field.low, 16) : -1;
+  // Addresses are left-padded, bytes32 is exact: either way 32 bytes, the missing ones zero.
+  if ("fixed" in field) return isPlainField(field) ? 32 - (field.fixed.length - 2) / 2 + evenHexZeros(field.fixed) : -1;
+  return evenHexZeros(field.bytes);
+}
+
 /**
- * What `encodeAbiParameters` of these fields (one head word each, then each `bytes`' length and
- * padded data) would measure, without building it. `undefined` for a value the encoder would
- * refuse (out of range, odd or non-hex): the caller encodes then, and gets the encoder's error.
+ * What `encodeAbiParameters` of these fields after `prefix` (one head word each, then each
+ * `bytes`' length and padded data) would measure, without building it, from each field's zero
+ * bytes (`fieldZeros`). `undefined` for a value the encoder would refuse (out of range, odd or
+ * non-hex): the caller encodes then, and gets the encoder's error.
  */
-function measureFields(fields: readonly Field[]): AbiMeasure | undefined {
+function measureFields(fields: readonly Field[], zeros: readonly number[], prefix: Hex | undefined): AbiMeasure | undefined {
   let size = 32 * fields.length;
   let zeroBytes = 0;
-  for (const field of fields) {
-    if ("word" in field) {
-      if (!(field.word >= 0n && field.word < wordLimit)) return undefined;
-      zeroBytes += valueZeros(field.word, 32);
-    } else if ("high" in field) {
-      if (!inHalf(field.high) || !inHalf(field.low)) return undefined;
-      zeroBytes += valueZeros(field.high, 16) + valueZeros(field.low, 16);
-    } else if ("fixed" in field) {
-      if (!isPlainField(field)) return undefined;
-      // Addresses are left-padded, bytes32 is exact: either way 32 bytes, the missing ones zero.
-      zeroBytes += 32 - (field.fixed.length - 2) / 2 + evenHexZeros(field.fixed);
-    } else {
-      const zeros = evenHexZeros(field.bytes);
-      if (zeros < 0) return undefined;
+  if (prefix !== undefined) {
+    const prefixZeros = fieldZeros({ fixed: prefix });
+    if (prefixZeros < 0) return undefined;
+    size += 32;
+    zeroBytes += prefixZeros;
+  }
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!;
+    if (zeros[i]! < 0) return undefined;
+    zeroBytes += zeros[i]!;
+    if ("bytes" in field) {
       const length = (field.bytes.length - 2) / 2;
       const padded = Math.ceil(length / 32) * 32;
-      // The head word pointing at it, its length word, its data and the padding.
-      zeroBytes += numberZeros(size, 32) + numberZeros(length, 32) + zeros + (padded - length);
+      // Besides its data: the head word pointing at it, its length word and the padding.
+      zeroBytes += numberZeros(size, 32) + numberZeros(length, 32) + (padded - length);
       size += 32 + padded;
     }
   }
@@ -110,14 +117,51 @@ export function measureEncoded(encoded: Hex): AbiMeasure {
 /**
  * Size and zero bytes of the operation's fields ABI-encoded one after another, as the EntryPoint
  * takes its struct (v0.6 `UserOperation` or v0.7+ `PackedUserOperation`), optionally after a
- * leading `bytes32` (`prefix`). Admission measures every operation twice (its size limit and its
- * `preVerificationGas`), and bundling again per candidate: counting is much cheaper than encoding.
+ * leading `bytes32` (`prefix`). Admission measures every operation twice (its size limit, then
+ * after simulation its `preVerificationGas`), and bundling again per candidate: counting is much
+ * cheaper than encoding, and the fields of the operation measured last are not read again.
  */
 export function measureUserOperation(op: UserOperation, prefix?: Hex): AbiMeasure {
-  const fields = structFields(op);
-  if (prefix) fields.unshift({ fixed: prefix });
-  return measureFields(fields) ?? measureEncoded(encodeFields(fields));
+  const { fields, zeros } = readFields(op);
+  return measureFields(fields, zeros, prefix) ?? measureEncoded(encodeFields(prefix ? [{ fixed: prefix }, ...fields] : fields));
 }
+
+/** An operation's struct fields, each one's zero bytes, and the operation's values they were read from. */
+interface ReadFields {
+  op: UserOperation;
+  values: unknown[];
+  fields: Field[];
+  zeros: number[];
+}
+
+/**
+ * The operation's struct fields and their zero bytes (`fieldZeros`); those of the operation read
+ * last are kept while it is the same object with the same values (one changed in place is read
+ * again). Reading every `bytes` field is what measuring costs, and admission measures each
+ * operation twice with no other measure in between.
+ */
+function readFields(op: UserOperation): ReadFields {
+  const keys = isUserOperationV06(op) ? v06Keys : v07Keys;
+  const record = op as unknown as Record<string, unknown>;
+  if (last?.op === op && last.values.length === keys.length && keys.every((key, i) => record[key] === last!.values[i])) return last;
+  const fields = structFields(op);
+  last = { op, values: keys.map((key) => record[key]), fields, zeros: fields.map(fieldZeros) };
+  return last;
+}
+let last: ReadFields | undefined;
+
+/** The operation fields its struct is made from, for each layout. */
+const v06Keys = ["sender", "nonce", "initCode", "callData", "callGasLimit", "verificationGasLimit", "preVerificationGas", "maxFeePerGas", "maxPriorityFeePerGas", "paymasterAndData", "signature"];
+const v07Keys = [
+  ...v06Keys.filter((key) => key !== "initCode" && key !== "paymasterAndData"),
+  "factory",
+  "factoryData",
+  "paymaster",
+  "paymasterVerificationGasLimit",
+  "paymasterPostOpGasLimit",
+  "paymasterData",
+  "paymasterSignature",
+];
 
 /**
  * The struct's fields in the EntryPoint's order: the v0.6 `UserOperation` or the v0.7+

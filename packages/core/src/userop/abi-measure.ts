@@ -29,7 +29,11 @@ const evenHex = /^0x(?:[0-9a-fA-F]{2})*$/;
  * proposed, and a loop over their characters in JavaScript took twice as long.
  */
 export function evenHexZeros(hex: string): number {
-  if (!evenHex.test(hex)) return -1;
+  return evenHex.test(hex) ? zeroPairs(hex) : -1;
+}
+
+/** Zero bytes ("00" pairs) among the hex digits of `hex` after its `0x`, which the caller has checked. */
+function zeroPairs(hex: string): number {
   let zeros = 0;
   for (let i = hex.indexOf("00", 2); i !== -1; i = hex.indexOf("00", i + 1)) if (i % 2 === 0) zeros++;
   return zeros;
@@ -53,7 +57,7 @@ function valueZeros(value: bigint, bytes: number): number {
   if (value <= maxSafe) return numberZeros(Number(value), bytes);
   let hex = value.toString(16);
   if (hex.length % 2 === 1) hex = `0${hex}`;
-  return bytes - hex.length / 2 + evenHexZeros(`0x${hex}`);
+  return bytes - hex.length / 2 + zeroPairs(`0x${hex}`);
 }
 const maxSafe = BigInt(Number.MAX_SAFE_INTEGER);
 
@@ -71,7 +75,7 @@ function fieldZeros(field: Field): number {
   if ("word" in field) return field.word >= 0n && field.word < wordLimit ? valueZeros(field.word, 32) : -1;
   if ("high" in field) return inHalf(field.high) && inHalf(field.low) ? valueZeros(field.high, 16) + valueZeros(field.low, 16) : -1;
   // Addresses are left-padded, bytes32 is exact: either way 32 bytes, the missing ones zero.
-  if ("fixed" in field) return isPlainField(field) ? 32 - (field.fixed.length - 2) / 2 + evenHexZeros(field.fixed) : -1;
+  if ("fixed" in field) return isPlainField(field) ? 32 - (field.fixed.length - 2) / 2 + zeroPairs(field.fixed) : -1;
   return evenHexZeros(field.bytes);
 }
 

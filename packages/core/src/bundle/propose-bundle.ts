@@ -137,14 +137,15 @@ function withinLimits(
   const byHash = new Map(candidates.map((c) => [c.userOpHash, c]));
   const picked: MempoolEntry[] = [];
   const taken = new Set<MempoolEntry>();
-  const byNonce = new Map(candidates.map((c) => [nonceKey(c.userOperation.sender, c.userOperation.nonce), c]));
+  const bySender = entriesBySender(candidates);
   let gas = 0n;
   let calldataSize = handleOpsCalldataOverhead;
   let contextSize = 0;
   for (const { userOpHash } of chosen) {
     const candidate = byHash.get(userOpHash);
     if (!candidate || taken.has(candidate) || picked.length >= limits.maxOperations) continue;
-    const previous = byNonce.get(nonceKey(candidate.userOperation.sender, candidate.userOperation.nonce - 1n));
+    const { sender, nonce } = candidate.userOperation;
+    const previous = bySender.get(sender)!.findLast((c) => c.userOperation.nonce === nonce - 1n);
     if (previous && !taken.has(previous)) continue;
     const needed = limits.gasOf(candidate);
     if (gas + needed > limits.gasBudget) continue;
@@ -161,19 +162,26 @@ function withinLimits(
   return picked;
 }
 
-const nonceKey = (sender: string, nonce: bigint) => `${sender}:${nonce}`;
+/**
+ * The entries of each sender (by its address as written), in their order: `withinLimits` looks
+ * for the operation of the nonce before among one sender's few, with no key made per operation.
+ */
+function entriesBySender(entries: readonly MempoolEntry[]): Map<string, MempoolEntry[]> {
+  const bySender = new Map<string, MempoolEntry[]>();
+  for (const entry of entries) {
+    const list = bySender.get(entry.userOperation.sender);
+    if (list) list.push(entry);
+    else bySender.set(entry.userOperation.sender, [entry]);
+  }
+  return bySender;
+}
 
 /**
  * The policy's order, except that each sender's operations take the places its operations hold
  * in nonce order: within one bundle a sender's nonces must run in order.
  */
 function inNonceOrder(chosen: readonly MempoolEntry[]): MempoolEntry[] {
-  const bySender = new Map<string, MempoolEntry[]>();
-  for (const entry of chosen) {
-    const entries = bySender.get(entry.userOperation.sender);
-    if (entries) entries.push(entry);
-    else bySender.set(entry.userOperation.sender, [entry]);
-  }
+  const bySender = entriesBySender(chosen);
   for (const entries of bySender.values()) entries.sort((a, b) => (a.userOperation.nonce < b.userOperation.nonce ? -1 : 1));
   return chosen.map((entry) => bySender.get(entry.userOperation.sender)!.shift()!);
 }

@@ -8,6 +8,7 @@ import type { PreVerificationGasConfig } from "../userop/pre-verification-gas.ts
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
+import type { StateOverride } from "../ports/eth-call.ts";
 import type { Simulator } from "../ports/simulator.ts";
 import { type MempoolEntry, type MempoolStore, readmissibleStatuses } from "../ports/mempool-store.ts";
 import type { MempoolPolicy } from "../ports/mempool-policy.ts";
@@ -81,18 +82,22 @@ export async function admitUserOperation(context: AdmissionContext, op: UserOper
   ].filter((check): check is Promise<void> => Boolean(check));
   if (checks.length === 1) await checks[0];
   else await Promise.all(checks);
-  const simulation = {
-    simulator: context.simulator,
-    rules: { ...stakeRequirement, p256Precompile: settings.validation.p256Precompile, maxPaymasterContextBytes: settings.validation.maxPaymasterContextBytes },
-    nowSeconds: BigInt(Math.floor(clock.now() / 1000)),
-    blockNumber: () => context.client.getBlockNumber({ cacheTime: 0 }),
-    preVerificationGas: context.preVerificationGas,
-    l1DataGas: context.l1DataGas && ((o: UserOperation) => context.l1DataGas!(entryPoint, o)),
-  };
-  const [gasPrice, validation] = await Promise.all([
-    context.feeOracle.getGasPrice(),
-    withQueuedNonce(context, entryPoint, op, (stateOverride) => validateUserOperation({ ...simulation, stateOverride }, entryPoint, op)),
-  ]);
+  const nowSeconds = BigInt(Math.floor(clock.now() / 1000));
+  const validate = (stateOverride?: StateOverride) =>
+    validateUserOperation(
+      {
+        simulator: context.simulator,
+        rules: { ...stakeRequirement, p256Precompile: settings.validation.p256Precompile, maxPaymasterContextBytes: settings.validation.maxPaymasterContextBytes },
+        nowSeconds,
+        blockNumber: () => context.client.getBlockNumber({ cacheTime: 0 }),
+        preVerificationGas: context.preVerificationGas,
+        l1DataGas: context.l1DataGas && ((o: UserOperation) => context.l1DataGas!(entryPoint, o)),
+        stateOverride,
+      },
+      entryPoint,
+      op,
+    );
+  const [gasPrice, validation] = await Promise.all([context.feeOracle.getGasPrice(), withQueuedNonce(context, entryPoint, op, validate)]);
   if (settings.gas.enforceGasPrice) enforceGasPrice(op, gasPrice, settings.gas.enforceGasPriceThresholdPercent);
   if (op.maxFeePerGas < gasPrice.baseFeePerGas) throw new FeeBelowBaseFeeError(op.maxFeePerGas, gasPrice.baseFeePerGas);
   if (validation.trace) await refuseMultipleRoles(store, entryPoint.address, op);

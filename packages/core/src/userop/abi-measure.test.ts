@@ -2,7 +2,7 @@ import { encodeAbiParameters, type Hex, parseAbiParameters } from "viem";
 import { describe, expect, it } from "vitest";
 import { randomDraws as random, randomOperation } from "../../test/random-operations.ts";
 import { encodedUserOperationSize, userOperationSize } from "../validation/size-limits.ts";
-import { measureEncoded, measureUserOperation } from "./abi-measure.ts";
+import { evenHexZeros, measureEncoded, measureUserOperation } from "./abi-measure.ts";
 import { toEntryPointStruct } from "./pack.ts";
 import { isUserOperationV06, type UserOperation } from "./types.ts";
 
@@ -70,6 +70,18 @@ describe("measureUserOperation", () => {
     }
   });
 
+  it("measures an operation changed in place afresh, not as it was measured before", () => {
+    for (const v06 of [true, false]) {
+      const op = randomOperation(random(v06 ? 3 : 4), v06);
+      const before = measureUserOperation(op);
+      op.signature = `0x${"00".repeat(200)}`;
+      op.nonce = op.nonce === 5n ? 6n : 5n;
+      expect(measureUserOperation(op)).not.toEqual(before);
+      expect(measureUserOperation(op)).toEqual(measureEncoded(encoded(op, false)));
+      expect(userOperationSize(op)).toBe(encodedUserOperationSize(op));
+    }
+  });
+
   it("leaves what is not plain (out of range, odd hex, a bad checksum) to the encoder: its answer or its error", () => {
     const op = randomOperation(random(7), false);
     expect(() => measureUserOperation({ ...op, nonce: 1n << 256n })).toThrow(
@@ -82,5 +94,20 @@ describe("measureUserOperation", () => {
     expect(() =>
       measureUserOperation({ ...op, sender: "0xAbCdEf0000000000000000000000000000000001" }),
     ).toThrow(/Address .* is invalid/);
+  });
+});
+
+describe("evenHexZeros", () => {
+  it("counts whole zero bytes, not zero digits across two bytes, in either letter case", () => {
+    expect(evenHexZeros("0x")).toBe(0);
+    expect(evenHexZeros("0x00")).toBe(1);
+    expect(evenHexZeros("0x000000")).toBe(3);
+    expect(evenHexZeros("0x1001")).toBe(0);
+    expect(evenHexZeros("0x100001")).toBe(1);
+    expect(evenHexZeros("0xAB00cd00")).toBe(2);
+  });
+
+  it("refuses what is not 0x and whole bytes of hex digits: -1", () => {
+    for (const hex of ["0x0", "0x123", "00", "0X00", "0xg0", "0x0g", "0x00 ", " 0x00", "0x\u00e000"]) expect(evenHexZeros(hex), hex).toBe(-1);
   });
 });

@@ -3,6 +3,7 @@ import { getUserOperationHash as viemGetUserOperationHash } from "viem/account-a
 import type { EntryPoint } from "../entrypoint/registry.ts";
 import { keccak256, keccak256Bytes, keccak256Into } from "../utils/keccak.ts";
 import { paymasterAndDataForHash, paymasterSignatureSuffix } from "./paymaster-signature.ts";
+import { writeHexDigits, writeUint } from "./write-words.ts";
 import { factoryOf, isUserOperationV06, type UserOperation, type UserOperationV07 } from "./types.ts";
 
 /**
@@ -73,6 +74,7 @@ export function hashesDelegate(op: UserOperation, version: EntryPoint["version"]
  * next begins (nothing awaits in between), and every admission takes one.
  */
 const scratch = {
+  paymasterAndData: Buffer.alloc(256),
   packed: Buffer.alloc(256),
   outer07: Buffer.alloc(96),
   struct: Buffer.alloc(288),
@@ -102,53 +104,89 @@ function paymasterAndDataOf(op: UserOperationV07): Buffer {
 }
 
 /**
+ * `paymasterAndDataOf` laid out in `scratch.paymasterAndData` (grown as needed) when the
+ * paymaster is 20 bytes of hex and there is no separate paymaster signature: valid until the next
+ * operation is hashed. A sponsored operation's bytes are hashed at admission without buffers of their own.
+ */
+function sentPaymasterAndData(op: UserOperationV07): Buffer {
+  if (!op.paymaster) return empty;
+  if (op.paymasterSignature || !isHexAddress(op.paymaster)) return paymasterAndDataOf(op);
+  const data = op.paymasterData ?? "0x";
+  const dataLength = (data.length - 2) >> 1;
+  if (scratch.paymasterAndData.length < 52 + dataLength) scratch.paymasterAndData = Buffer.alloc(2 * (52 + dataLength));
+  const target = scratch.paymasterAndData;
+  writeHexDigits(target, 0, op.paymaster, 20);
+  writeUint(target, 20, 16, op.paymasterVerificationGasLimit ?? 0n);
+  writeUint(target, 36, 16, op.paymasterPostOpGasLimit ?? 0n);
+  // As `Buffer.from` reads it: whole bytes, up to the first that is not hex.
+  const written = target.write(data.slice(2), 52, dataLength, "hex");
+  return target.subarray(0, 52 + written);
+}
+
+/**
  * The v0.7+ `PackedUserOperation` as the hash encodes it, written into `target` at `at`: eight
- * words, `bytes` fields by their hash. One buffer an operation rather than one a field: every
- * operation is hashed at admission.
+ * words, `bytes` fields by their hash. One buffer an operation rather than one a field, and
+ * numbers written as numbers, not hex: every operation is hashed at admission.
  */
 function writePackedWords(target: Buffer, at: number, op: UserOperationV07, paymasterSignatures: boolean): void {
   const initCode = op.factory ? Buffer.concat([bytes(op.factory), bytes(op.factoryData ?? "0x")]) : empty;
-  const sent = paymasterAndDataOf(op);
+  const sent = sentPaymasterAndData(op);
   const paymasterAndData = paymasterSignatures ? paymasterAndDataForHash(sent) : sent;
   target.fill(0, at, at + 12);
-  target.write(op.sender.slice(2), at + 12, 20, "hex");
-  target.write(op.nonce.toString(16).padStart(64, "0"), at + 32, 32, "hex");
+  writeHexDigits(target, at + 12, op.sender, 20);
+  writeUint(target, at + 32, 32, op.nonce);
   hashInto(initCode, target, at + 64);
   if (op.callData === "0x") target.set(emptyHash, at + 96);
   else hashInto(bytes(op.callData), target, at + 96);
-  target.write(`${half(op.verificationGasLimit)}${half(op.callGasLimit)}`, at + 128, 32, "hex");
-  target.write(op.preVerificationGas.toString(16).padStart(64, "0"), at + 160, 32, "hex");
-  target.write(`${half(op.maxPriorityFeePerGas)}${half(op.maxFeePerGas)}`, at + 192, 32, "hex");
+  writeUint(target, at + 128, 16, op.verificationGasLimit);
+  writeUint(target, at + 144, 16, op.callGasLimit);
+  writeUint(target, at + 160, 32, op.preVerificationGas);
+  writeUint(target, at + 192, 16, op.maxPriorityFeePerGas);
+  writeUint(target, at + 208, 16, op.maxFeePerGas);
   hashInto(paymasterAndData, target, at + 224);
 }
 
 const wordLimit = 1n << 256n;
 const halfLimit = 1n << 128n;
-const half = (value: bigint) => value.toString(16).padStart(32, "0");
 const inWord = (value: bigint) => value >= 0n && value < wordLimit;
 const inHalf = (value: bigint | undefined) => value === undefined || (value >= 0n && value < halfLimit);
+
+/** 20 bytes of hex, in any letter case. */
+const isHexAddress = (value: string) => /^0x[0-9a-fA-F]{40}$/.test(value);
 
 /** Whether `writePackedWords` lays `op` out as the EntryPoint does: a plain sender, and every value within its word or half word. */
 function isPlain(op: UserOperationV07): boolean {
   return (
-    /^0x[0-9a-fA-F]{40}$/.test(op.sender) &&
+    isHexAddress(op.sender) &&
     inWord(op.nonce) &&
     inWord(op.preVerificationGas) &&
     [op.verificationGasLimit, op.callGasLimit, op.maxPriorityFeePerGas, op.maxFeePerGas, op.paymasterVerificationGasLimit, op.paymasterPostOpGasLimit].every(inHalf)
   );
 }
 
-const entryPointAndChains = new Map<string, Buffer>();
-
 /** The last two words of a v0.6/v0.7 hash's outer encoding: the EntryPoint and the chain id, computed once per pair. */
 function entryPointAndChain(entryPoint: Address, chainId: number): Buffer {
-  const key = `${entryPoint.toLowerCase()}/${chainId}`;
-  let words = entryPointAndChains.get(key);
-  if (!words) {
-    words = Buffer.concat([address(entryPoint), uint(BigInt(chainId))]);
-    entryPointAndChains.set(key, words);
+  return perEntryPoint(entryPointAndChains, entryPoint, chainId, () => Buffer.concat([address(entryPoint), uint(BigInt(chainId))]));
+}
+const entryPointAndChains = new Map<string, Map<number, Buffer>>();
+
+/**
+ * What `make` gives for an EntryPoint on a chain, kept in `cache` by the address as given (a
+ * registry's one string, looked up without building a key) and the chain id. The values depend
+ * only on the address's digits, not its letter case.
+ */
+function perEntryPoint<T>(cache: Map<string, Map<number, T>>, entryPoint: Address, chainId: number, make: () => T): T {
+  let byChain = cache.get(entryPoint);
+  if (!byChain) {
+    byChain = new Map();
+    cache.set(entryPoint, byChain);
   }
-  return words;
+  let value = byChain.get(chainId);
+  if (value === undefined) {
+    value = make();
+    byChain.set(chainId, value);
+  }
+  return value;
 }
 
 const text = (value: string) => Buffer.from(value, "utf8");
@@ -167,15 +205,11 @@ const packedUserOperationTypeHash = hashOf(
   text("PackedUserOperation(address sender,uint256 nonce,bytes initCode,bytes callData,bytes32 accountGasLimits,uint256 preVerificationGas,bytes32 gasFees,bytes paymasterAndData)"),
 );
 const domainTypeHash = hashOf(text("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"));
-const domainSeparators = new Map<string, Uint8Array>();
+const domainSeparators = new Map<string, Map<number, Uint8Array>>();
 
 /** The EIP-712 domain separator of ("ERC4337", "1", chainId, entryPoint), computed once per pair. */
 function domainSeparator(entryPoint: Address, chainId: number): Uint8Array {
-  const key = `${entryPoint.toLowerCase()}/${chainId}`;
-  let separator = domainSeparators.get(key);
-  if (!separator) {
-    separator = hashOf(Buffer.concat([domainTypeHash, hashOf(text("ERC4337")), hashOf(text("1")), uint(BigInt(chainId)), address(entryPoint)]));
-    domainSeparators.set(key, separator);
-  }
-  return separator;
+  return perEntryPoint(domainSeparators, entryPoint, chainId, () =>
+    hashOf(Buffer.concat([domainTypeHash, hashOf(text("ERC4337")), hashOf(text("1")), uint(BigInt(chainId)), address(entryPoint)])),
+  );
 }

@@ -22,49 +22,61 @@ export function toEntryPointStruct(op: UserOperationV07): ViemPackedUserOperatio
 export function toEntryPointStruct(op: UserOperation): UserOperationV06 | ViemPackedUserOperation;
 export function toEntryPointStruct(op: UserOperation): UserOperationV06 | ViemPackedUserOperation {
   if (isUserOperationV06(op)) return op;
-  const unmarked = op.factory === eip7702FactoryMarker ? { ...op, factory: paddedEip7702Marker } : op;
-  return packPlainly(unmarked) ?? toPackedUserOperation(unmarked);
+  if (packsPlainly(op)) {
+    return {
+      accountGasLimits: `0x${half(op.verificationGasLimit)}${half(op.callGasLimit)}`,
+      callData: op.callData,
+      initCode: packedInitCode(op),
+      gasFees: `0x${half(op.maxPriorityFeePerGas)}${half(op.maxFeePerGas)}`,
+      nonce: op.nonce ?? 0n,
+      paymasterAndData: packedPaymasterAndData(op),
+      preVerificationGas: op.preVerificationGas ?? 0n,
+      sender: op.sender,
+      signature: op.signature ?? "0x",
+    };
+  }
+  return toPackedUserOperation(op.factory === eip7702FactoryMarker ? { ...op, factory: paddedEip7702Marker } : op);
 }
 
 const uint128Limit = 1n << 128n;
-/** A value as a 16-byte half word of hex without `0x`, or undefined out of uint128's range (viem's `pad` refuses it). */
-const half = (value: bigint | undefined) => {
-  const v = value || 0n;
-  return v >= 0n && v < uint128Limit ? v.toString(16).padStart(32, "0") : undefined;
-};
+const inHalf = (value: bigint | undefined) => value === undefined || (value >= 0n && value < uint128Limit);
+/** A value within uint128 as a 16-byte half word of hex without `0x` (none counts as 0). */
+const half = (value: bigint | undefined) => (value || 0n).toString(16).padStart(32, "0");
 const isPrefixed = (hex: string | undefined) => hex === undefined || hex.startsWith("0x");
 
 /**
- * viem's `toPackedUserOperation` without its generic hex helpers, for an operation whose limits and
- * fees fit their 16 bytes, whose hex is `0x`-prefixed and which carries no separate v0.9 paymaster
- * signature: every operation is packed at admission, for its size and `preVerificationGas`, and
- * again for each bundle it is proposed in. Anything else goes to viem, which packs it or refuses it.
+ * Whether `toEntryPointStruct` packs `op` itself, without viem's generic hex helpers: its limits
+ * and fees fit their 16 bytes, its hex is `0x`-prefixed and it carries no separate v0.9 paymaster
+ * signature. Every operation is packed, or measured as packed, at admission and again for each
+ * bundle it is proposed in. Anything else goes to viem's `toPackedUserOperation`, which packs it
+ * or refuses it.
  */
-function packPlainly(op: UserOperationV07): ViemPackedUserOperation | undefined {
-  const verification = half(op.verificationGasLimit);
-  const call = half(op.callGasLimit);
-  const priority = half(op.maxPriorityFeePerGas);
-  const fee = half(op.maxFeePerGas);
-  if (verification === undefined || call === undefined || priority === undefined || fee === undefined) return undefined;
-  if (op.paymasterSignature || ![op.factory, op.factoryData, op.paymaster, op.paymasterData, op.signature].every(isPrefixed)) return undefined;
-  let paymasterAndData: Hex = "0x";
-  if (op.paymaster) {
-    const verificationGas = half(op.paymasterVerificationGasLimit);
-    const postOpGas = half(op.paymasterPostOpGasLimit);
-    if (verificationGas === undefined || postOpGas === undefined) return undefined;
-    paymasterAndData = `${op.paymaster}${verificationGas}${postOpGas}${(op.paymasterData ?? "0x").slice(2)}`;
-  }
-  return {
-    accountGasLimits: `0x${verification}${call}`,
-    callData: op.callData,
-    initCode: op.factory ? `${op.factory}${(op.factoryData ?? "0x").slice(2)}` : "0x",
-    gasFees: `0x${priority}${fee}`,
-    nonce: op.nonce ?? 0n,
-    paymasterAndData,
-    preVerificationGas: op.preVerificationGas ?? 0n,
-    sender: op.sender,
-    signature: op.signature ?? "0x",
-  };
+export function packsPlainly(op: UserOperationV07): boolean {
+  return (
+    inHalf(op.verificationGasLimit) &&
+    inHalf(op.callGasLimit) &&
+    inHalf(op.maxPriorityFeePerGas) &&
+    inHalf(op.maxFeePerGas) &&
+    (!op.paymaster || (inHalf(op.paymasterVerificationGasLimit) && inHalf(op.paymasterPostOpGasLimit))) &&
+    !op.paymasterSignature &&
+    isPrefixed(op.factory) &&
+    isPrefixed(op.factoryData) &&
+    isPrefixed(op.paymaster) &&
+    isPrefixed(op.paymasterData) &&
+    isPrefixed(op.signature)
+  );
+}
+
+/** The `initCode` of an operation `packsPlainly` packs: factory (the EIP-7702 marker padded to 20 bytes) and its data. */
+export function packedInitCode(op: UserOperationV07): Hex {
+  if (!op.factory) return "0x";
+  return `${op.factory === eip7702FactoryMarker ? paddedEip7702Marker : op.factory}${(op.factoryData ?? "0x").slice(2)}`;
+}
+
+/** The `paymasterAndData` of an operation `packsPlainly` packs: paymaster, its two gas limits and its data. */
+export function packedPaymasterAndData(op: UserOperationV07): Hex {
+  if (!op.paymaster) return "0x";
+  return `${op.paymaster}${half(op.paymasterVerificationGasLimit)}${half(op.paymasterPostOpGasLimit)}${(op.paymasterData ?? "0x").slice(2)}`;
 }
 
 /** A `PackedUserOperation` (v0.7+) as read from `handleOps` calldata. */

@@ -17,8 +17,17 @@ describe("getAddress", () => {
     for (const casing of randomCasings(1)) expect(getAddress(casing), casing).toBe(viemGetAddress(casing));
   });
 
+  it("checksums an address asked again, or asked by its checksum or another casing right after, as viem does", () => {
+    const r = randomDraws(4);
+    for (let i = 0; i < 200; i++) {
+      const lower = r.address();
+      const checksum = viemGetAddress(lower);
+      for (const casing of [lower, lower, checksum, checksum, lower.toUpperCase().replace("0X", "0x"), lower]) expect(getAddress(casing), casing).toBe(checksum);
+    }
+  });
+
   it("refuses what is not a 20-byte hex address with viem's error", () => {
-    for (const bad of ["0x", "0x1234", `0x${"g".repeat(40)}`, `${"a".repeat(42)}`, `0x${"a".repeat(41)}`, `0x${"a".repeat(39)}`]) {
+    for (const bad of ["", "0x", "0x1234", `0x${"g".repeat(40)}`, `${"a".repeat(42)}`, `0x${"a".repeat(41)}`, `0x${"a".repeat(39)}`]) {
       expect(() => getAddress(bad), bad).toThrow(InvalidAddressError);
       expect(() => viemGetAddress(bad), bad).toThrow(InvalidAddressError);
     }

@@ -1,4 +1,4 @@
-import { type Address, InvalidAddressError } from "viem";
+import { type Address, InvalidAddressError, zeroAddress } from "viem";
 import { keccak256Bytes } from "./keccak.ts";
 
 const addressPattern = /^0x[0-9a-fA-F]{40}$/;
@@ -12,14 +12,23 @@ const addressPattern = /^0x[0-9a-fA-F]{40}$/;
  * out of longer hex, `getAddressAt` looks them up without cutting them out.
  */
 export function getAddress(address: string): Address {
-  const known = checksummed.get(address);
-  if (known) return known;
-  if (!addressPattern.test(address)) throw new InvalidAddressError({ address });
-  if (checksummed.size >= cacheSize) checksummed.clear();
-  const result = checksum(address);
-  checksummed.set(address, result);
+  // The address asked last, or its checksum asked next (an operation's entities checksummed, then
+  // looked up by their checksums): answered before the map, whose lookups miss the processor's caches.
+  if (address === last.given || address === last.checksummed) return last.checksummed;
+  let result = checksummed.get(address);
+  if (!result) {
+    if (!addressPattern.test(address)) throw new InvalidAddressError({ address });
+    if (checksummed.size >= cacheSize) checksummed.clear();
+    result = checksum(address);
+    checksummed.set(address, result);
+  }
+  last.given = address;
+  last.checksummed = result;
   return result;
 }
+
+/** The address `getAddress` answered last, as given and checksummed (at first the zero address). */
+const last: { given: string; checksummed: Address } = { given: zeroAddress, checksummed: zeroAddress };
 
 /**
  * viem's `isAddress` (strict, its default): 20 bytes of hex, in lower case or with their EIP-55
@@ -28,11 +37,12 @@ export function getAddress(address: string): Address {
  * checksummed addresses does on nearly every check.
  */
 export function isAddress(address: string): boolean {
-  if (!addressPattern.test(address)) return false;
-  return !upperCaseDigit.test(address) || getAddress(address) === address;
+  if (lowerCaseAddress.test(address)) return true;
+  return addressPattern.test(address) && getAddress(address) === address;
 }
 
-const upperCaseDigit = /[A-F]/;
+/** An address in lower case (or of digits only): valid without a checksum, and one test where most addresses are so. */
+const lowerCaseAddress = /^0x[0-9a-f]{40}$/;
 
 /** Addresses as given → checksummed. */
 const checksummed = new Map<string, Address>();

@@ -23,7 +23,8 @@ export async function withQueuedNonce<T>(
   run: (override?: StateOverride) => Promise<T>,
 ): Promise<T> {
   const pooled = splitNonce(op.nonce).sequence > 0n ? await context.store.listBySender(entryPoint.address, op.sender) : [];
-  const queued = pooled.some((e) => e.userOperation.nonce === op.nonce - 1n) ? nonceOverride(entryPoint.address, op.sender, op.nonce) : undefined;
+  const previous = op.nonce - 1n;
+  const queued = pooled.some((e) => e.userOperation.nonce === previous) ? nonceOverride(entryPoint.address, op.sender, op.nonce) : undefined;
   try {
     return await run(queued);
   } catch (error) {

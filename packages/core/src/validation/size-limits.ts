@@ -1,7 +1,7 @@
 import { encodeAbiParameters, type Hex, parseAbiParameters, size } from "viem";
 import { getAddress } from "../utils/get-address.ts";
 import { RuleViolationError, UserOperationTooLargeError } from "../errors/errors.ts";
-import { measureUserOperationSize } from "../userop/abi-measure.ts";
+import { measureUserOperation } from "../userop/abi-measure.ts";
 import { toEntryPointStruct } from "../userop/pack.ts";
 import { isUserOperationV06, paymasterOf, type UserOperation } from "../userop/types.ts";
 
@@ -30,7 +30,7 @@ const packedUserOperationStruct = parseAbiParameters(
  * points at it.
  */
 export function userOperationSize(op: UserOperation): number {
-  return measureUserOperationSize(op);
+  return measureUserOperation(op).size;
 }
 
 /** `userOperationSize` by encoding the struct: what the measured size must equal (kept for the tests). */

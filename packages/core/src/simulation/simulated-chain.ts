@@ -218,26 +218,11 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   const key = (address: Address) => address.toLowerCase() as Address;
   const hexOf = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`;
 
-  /**
-   * The operations of `handleOps` calldata: a bundle estimated through `eth_estimateGas` (not told
-   * its operations, as the `simulator` is) is decoded then and again when it is mined, so the last
-   * few decodings are kept (by calldata; operations are not changed).
-   */
-  const decoded = new Map<Hex, UserOperation[]>();
-  function opsOf(data: Hex): UserOperation[] {
-    let ops = decoded.get(data);
-    if (ops) return ops;
-    ops = decodeHandleOps(entryPoint, data);
-    if (decoded.size >= 32) decoded.delete(decoded.keys().next().value!);
-    decoded.set(data, ops);
-    return ops;
-  }
-
   /** A bundle transaction's effect: its operations, validated and executed as the workload says. */
   function execute(transaction: PooledTransaction, block: SimulatedBlock, effectiveGasPrice: bigint): SimulatedReceipt {
     const base = { transactionHash: transaction.hash, from: transaction.from, to: transaction.to, nonce: transaction.nonce, blockNumber: block.number, effectiveGasPrice };
     if (key(transaction.to) !== key(entryPoint.address)) return { ...base, status: "0x1", logs: [], gasUsed: 21_000n };
-    transaction.ops ??= opsOf(hexOf(transaction.input));
+    transaction.ops ??= decodeHandleOps(entryPoint, transaction.input);
     const { ops } = transaction;
     if (ops.length === 0 || ops.some((op) => behaviourOf(op).validationFailure)) return { ...base, status: "0x0", logs: [], gasUsed: 50_000n };
     // The submitter's hashes are taken only when they are one per operation; otherwise the chain hashes.
@@ -509,7 +494,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
 
   /** `eth_estimateGas` of `handleOps` calldata: the operations it carries, estimated. */
   function estimateHandleOps(data: Hex): Hex {
-    const estimate = estimateOps(opsOf(data));
+    const estimate = estimateOps(decodeHandleOps(entryPoint, data));
     if (estimate.reverted) throw new NodeError(3, estimate.message, estimate.data);
     return toHex(estimate.gas);
   }

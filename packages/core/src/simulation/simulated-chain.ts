@@ -132,18 +132,6 @@ export interface SimulatedReceipt {
 /** The EntryPoint's `balanceOf(address)`: an account's deposit. */
 const balanceOfSelector = toFunctionSelector("balanceOf(address)");
 
-/** Blocks the simulated chain keeps its receipts' JSON for: beyond the default `tracking.reorgDepth` (12), after which the engine stops reading them. */
-const receiptJsonBlocks = 16n;
-
-/** `value` and every object and array in it, frozen; `value` itself. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
-}
-
 /** A JSON-RPC error a node would answer; viem turns it into its typed errors. */
 class NodeError extends Error {
   readonly code: number;
@@ -279,10 +267,6 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
       }
     }
     blocks.push(block);
-    for (const hash of blocks[Number(block.number - receiptJsonBlocks)]?.transactions ?? []) {
-      const receipt = receipts.get(hash);
-      if (receipt) receiptJsons.delete(receipt);
-    }
     if (parameters.retainBlocks !== undefined) forgetBlock(block.number - BigInt(parameters.retainBlocks));
     for (const listener of listeners) listener(toHead(block));
   }
@@ -391,23 +375,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     };
   }
 
-  /**
-   * Receipts as the node sends them, each written once while its block is among the last
-   * `receiptJsonBlocks`: the engine reads a bundle's receipt at every block until it is
-   * `tracking.reorgDepth` deep, and a receipt does not change once mined (a reorg makes a new
-   * one). Frozen, as they are shared between readers.
-   */
-  const receiptJsons = new WeakMap<SimulatedReceipt, ReturnType<typeof writeReceiptJson>>();
+  /** A receipt as the node sends it, written at each read (the engine reads a bundle's receipt once it is mined). */
   function receiptJson(receipt: SimulatedReceipt) {
-    let json = receiptJsons.get(receipt);
-    if (!json) {
-      json = deepFreeze(writeReceiptJson(receipt));
-      if (head().number - receipt.blockNumber < receiptJsonBlocks) receiptJsons.set(receipt, json);
-    }
-    return json;
-  }
-
-  function writeReceiptJson(receipt: SimulatedReceipt) {
     const place = placeOf(receipt);
     return {
       transactionHash: receipt.transactionHash,

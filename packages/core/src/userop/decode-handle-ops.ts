@@ -64,7 +64,12 @@ function readPackedHandleOps(input: Uint8Array | undefined): PackedUserOperation
     const start = inBounds(at);
     return hexOf(input, start, start + 32);
   };
-  const uint = (at: number) => BigInt(word(at));
+  /** A uint256; read as 64 bits where its first 24 bytes are zero, as most are (gas, small nonces). */
+  const uint = (at: number) => {
+    const start = inBounds(at);
+    for (let i = start; i < start + 24; i += 4) if (view.getUint32(i) !== 0) return BigInt(word(at));
+    return view.getBigUint64(start + 24);
+  };
   /** A word read as an offset or length: within the arguments, so its first 28 bytes are zero. */
   const offset = (at: number) => {
     const start = inBounds(at);

@@ -212,7 +212,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     if (key(transaction.to) !== key(entryPoint.address)) return { ...base, status: "0x1", logs: [], gasUsed: 21_000n };
     transaction.ops ??= decodeHandleOps(entryPoint, transaction.input);
     const { ops } = transaction;
-    if (ops.length === 0 || ops.some((op) => behaviourOf(op).validationFailure)) return { ...base, status: "0x0", logs: [], gasUsed: 50_000n };
+    const behaviours = ops.map(behaviourOf);
+    if (ops.length === 0 || behaviours.some((behaviour) => behaviour.validationFailure)) return { ...base, status: "0x0", logs: [], gasUsed: 50_000n };
     // The submitter's hashes are taken only when they are one per operation; otherwise the chain hashes.
     const told = transaction.userOpHashes?.length === ops.length ? transaction.userOpHashes : undefined;
     const logs = ops.map((op, logIndex) => {
@@ -222,7 +223,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
         userOpHash: told?.[logIndex] ?? getUserOperationHash(op, entryPoint, chainId),
         sender: op.sender,
         nonce: op.nonce,
-        success: behaviourOf(op).executes !== false,
+        success: behaviours[logIndex]!.executes !== false,
         actualGasUsed: used,
         actualGasCost: used * price,
         logIndex,
@@ -451,13 +452,19 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     async close() {},
   };
 
+  /** `FailedOp(index, reason)` revert data, by index and reason: a workload has few reasons, and bundles fail on them again and again. */
+  const failedOps = new Map<string, Hex>();
+  function failedOp(index: number, reason: string): Hex {
+    const id = `${index} ${reason}`;
+    let data = failedOps.get(id);
+    if (!data) failedOps.set(id, (data = encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [BigInt(index), reason] })));
+    return data;
+  }
+
   /** What `eth_estimateGas` of `handleOps` carrying `ops` answers: what they use, or the first failing one's `FailedOp`. */
   function estimateOps(ops: readonly UserOperation[]): HandleOpsEstimate {
     const failing = ops.findIndex((op) => behaviourOf(op).validationFailure);
-    if (failing >= 0) {
-      const data = encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [BigInt(failing), behaviourOf(ops[failing]!).validationFailure!] });
-      return { reverted: true, data, message: "execution reverted" };
-    }
+    if (failing >= 0) return { reverted: true, data: failedOp(failing, behaviourOf(ops[failing]!).validationFailure!), message: "execution reverted" };
     return { reverted: false, gas: 21_000n + ops.reduce((sum, op) => sum + gasUsedBy(op), 0n) };
   }
 

@@ -417,12 +417,15 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     });
   }
 
+  /** An account's `validationData` of 0: no aggregator, no time range. The same for every operation, so read once (frozen, as it is shared). */
+  const noValidationData = Object.freeze(parseValidationData(0n));
+
   /** What validation of a passing operation reports: the entities' stakes (`stakeOf`), no time range, all its verification gas used. */
   function validationOf(op: UserOperation): ValidationResult {
     return {
       preOpGas: op.preVerificationGas + op.verificationGasLimit,
       prefund: bundleGasOf(op) * op.maxFeePerGas,
-      account: parseValidationData(0n),
+      account: noValidationData,
       paymaster: undefined,
       paymasterContext: "0x",
       sender: stakeOf(op.sender),

@@ -459,8 +459,10 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   const failedOps = new Map<string, Hex>();
   function failedOp(index: number, reason: string): Hex {
     const id = `${index} ${reason}`;
-    let data = failedOps.get(id);
-    if (!data) failedOps.set(id, (data = encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [BigInt(index), reason] })));
+    const known = failedOps.get(id);
+    if (known) return known;
+    const data = encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [BigInt(index), reason] });
+    failedOps.set(id, data);
     return data;
   }
 

@@ -58,11 +58,11 @@ describe("keccak256", () => {
     const before = viemKeccak256(large);
     expect(keccak256(large)).toBe(before);
     expect(keccak256(large)).toBe(before);
-    large[29_999] ^= 1;
+    large[29_999]! ^= 1;
     expect(keccak256(large)).toBe(viemKeccak256(large));
     expect(keccak256(large)).not.toBe(before);
     const twin = Uint8Array.from(large);
-    twin[29_999] ^= 1;
+    twin[29_999]! ^= 1;
     expect(keccak256Bytes(twin)).toEqual(viemKeccak256(twin, "bytes"));
     expect(keccak256Bytes(large)).toEqual(viemKeccak256(large, "bytes"));
     const framed = new Uint8Array(30_002);

@@ -39,10 +39,11 @@ interface Remembered {
 const rememberedInputs = 4;
 
 /**
- * The last `rememberedInputs` large inputs hashed, with their hashes. A bundle transaction is hashed twice where
- * it is signed (its signing payload, then the signed bytes) and again, the same bytes, where it is
- * read back from them (a node, the simulated chain): the second time, comparing the bytes costs
- * a hundredth of hashing them. Compared in full, so a hash is never taken of other bytes.
+ * The last `rememberedInputs` large inputs hashed, with their hashes. A bundle transaction is
+ * hashed twice where it is signed (its signing payload, then the signed bytes) and again, the same
+ * bytes, where it is read back from them (a node, the simulated chain): the second time, comparing
+ * the bytes costs a hundredth of hashing them. Compared in full, so no input is given the hash of
+ * other bytes.
  */
 const remembered: Remembered[] = [];
 let replaced = 0;
@@ -53,9 +54,9 @@ function hashOf(data: Uint8Array): Uint8Array {
     if (entry.length === data.length && Buffer.compare(entry.bytes.subarray(0, entry.length), data) === 0) return entry.hash;
   }
   const hash = digestOf(data);
-  let entry = remembered.length < rememberedInputs ? undefined : remembered[replaced]!;
+  if (remembered.length < rememberedInputs) remembered.push({ bytes: new Uint8Array(data.length), length: 0, hash: new Uint8Array(32) });
+  const entry = remembered[replaced]!;
   replaced = (replaced + 1) % rememberedInputs;
-  if (!entry) remembered.push((entry = { bytes: new Uint8Array(0), length: 0, hash: new Uint8Array(32) }));
   if (entry.bytes.length < data.length) entry.bytes = new Uint8Array(data.length);
   entry.bytes.set(data);
   entry.length = data.length;

@@ -9,7 +9,6 @@ import {
   encodeFunctionResult,
   type Hash,
   type Hex,
-  keccak256,
   toFunctionSelector,
   toHex,
   zeroAddress,
@@ -29,6 +28,7 @@ import { getUserOperationHash } from "../userop/hash.ts";
 import { fromPackedUserOperation, type PackedUserOperation } from "../userop/pack.ts";
 import { factoryOf, paymasterOf, type UserOperation } from "../userop/types.ts";
 import { maxOf, minOf } from "../utils/bigint-math.ts";
+import { keccak256 } from "../utils/keccak.ts";
 import type { ValidationResult } from "../ports/validation-result.ts";
 import { parseValidationData } from "../validation/validation-data.ts";
 import type { SimulatedClock } from "./simulated-clock.ts";
@@ -167,7 +167,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   const unstaked: SimulatedStake = { stake: 0n, unstakeDelaySec: 0n };
   const stakeOf = (entity: Address | undefined) => (entity && parameters.stakeOf?.(entity)) || unstaked;
 
-  const blockHash = (number: bigint, salt: number) => keccak256(toHex(`bundlekit simulated block ${number} ${salt}`));
+  const blockHash = (number: bigint, salt: number) => keccak256(Buffer.from(`bundlekit simulated block ${number} ${salt}`));
   let reorgs = 0;
   const blocks: SimulatedBlock[] = [
     {

@@ -9,7 +9,6 @@ import {
   encodeFunctionResult,
   type Hash,
   type Hex,
-  keccak256,
   toFunctionSelector,
   toHex,
   zeroAddress,
@@ -29,6 +28,7 @@ import { getUserOperationHash } from "../userop/hash.ts";
 import { fromPackedUserOperation, type PackedUserOperation } from "../userop/pack.ts";
 import { factoryOf, paymasterOf, type UserOperation } from "../userop/types.ts";
 import { maxOf, minOf } from "../utils/bigint-math.ts";
+import { keccak256 } from "../utils/keccak.ts";
 import type { ValidationResult } from "../ports/validation-result.ts";
 import { parseValidationData } from "../validation/validation-data.ts";
 import type { SimulatedClock } from "./simulated-clock.ts";
@@ -132,18 +132,6 @@ export interface SimulatedReceipt {
 /** The EntryPoint's `balanceOf(address)`: an account's deposit. */
 const balanceOfSelector = toFunctionSelector("balanceOf(address)");
 
-/** Blocks the simulated chain keeps its receipts' JSON for: beyond the default `tracking.reorgDepth` (12), after which the engine stops reading them. */
-const receiptJsonBlocks = 16n;
-
-/** `value` and every object and array in it, frozen; `value` itself. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
-}
-
 /** A JSON-RPC error a node would answer; viem turns it into its typed errors. */
 class NodeError extends Error {
   readonly code: number;
@@ -179,7 +167,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   const unstaked: SimulatedStake = { stake: 0n, unstakeDelaySec: 0n };
   const stakeOf = (entity: Address | undefined) => (entity && parameters.stakeOf?.(entity)) || unstaked;
 
-  const blockHash = (number: bigint, salt: number) => keccak256(toHex(`bundlekit simulated block ${number} ${salt}`));
+  const blockHash = (number: bigint, salt: number) => keccak256(Buffer.from(`bundlekit simulated block ${number} ${salt}`));
   let reorgs = 0;
   const blocks: SimulatedBlock[] = [
     {
@@ -218,28 +206,14 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
   const key = (address: Address) => address.toLowerCase() as Address;
   const hexOf = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`;
 
-  /**
-   * The operations of `handleOps` calldata: a bundle estimated through `eth_estimateGas` (not told
-   * its operations, as the `simulator` is) is decoded then and again when it is mined, so the last
-   * few decodings are kept (by calldata; operations are not changed).
-   */
-  const decoded = new Map<Hex, UserOperation[]>();
-  function opsOf(data: Hex): UserOperation[] {
-    let ops = decoded.get(data);
-    if (ops) return ops;
-    ops = decodeHandleOps(entryPoint, data);
-    if (decoded.size >= 32) decoded.delete(decoded.keys().next().value!);
-    decoded.set(data, ops);
-    return ops;
-  }
-
   /** A bundle transaction's effect: its operations, validated and executed as the workload says. */
   function execute(transaction: PooledTransaction, block: SimulatedBlock, effectiveGasPrice: bigint): SimulatedReceipt {
     const base = { transactionHash: transaction.hash, from: transaction.from, to: transaction.to, nonce: transaction.nonce, blockNumber: block.number, effectiveGasPrice };
     if (key(transaction.to) !== key(entryPoint.address)) return { ...base, status: "0x1", logs: [], gasUsed: 21_000n };
-    transaction.ops ??= opsOf(hexOf(transaction.input));
+    transaction.ops ??= decodeHandleOps(entryPoint, transaction.input);
     const { ops } = transaction;
-    if (ops.length === 0 || ops.some((op) => behaviourOf(op).validationFailure)) return { ...base, status: "0x0", logs: [], gasUsed: 50_000n };
+    const behaviours = ops.map(behaviourOf);
+    if (ops.length === 0 || behaviours.some((behaviour) => behaviour.validationFailure)) return { ...base, status: "0x0", logs: [], gasUsed: 50_000n };
     // The submitter's hashes are taken only when they are one per operation; otherwise the chain hashes.
     const told = transaction.userOpHashes?.length === ops.length ? transaction.userOpHashes : undefined;
     const logs = ops.map((op, logIndex) => {
@@ -249,7 +223,7 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
         userOpHash: told?.[logIndex] ?? getUserOperationHash(op, entryPoint, chainId),
         sender: op.sender,
         nonce: op.nonce,
-        success: behaviourOf(op).executes !== false,
+        success: behaviours[logIndex]!.executes !== false,
         actualGasUsed: used,
         actualGasCost: used * price,
         logIndex,
@@ -294,10 +268,6 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
       }
     }
     blocks.push(block);
-    for (const hash of blocks[Number(block.number - receiptJsonBlocks)]?.transactions ?? []) {
-      const receipt = receipts.get(hash);
-      if (receipt) receiptJsons.delete(receipt);
-    }
     if (parameters.retainBlocks !== undefined) forgetBlock(block.number - BigInt(parameters.retainBlocks));
     for (const listener of listeners) listener(toHead(block));
   }
@@ -406,23 +376,8 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     };
   }
 
-  /**
-   * Receipts as the node sends them, each written once while its block is among the last
-   * `receiptJsonBlocks`: the engine reads a bundle's receipt at every block until it is
-   * `tracking.reorgDepth` deep, and a receipt does not change once mined (a reorg makes a new
-   * one). Frozen, as they are shared between readers.
-   */
-  const receiptJsons = new WeakMap<SimulatedReceipt, ReturnType<typeof writeReceiptJson>>();
+  /** A receipt as the node sends it, written at each read (the engine reads a bundle's receipt once it is mined). */
   function receiptJson(receipt: SimulatedReceipt) {
-    let json = receiptJsons.get(receipt);
-    if (!json) {
-      json = deepFreeze(writeReceiptJson(receipt));
-      if (head().number - receipt.blockNumber < receiptJsonBlocks) receiptJsons.set(receipt, json);
-    }
-    return json;
-  }
-
-  function writeReceiptJson(receipt: SimulatedReceipt) {
     const place = placeOf(receipt);
     return {
       transactionHash: receipt.transactionHash,
@@ -462,12 +417,15 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     });
   }
 
+  /** An account's `validationData` of 0: no aggregator, no time range. The same for every operation, so read once (frozen, as it is shared). */
+  const noValidationData = Object.freeze(parseValidationData(0n));
+
   /** What validation of a passing operation reports: the entities' stakes (`stakeOf`), no time range, all its verification gas used. */
   function validationOf(op: UserOperation): ValidationResult {
     return {
       preOpGas: op.preVerificationGas + op.verificationGasLimit,
       prefund: bundleGasOf(op) * op.maxFeePerGas,
-      account: parseValidationData(0n),
+      account: noValidationData,
       paymaster: undefined,
       paymasterContext: "0x",
       sender: stakeOf(op.sender),
@@ -497,19 +455,27 @@ export function createSimulatedChain(parameters: CreateSimulatedChainParameters)
     async close() {},
   };
 
+  /** `FailedOp(index, reason)` revert data, by index and reason: a workload has few reasons, and bundles fail on them again and again. */
+  const failedOps = new Map<string, Hex>();
+  function failedOp(index: number, reason: string): Hex {
+    const id = `${index} ${reason}`;
+    const known = failedOps.get(id);
+    if (known) return known;
+    const data = encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [BigInt(index), reason] });
+    failedOps.set(id, data);
+    return data;
+  }
+
   /** What `eth_estimateGas` of `handleOps` carrying `ops` answers: what they use, or the first failing one's `FailedOp`. */
   function estimateOps(ops: readonly UserOperation[]): HandleOpsEstimate {
     const failing = ops.findIndex((op) => behaviourOf(op).validationFailure);
-    if (failing >= 0) {
-      const data = encodeErrorResult({ abi: entryPoint.abi, errorName: "FailedOp", args: [BigInt(failing), behaviourOf(ops[failing]!).validationFailure!] });
-      return { reverted: true, data, message: "execution reverted" };
-    }
+    if (failing >= 0) return { reverted: true, data: failedOp(failing, behaviourOf(ops[failing]!).validationFailure!), message: "execution reverted" };
     return { reverted: false, gas: 21_000n + ops.reduce((sum, op) => sum + gasUsedBy(op), 0n) };
   }
 
   /** `eth_estimateGas` of `handleOps` calldata: the operations it carries, estimated. */
   function estimateHandleOps(data: Hex): Hex {
-    const estimate = estimateOps(opsOf(data));
+    const estimate = estimateOps(decodeHandleOps(entryPoint, data));
     if (estimate.reverted) throw new NodeError(3, estimate.message, estimate.data);
     return toHex(estimate.gas);
   }

@@ -1,4 +1,4 @@
-import { encodeFunctionData, type Hex } from "viem";
+import { encodeFunctionData, type Hex, hexToBytes } from "viem";
 import { describe, expect, it } from "vitest";
 import { randomDraws, randomOperation } from "../../test/random-operations.ts";
 import { createEntryPointRegistry } from "../entrypoint/registry.ts";
@@ -28,6 +28,7 @@ describe("decodeHandleOps", () => {
       expect(ops, `seed ${seed} (v${entryPoint.version})`).toEqual(
         decodeHandleOpsWithAbi(entryPoint, data),
       );
+      expect(decodeHandleOps(entryPoint, hexToBytes(data)), `seed ${seed} (v${entryPoint.version}), from bytes`).toEqual(ops);
     }
   });
 
@@ -39,5 +40,20 @@ describe("decodeHandleOps", () => {
     expect(decodeHandleOps(entryPoint, data).length).toBeGreaterThan(0);
     expect(decodeHandleOps(entryPoint, data.slice(0, -64) as Hex)).toEqual([]);
     expect(decodeHandleOps(entryPoint, `0x12345678${data.slice(10)}`)).toEqual([]);
+    expect(decodeHandleOps(entryPoint, hexToBytes(data).subarray(0, -32))).toEqual([]);
+  });
+
+  it("reads calldata that is a view in the middle of a transaction's bytes", () => {
+    const entryPoint = entryPoints[1]!;
+    const data = randomBundle(7, entryPoint);
+    const framed = new Uint8Array([0xaa, ...hexToBytes(data), 0xbb]);
+    expect(decodeHandleOps(entryPoint, framed.subarray(1, -1))).toEqual(decodeHandleOpsWithAbi(entryPoint, data));
+  });
+
+  it("reads uppercase hex as viem's ABI decoder does, and declines what is not hex", () => {
+    const entryPoint = entryPoints[0]!;
+    const data = randomBundle(11, entryPoint);
+    expect(decodeHandleOps(entryPoint, `0x${data.slice(2).toUpperCase()}`)).toEqual(decodeHandleOpsWithAbi(entryPoint, data));
+    expect(decodeHandleOps(entryPoint, `${data.slice(0, -2)}zz` as Hex)).toEqual([]);
   });
 });

@@ -93,6 +93,7 @@ const op = {
   i32Or: 0x72,
   i32Shl: 0x74,
   i64And: 0x83,
+  i64Or: 0x84,
   i64Xor: 0x85,
   i64Rotl: 0x89,
   prefix: 0xfc,
@@ -123,10 +124,30 @@ const vector = (items: number[][]) => [...unsigned(items.length), ...items.flat(
 const section = (id: number, body: number[]) => [id, ...unsigned(body.length), ...body];
 const name = (text: string) => vector([...text].map((c) => [c.charCodeAt(0)]));
 
+/**
+ * Lanes kept complemented in the state between rounds (lane complementing, as in the Keccak team's
+ * optimized code): χ then complements one term a plane instead of five.
+ */
+const complemented = [1, 2, 8, 12, 17, 20];
+
+/**
+ * χ of each plane y over those lanes: for lane x, `e[x] = b[x] ^ (b[x+1] op b[x+2])`, written as
+ * four characters: `~` where b[x] is complemented, `~` where b[x+1] is, the operator (`|` or `&`),
+ * `~` where b[x+2] is (a space where not).
+ */
+const chiPatterns = [
+  ["  | ", " ~| ", "  & ", "  | ", "  & "],
+  ["  | ", "  & ", "  |~", "  | ", "  & "],
+  ["  | ", "  & ", " ~& ", "~ | ", "  & "],
+  ["  & ", "  | ", " ~| ", "~ & ", "  | "],
+  [" ~& ", "~ | ", "  & ", "  | ", "  & "],
+];
+
 /** The module: one memory, one function `hash(length: i32)`. */
 function moduleBytes(): Uint8Array {
   // Locals: 0 length (the parameter), 1 pointer, 2 remaining, 3 round offset, 4 last block;
-  // 5–29 the lanes a, 30–34 the column parities c, 35–59 the lanes b after ρ and π.
+  // 5–29 the lanes a, 30–34 the column parities c, 35–39 θ's d, 40–44 a plane b after ρ and π,
+  // 45–69 the lanes e of every other round.
   const length = 0;
   const pointer = 1;
   const remaining = 2;
@@ -134,7 +155,9 @@ function moduleBytes(): Uint8Array {
   const last = 4;
   const a = (i: number) => 5 + i;
   const c = (x: number) => 30 + x;
-  const b = (i: number) => 35 + i;
+  const d = (x: number) => 35 + x;
+  const b = (x: number) => 40 + x;
+  const e = (i: number) => 45 + i;
   const get = (local: number) => [op.localGet, local];
   const set = (local: number) => [op.localSet, local];
   const i32 = (value: number) => [op.i32Const, ...signed(value)];
@@ -147,6 +170,8 @@ function moduleBytes(): Uint8Array {
     }
   };
 
+  // The state starts at zero: its complemented lanes all ones.
+  for (const lane of complemented) emit(op.i64Const, ...signed(-1), set(a(lane)));
   emit(i32(inputOffset), set(pointer), get(length), set(remaining));
   emit(op.block, op.void, op.loop, op.void);
   // Fewer than `rate` bytes left: pad them into the last block (0x01 after them, 0x80 at its end) and absorb that.
@@ -159,46 +184,54 @@ function moduleBytes(): Uint8Array {
   emit(op.end);
   // Absorb: the block's 17 lanes into the state.
   for (let i = 0; i < rate / 8; i++) emit(get(a(i)), get(pointer), op.i64Load, 0, ...unsigned(i * 8), op.i64Xor, set(a(i)));
-  // Keccak-f[1600]: 24 rounds.
+  // Keccak-f[1600]: 24 rounds, two at a time, from the lanes a into e and back: each plane of the
+  // new state is computed from five lanes of the old (θ, ρ and π), then χ, so that few values are
+  // live at once.
   emit(i32(0), set(round), op.loop, op.void);
-  for (let x = 0; x < 5; x++) emit(get(a(x)), get(a(x + 5)), op.i64Xor, get(a(x + 10)), op.i64Xor, get(a(x + 15)), op.i64Xor, get(a(x + 20)), op.i64Xor, set(c(x)));
-  for (let x = 0; x < 5; x++) {
-    // θ: d = c[x-1] ^ rotl(c[x+1], 1), into every lane of column x (b holds d for the moment).
-    emit(get(c((x + 4) % 5)), get(c((x + 1) % 5)), op.i64Const, 1, op.i64Rotl, op.i64Xor, set(b(0)));
-    for (let y = 0; y < 5; y++) emit(get(a(x + 5 * y)), get(b(0)), op.i64Xor, set(a(x + 5 * y)));
-  }
-  // ρ and π: b[y, 2x + 3y] = rotl(a[x, y], r[x, y]).
-  for (let x = 0; x < 5; x++) {
+  const roundInto = (from: (i: number) => number, to: (i: number) => number, constantAt: number) => {
+    for (let x = 0; x < 5; x++) emit(get(from(x)), get(from(x + 5)), op.i64Xor, get(from(x + 10)), op.i64Xor, get(from(x + 15)), op.i64Xor, get(from(x + 20)), op.i64Xor, set(c(x)));
+    // θ: d[x] = c[x-1] ^ rotl(c[x+1], 1).
+    for (let x = 0; x < 5; x++) emit(get(c((x + 4) % 5)), get(c((x + 1) % 5)), op.i64Const, 1, op.i64Rotl, op.i64Xor, set(d(x)));
     for (let y = 0; y < 5; y++) {
-      const to = y + 5 * ((2 * x + 3 * y) % 5);
-      const rotation = rotations[x + 5 * y]!;
-      if (rotation === 0) emit(get(a(x + 5 * y)), set(b(to)));
-      else emit(get(a(x + 5 * y)), op.i64Const, ...signed(rotation), op.i64Rotl, set(b(to)));
+      // ρ and π into plane y: b[x] = rotl(lane (x', x) ^ d[x'], r), x' = 3(y - 3x) mod 5.
+      for (let x = 0; x < 5; x++) {
+        const sx = (((3 * (y - 3 * x)) % 5) + 5) % 5;
+        const lane = sx + 5 * x;
+        const rotation = rotations[lane]!;
+        emit(get(from(lane)), get(d(sx)), op.i64Xor);
+        if (rotation !== 0) emit(op.i64Const, ...signed(rotation), op.i64Rotl);
+        emit(set(b(x)));
+      }
+      // χ over the complemented lanes, as `chiPatterns` says; ι: the round constant into lane 0.
+      for (let x = 0; x < 5; x++) {
+        const pattern = chiPatterns[y]![x]!;
+        const term = (dx: number, mark: string) => [...get(b((x + dx) % 5)), ...(mark === "~" ? [op.i64Const, ...signed(-1), op.i64Xor] : [])];
+        emit(term(0, pattern[0]!), term(1, pattern[1]!), term(2, pattern[3]!), pattern[2] === "|" ? op.i64Or : op.i64And, op.i64Xor);
+        if (x === 0 && y === 0) emit(get(round), op.i64Load, 3, ...unsigned(roundConstantsOffset + constantAt), op.i64Xor);
+        emit(set(to(x + 5 * y)));
+      }
     }
-  }
-  // χ: a[x] = b[x] ^ (~b[x+1] & b[x+2]).
-  for (let y = 0; y < 5; y++) {
-    for (let x = 0; x < 5; x++) {
-      const at = (dx: number) => b(((x + dx) % 5) + 5 * y);
-      emit(get(at(0)), get(at(1)), op.i64Const, ...signed(-1), op.i64Xor, get(at(2)), op.i64And, op.i64Xor, set(a(x + 5 * y)));
-    }
-  }
-  // ι: the round constant into lane 0.
-  emit(get(a(0)), get(round), op.i64Load, 3, ...unsigned(roundConstantsOffset), op.i64Xor, set(a(0)));
-  emit(get(round), i32(8), op.i32Add, set(round), get(round), i32(24 * 8), op.i32LtU, op.brIf, 0, op.end);
+  };
+  roundInto(a, e, 0);
+  roundInto(e, a, 8);
+  emit(get(round), i32(16), op.i32Add, set(round), get(round), i32(24 * 8), op.i32LtU, op.brIf, 0, op.end);
   // The last block absorbed: done; else the next.
   emit(get(last), op.brIf, 1);
   emit(get(pointer), i32(rate), op.i32Add, set(pointer), get(remaining), i32(rate), op.i32Sub, set(remaining), op.br, 0);
   emit(op.end, op.end);
-  // Squeeze: the state's first 32 bytes.
-  for (let i = 0; i < 4; i++) emit(i32(0), get(a(i)), op.i64Store, 3, ...unsigned(i * 8));
+  // Squeeze: the state's first 32 bytes, its complemented lanes complemented back.
+  for (let i = 0; i < 4; i++) {
+    emit(i32(0), get(a(i)));
+    if (complemented.includes(i)) emit(op.i64Const, ...signed(-1), op.i64Xor);
+    emit(op.i64Store, 3, ...unsigned(i * 8));
+  }
   emit(op.end);
 
   const i32Type = 0x7f;
   const i64Type = 0x7e;
   const locals = vector([
     [...unsigned(4), i32Type],
-    [...unsigned(55), i64Type],
+    [...unsigned(65), i64Type],
   ]);
   const body = [...locals, ...code];
   const constants = new Uint8Array(24 * 8);

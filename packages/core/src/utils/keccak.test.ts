@@ -52,4 +52,30 @@ describe("keccak256", () => {
     expect(keccak256(large)).toBe(viemKeccak256(large));
     expect(keccak256(Uint8Array.of(7, 8, 9))).toBe(viemKeccak256(Uint8Array.of(7, 8, 9)));
   });
+
+  it("hashes a large input again from its bytes, not from what it was hashed as before: changed in place, or alike but for its last byte", () => {
+    const large = Uint8Array.from({ length: 30_000 }, (_, i) => (i * 11) & 0xff);
+    const before = viemKeccak256(large);
+    expect(keccak256(large)).toBe(before);
+    expect(keccak256(large)).toBe(before);
+    large[29_999]! ^= 1;
+    expect(keccak256(large)).toBe(viemKeccak256(large));
+    expect(keccak256(large)).not.toBe(before);
+    const twin = Uint8Array.from(large);
+    twin[29_999]! ^= 1;
+    expect(keccak256Bytes(twin)).toEqual(viemKeccak256(twin, "bytes"));
+    expect(keccak256Bytes(large)).toEqual(viemKeccak256(large, "bytes"));
+    const framed = new Uint8Array(30_002);
+    framed.set(large, 1);
+    expect(keccak256(framed.subarray(1, -1))).toBe(viemKeccak256(large));
+  });
+
+  it("hashes alike large inputs of other lengths, one after another, as viem does", () => {
+    const large = Uint8Array.from({ length: 10_000 }, (_, i) => (i * 5) & 0xff);
+    for (let round = 0; round < 3; round++) {
+      for (const length of [2047, 2048, 5000, 9999, 10_000, 4096, 2048]) {
+        expect(keccak256(large.subarray(0, length)), `${length} bytes, round ${round}`).toBe(viemKeccak256(large.subarray(0, length)));
+      }
+    }
+  });
 });

@@ -17,29 +17,62 @@ const wasm: WasmKeccak | undefined = (() => {
   }
 })();
 
-/** keccak256 of bytes, in a new array. */
-export const keccak256Bytes: (data: Uint8Array) => Uint8Array = wasm
+/** keccak256 of bytes: 32 bytes that the next hash may overwrite. */
+const digestOf: (data: Uint8Array) => Uint8Array = wasm
   ? (data) => {
       wasm.input(data.length).set(data);
-      return wasm.digest(data.length).slice();
+      return wasm.digest(data.length);
     }
   : (data) => viemKeccak256(data, "bytes");
 
+/** Inputs at least this long are remembered with their hash: a bundle transaction and its signing payload, tens of kilobytes. */
+const rememberedLength = 2048;
+
+/** A large input hashed lately: a copy of its bytes (`length` of them) and its hash. */
+interface Remembered {
+  bytes: Uint8Array;
+  length: number;
+  hash: Uint8Array;
+}
+
+/** How many large inputs are remembered: two transactions, each with its signing payload. */
+const rememberedInputs = 4;
+
+/**
+ * The last `rememberedInputs` large inputs hashed, with their hashes. A bundle transaction is
+ * hashed twice where it is signed (its signing payload, then the signed bytes) and again, the same
+ * bytes, where it is read back from them (a node, the simulated chain): the second time, comparing
+ * the bytes costs a hundredth of hashing them. Compared in full, so no input is given the hash of
+ * other bytes.
+ */
+const remembered: Remembered[] = [];
+let replaced = 0;
+
+function hashOf(data: Uint8Array): Uint8Array {
+  if (data.length < rememberedLength) return digestOf(data);
+  for (const entry of remembered) {
+    if (entry.length === data.length && Buffer.compare(entry.bytes.subarray(0, entry.length), data) === 0) return entry.hash;
+  }
+  const hash = digestOf(data);
+  if (remembered.length < rememberedInputs) remembered.push({ bytes: new Uint8Array(data.length), length: 0, hash: new Uint8Array(32) });
+  const entry = remembered[replaced]!;
+  replaced = (replaced + 1) % rememberedInputs;
+  if (entry.bytes.length < data.length) entry.bytes = new Uint8Array(data.length);
+  entry.bytes.set(data);
+  entry.length = data.length;
+  entry.hash.set(hash);
+  return entry.hash;
+}
+
+/** keccak256 of bytes, in a new array. */
+export const keccak256Bytes = (data: Uint8Array): Uint8Array => hashOf(data).slice();
+
 /** keccak256 of bytes, written into `target` at `at`: no array of its own. */
-export const keccak256Into: (data: Uint8Array, target: Uint8Array, at: number) => void = wasm
-  ? (data, target, at) => {
-      wasm.input(data.length).set(data);
-      target.set(wasm.digest(data.length), at);
-    }
-  : (data, target, at) => target.set(viemKeccak256(data, "bytes"), at);
+export const keccak256Into = (data: Uint8Array, target: Uint8Array, at: number): void => target.set(hashOf(data), at);
 
 /** keccak256 of bytes, as `0x`-prefixed hex. */
 export function keccak256(data: Uint8Array): Hex {
-  let hash: Uint8Array;
-  if (wasm) {
-    wasm.input(data.length).set(data);
-    hash = wasm.digest(data.length);
-  } else hash = keccak256Bytes(data);
+  const hash = hashOf(data);
   return `0x${Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("hex")}`;
 }
 

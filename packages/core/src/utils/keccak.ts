@@ -25,8 +25,12 @@ const digestOf: (data: Uint8Array) => Uint8Array = wasm
     }
   : (data) => viemKeccak256(data, "bytes");
 
-/** Inputs at least this long are remembered with their hash: a bundle transaction and its signing payload, tens of kilobytes. */
-const rememberedLength = 2048;
+/**
+ * Inputs this long are remembered with their hash: a bundle transaction and its signing payload,
+ * tens of kilobytes, up to the 128 KiB a node's pool takes in one transaction (go-ethereum's
+ * `txMaxSize`), so that what is kept stays bounded.
+ */
+const rememberedLength = { min: 2048, max: 131_072 };
 
 /** A large input hashed lately: a copy of its bytes (`length` of them) and its hash. */
 interface Remembered {
@@ -49,7 +53,7 @@ const remembered: Remembered[] = [];
 let replaced = 0;
 
 function hashOf(data: Uint8Array): Uint8Array {
-  if (data.length < rememberedLength) return digestOf(data);
+  if (data.length < rememberedLength.min || data.length > rememberedLength.max) return digestOf(data);
   for (const entry of remembered) {
     if (entry.length === data.length && Buffer.compare(entry.bytes.subarray(0, entry.length), data) === 0) return entry.hash;
   }

@@ -65,7 +65,7 @@ describe.each(["0.6", "0.7", "0.8", "0.9"] as const)("before bundling on EntryPo
     }
   });
 
-  it("leaves in the pool an operation that reads storage of another bundled operation's sender (STO-041), and bundles it next time", async () => {
+  it("leaves in the pool an operation that reads storage of another bundled operation's sender (STO-041), and bundles it once that one has landed", async () => {
     const { bundler: fresh, store } = await fixture.makeBundler({ settings: { reputation: { minStake: parseEther("1"), minUnstakeDelaySeconds: 10 } } });
     try {
       const first = await ruleOp(version, { accountRule: "OK" });
@@ -73,11 +73,18 @@ describe.each(["0.6", "0.7", "0.8", "0.9"] as const)("before bundling on EntryPo
       reader.op.signature = concat([toHex("READ:"), first.sender]);
       const firstHash = await fresh.sendUserOperation(first.op, first.set.entryPoint);
       const readerHash = await fresh.sendUserOperation(reader.op, reader.set.entryPoint);
-      expect(await fresh.sendBundleNow()).toHaveLength(1);
-      expect(await fresh.getUserOperationReceipt(firstHash)).toMatchObject({ success: true });
-      expect(await store.get(readerHash)).toMatchObject({ status: "pending" });
-      await fresh.sendBundleNow();
-      expect(await fresh.getUserOperationReceipt(readerHash)).toMatchObject({ success: true });
+      const sent = await fresh.sendBundleNow();
+      const firstReceipt = await fresh.getUserOperationReceipt(firstHash);
+      expect(firstReceipt).toMatchObject({ success: true });
+      // The run goes on while operations remain: the reader goes in a later bundle of this run
+      // when the first has landed by then, or waits in the pool for the next run.
+      if (sent.length === 1) {
+        expect(await store.get(readerHash)).toMatchObject({ status: "pending" });
+        await fresh.sendBundleNow();
+      }
+      const readerReceipt = await fresh.getUserOperationReceipt(readerHash);
+      expect(readerReceipt).toMatchObject({ success: true });
+      expect(readerReceipt!.receipt.transactionHash).not.toBe(firstReceipt!.receipt.transactionHash);
     } finally {
       await fresh.stop();
     }

@@ -9,7 +9,7 @@ import type { BlockSource } from "../ports/block-source.ts";
 import { type Clock, sleep } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { MempoolStore } from "../ports/mempool-store.ts";
-import { decodeUserOperationEvent } from "../receipt/user-operation-event.ts";
+import { userOperationOutcome } from "../receipt/user-operation-event.ts";
 import { findUserOperationEvent } from "../receipt/lookup.ts";
 import { accountableEntity, type Reputation } from "../reputation/reputation.ts";
 import type { StatusListener } from "../status/status-change.ts";
@@ -72,7 +72,7 @@ export function createBundleSender(context: BundleSenderContext): BundleSender {
       if (event) {
         const inclusion = { transactionHash: event.transactionHash, blockHash: event.blockHash, blockNumber: BigInt(event.blockNumber) };
         await store.markIncluded(entry.userOpHash, inclusion, now);
-        context.emit({ userOpHash: entry.userOpHash, status: "included", transactionHash: event.transactionHash, success: decodeUserOperationEvent(event).success });
+        context.emit({ userOpHash: entry.userOpHash, status: "included", transactionHash: event.transactionHash, success: userOperationOutcome(event).success });
         continue;
       }
       await store.drop([entry.userOpHash], reason, now);

@@ -55,6 +55,49 @@ describe("decodeUserOperationEvent", () => {
   });
 });
 
+/** What `read` gives `log` (its hash in lower case: the hand reading keeps a topic's letter case), or that it throws. */
+function outcome<T extends { userOpHash: Hash }>(read: (log: RawLog) => T, log: RawLog): T | "throws" {
+  try {
+    const value = read(log);
+    return { ...value, userOpHash: value.userOpHash.toLowerCase() };
+  } catch {
+    return "throws";
+  }
+}
+
+/**
+ * `log` with the character at `index` of its data (`topic` undefined) or of one of its topics
+ * replaced by `char`: near-misses of a hex digit, and characters that pass for one when their
+ * letter-case bit is set (`\x10`–`\x19` become `0`–`9`).
+ */
+function withChar(log: RawLog, char: string, index: number, topic?: number): RawLog {
+  const replace = (text: string) => `${text.slice(0, index)}${char}${text.slice(index + 1)}` as Hex;
+  if (topic === undefined) return { ...log, data: replace(log.data) };
+  return { ...log, topics: log.topics.map((t, i) => (i === topic ? replace(t) : t)) };
+}
+
+describe("a UserOperationEvent read by hand", () => {
+  const chars = ["g", "G", "x", "X", " ", "\x10", "\x19", "@", "`", "/", ":", "a", "F", "0", "1"];
+  const places: [index: number, topic?: number][] = [
+    [1], [2], [65], [66], [129], [130], [257],
+    [1, 1], [2, 1], [65, 1], [1, 2], [2, 2], [25, 2], [26, 2], [65, 2], [25, 3], [26, 3], [65, 3],
+  ];
+  it("is read, or refused, exactly as viem's ABI decoder reads or refuses it, for a digit changed anywhere", () => {
+    for (const seed of [1, 2, 3]) {
+      for (const char of chars) {
+        for (const [index, topic] of places) {
+          const log = withChar(randomLog(seed), char, index, topic);
+          const label = `seed ${seed}, ${JSON.stringify(char)} at ${index} of ${topic === undefined ? "data" : `topic ${topic}`}`;
+          const expected = outcome(decodeUserOperationEventWithAbi, log);
+          expect(outcome(decodeUserOperationEvent, log), label).toEqual(expected);
+          const outcomeExpected = expected === "throws" ? expected : { userOpHash: expected.userOpHash, success: expected.success };
+          expect(outcome(userOperationOutcome, log), label).toEqual(outcomeExpected);
+        }
+      }
+    }
+  });
+});
+
 describe("userOperationOutcome", () => {
   it("reads the hash and success that viem's ABI decoder reads, for 1,000 random events", () => {
     for (let seed = 1; seed <= 1_000; seed++) {

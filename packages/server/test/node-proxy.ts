@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 
-/** What the proxy knows of a request it forwards: its JSON-RPC method (the first, for a batch). */
+/** What the proxy knows of a request it forwards: its JSON-RPC method (for a batch, the first that a hold matches, else the first). */
 export interface ProxiedRequest {
   method: string;
 }
@@ -22,7 +22,7 @@ export interface NodeProxy {
   url: string;
   /** From now on answer every request with `fault` instead of forwarding it; `undefined` forwards again. */
   fault(fault: NodeFault | undefined): void;
-  /** From now on, hold every request `match` accepts (default: all) instead of forwarding it. */
+  /** From now on, hold every request `match` accepts (default: all), and every batch holding one, instead of forwarding it. */
   hold(match?: (request: ProxiedRequest) => boolean): void;
   /** Resolves once a request `match` accepts is held (at once if one already is). */
   held(match?: (request: ProxiedRequest) => boolean): Promise<ProxiedRequest>;
@@ -55,7 +55,10 @@ export async function startNodeProxy(target: string): Promise<NodeProxy> {
       if (faulty === "reset") return request.socket.destroy();
       if (faulty === "fail") return response.writeHead(500).end("upstream unavailable");
       const parsed = JSON.parse(body.toString("utf8")) as { method: string } | { method: string }[];
-      const proxied = { method: (Array.isArray(parsed) ? parsed[0]?.method : parsed.method) ?? "" };
+      // The service batches requests that go out together: a batch is held when any of its requests is matched.
+      const requests = (Array.isArray(parsed) ? parsed : [parsed]).map((r) => ({ method: r.method ?? "" }));
+      const matched = holding && requests.find(holding);
+      const proxied = matched ?? requests[0] ?? { method: "" };
       if (faulty === "reject" && proxied.method !== "eth_chainId") {
         const { id = null } = (Array.isArray(parsed) ? parsed[0] : parsed) as { id?: unknown };
         const error = { jsonrpc: "2.0", id, error: { code: -32000, message: "header not found" } };
@@ -71,7 +74,7 @@ export async function startNodeProxy(target: string): Promise<NodeProxy> {
           })
           .catch(() => response.destroy());
       };
-      if (!holding?.(proxied)) return forward();
+      if (!matched) return forward();
       heldRequests.push({ request: proxied, forward });
       for (const waiter of waiters.filter((w) => w.match(proxied))) {
         waiters.splice(waiters.indexOf(waiter), 1);

@@ -1,6 +1,7 @@
 import type { Address, Hash, Hex } from "viem";
 import { getUserOperationHash as viemGetUserOperationHash } from "viem/account-abstraction";
 import type { EntryPoint } from "../entrypoint/registry.ts";
+import { isHexAddress } from "../utils/get-address.ts";
 import { keccak256, keccak256Bytes, keccak256Into } from "../utils/keccak.ts";
 import { paymasterAndDataForHash, paymasterSignatureSuffix } from "./paymaster-signature.ts";
 import { writeHexDigits, writeUint } from "./write-words.ts";
@@ -150,9 +151,6 @@ const wordLimit = 1n << 256n;
 const halfLimit = 1n << 128n;
 const inWord = (value: bigint) => value >= 0n && value < wordLimit;
 const inHalf = (value: bigint | undefined) => value === undefined || (value >= 0n && value < halfLimit);
-
-/** 20 bytes of hex, in any letter case. */
-const isHexAddress = (value: string) => /^0x[0-9a-fA-F]{40}$/.test(value);
 
 /** Whether `writePackedWords` lays `op` out as the EntryPoint does: a plain sender, and every value within its word or half word. */
 function isPlain(op: UserOperationV07): boolean {

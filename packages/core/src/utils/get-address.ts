@@ -3,6 +3,9 @@ import { keccak256Bytes } from "./keccak.ts";
 
 const addressPattern = /^0x[0-9a-fA-F]{40}$/;
 
+/** 20 bytes of hex in any letter case, checksum unchecked: what may be written into a word as an address. */
+export const isHexAddress = (value: string): boolean => addressPattern.test(value);
+
 /**
  * viem's `getAddress` (EIP-55, no chain id): the checksummed form of a 20-byte hex address in any
  * letter case, or viem's `InvalidAddressError`. The engine checksums every operation's entities

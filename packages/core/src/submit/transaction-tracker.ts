@@ -141,6 +141,8 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
   let keptOps = 0;
   /** The latest block a pass of the tracker completed. */
   let lastHead: bigint | undefined;
+  /** The latest head handed to `onBlock`, whether or not its pass has started. */
+  let seenHead: BlockHead | undefined;
   function keepReceipt(receipt: RpcMinedReceipt, included: number) {
     forgetReceipt(receipt.transactionHash);
     minedReceipts.set(receipt.transactionHash, { receipt, included });
@@ -392,6 +394,9 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
     if (head.number - sent.sentAtBlock >= BigInt(settings.replaceAfterBlocks)) await replace(entry, head);
   }
 
+  const followLogged = (key: Hash, entry: Tracked, head: BlockHead) =>
+    follow(key, entry, head).catch((error) => logger.error("could not follow a bundle transaction", { transactionHash: key, error: String(error) }));
+
   return {
     watch,
 
@@ -400,10 +405,19 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
       const settled = new Promise<void>((resolve) => {
         done = resolve;
       });
-      tracked.set(sent.transactionHashes[0]!, { sent, done, settled });
+      const key = sent.transactionHashes[0]!;
+      const entry = { sent, done, settled };
+      tracked.set(key, entry);
+      // A head past the one it was sent at may have come (its pass begun without it) while it was
+      // sent: on a chain that mines on demand no other block would come to look for its receipt.
+      const head = seenHead;
+      if (head && head.number > sent.sentAtBlock) {
+        running = running.then(() => (tracked.get(key) === entry ? followLogged(key, entry, head) : undefined));
+      }
     },
 
     onBlock(head) {
+      seenHead = head;
       // One pass at a time: a slow node must not have two passes replace the same bundle.
       running = running.then(async () => {
         chain.advance(head);
@@ -419,11 +433,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
               logger.error("could not check a mined bundle for reorgs", { transactionHash: watched.transactionHash, error: String(error) }),
             ),
           ),
-          ...[...tracked].map(([key, entry]) =>
-            follow(key, entry, head).catch((error) =>
-              logger.error("could not follow a bundle transaction", { transactionHash: key, error: String(error) }),
-            ),
-          ),
+          ...[...tracked].map(([key, entry]) => followLogged(key, entry, head)),
         ]);
         lastHead = head.number;
       });

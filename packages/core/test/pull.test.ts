@@ -102,6 +102,17 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     expect(changes.filter((c) => c.userOpHash === hash).map((c) => c.status)).toEqual(["pending", "preconfirmed", "included"]);
   });
 
+  it("keeps a proposal pulled before the engine's first reconciliation: only what it claimed before a restart goes back to the pool", async () => {
+    const { bundler, store } = await pullEngine();
+    const { hash } = await admitted(bundler);
+    const block = await nextBlock();
+    expect((await bundler.proposeBundle(block))?.userOpHashes).toEqual([hash]);
+    // The engine's first reconciliation, as its first tick would run it.
+    await bundler.sendBundleNow();
+    expect((await store.get(hash))?.status).toBe("bundling");
+    expect(await bundler.proposeBundle(block)).toBeUndefined();
+  });
+
   it("runs in pull mode without a relayer signer: the builder signs, commits, and the operation is included", async () => {
     const { bundler } = await fx.makeBundler({ signer: "none", settings: { bundling: { mode: "pull" } } });
     engines.push(bundler);

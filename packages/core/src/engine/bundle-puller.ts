@@ -91,6 +91,8 @@ export interface BundlePullerContext {
   preconfirmations: PreconfirmationStore;
   /** Signs them; without one they are unsigned. */
   preconfirmationSigner?: PreconfirmationSigner | undefined;
+  /** Resolves once the claims this engine held before a restart are released: a proposal's claims must outlive that release. */
+  releaseEarlierClaims: () => Promise<void>;
 }
 
 /**
@@ -115,6 +117,7 @@ export function createBundlePuller(context: BundlePullerContext) {
 
   return {
     async propose(request: ProposeBundleRequest, signal?: AbortSignal): Promise<BundleProposal | undefined> {
+      await context.releaseEarlierClaims();
       for (const [id, proposal] of proposals) if (proposal.expiresAt <= clock.now()) proposals.delete(id);
       const candidates = request.entryPoint ? [context.entryPoints.get(request.entryPoint)] : context.entryPoints.all;
       const head = { number: request.blockNumber, hash: `0x${"0".repeat(64)}` as Hash, timestamp: request.timestamp, baseFeePerGas: request.baseFee, gasLimit: request.gasBudget };

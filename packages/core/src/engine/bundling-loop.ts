@@ -50,13 +50,27 @@ export function createBundlingLoop(context: BundlingLoopContext) {
   let reconciled = false;
   let stopping = false;
   let unsubscribeBlocks: (() => void) | undefined;
+  let earlierClaimsReleased: Promise<void> | undefined;
 
-  async function reconcile() {
-    if (!reconciled) {
+  /**
+   * Once, before this engine claims anything: the operations it claimed before a restart and
+   * never sent go back to the pool. Claims it made since (a proposal pulled before the first
+   * tick, say) are its own to keep.
+   */
+  function releaseEarlierClaims(): Promise<void> {
+    earlierClaimsReleased ??= (async () => {
       for (const userOpHash of await store.releaseClaims(claimant, clock.now())) {
         context.emit({ userOpHash, status: "pending", reason: "claimed for a bundle before a restart and never sent; back in the pool" });
       }
-    }
+    })().catch((error) => {
+      earlierClaimsReleased = undefined;
+      throw error;
+    });
+    return earlierClaimsReleased;
+  }
+
+  async function reconcile() {
+    await releaseEarlierClaims();
     await reconcileSubmitted(context.reconcile, { previousClaimant: reconciled ? undefined : claimant });
     reconciled = true;
   }
@@ -101,6 +115,8 @@ export function createBundlingLoop(context: BundlingLoopContext) {
   return {
     /** True once `stop` was called: bundling runs end instead of starting another bundle. */
     stopped: () => stopping,
+
+    releaseEarlierClaims,
 
     /** Bundle whatever is pending now and wait (up to `receiptTimeoutMs`) for the bundles to be mined. */
     async sendBundleNow(): Promise<Hash[]> {

@@ -254,6 +254,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     preconfirming: () => state.mode === "pull",
     preconfirmations,
     preconfirmationSigner: parameters.preconfirmationSigner,
+    releaseEarlierClaims: () => loop.releaseEarlierClaims(),
   });
   const housekeeping = createHousekeeping({ ...ports, policy, reputation, reputationStore, settings: mempool });
   const reconcile = { ...ports, receiptLookupRange, claimant, claimLeaseMs: bundling.claimLeaseMs, onIncluded, watch: tracker.watch, follows: tracker.follows, preconfirmations };

@@ -1,4 +1,4 @@
-import { type Address, encodeErrorResult, type Hash, type Hex, keccak256, toHex } from "viem";
+import { type Address, encodeErrorResult, getAddress, type Hash, type Hex, keccak256, toHex } from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { createBundler } from "../src/engine/create-bundler.ts";
@@ -288,6 +288,19 @@ describe("the engine on a simulated chain and clock", () => {
     expect(chain.receipt(included.transactionHash!)).toBeUndefined();
     expect(() => createSimulatedChain({ clock, retainBlocks: 0 })).toThrow(/retainBlocks must be a positive whole number/);
     await bundler.stop();
+  });
+
+  it("bans a paymaster whose counters were set with its address in lower case, and dumps it checksummed", async () => {
+    const { chain, bundler, send } = await simulated();
+    const paymaster = keccak256(toHex("a banned paymaster")).slice(0, 42) as Address;
+    await bundler.setReputation(chain.entryPoint.address, [{ address: paymaster, opsSeen: 1000, opsIncluded: 0 }]);
+    expect(await bundler.dumpReputation(chain.entryPoint.address)).toEqual([
+      { address: getAddress(paymaster), opsSeen: 1000, opsIncluded: 0, status: "banned" },
+    ]);
+    const sponsored = { ...syntheticOperation(1), paymaster, paymasterVerificationGasLimit: 50_000n, paymasterPostOpGasLimit: 10_000n, paymasterData: "0x" as Hex };
+    const banned = await rejection(send(sponsored));
+    expect(banned.code).toBe(RpcErrorCode.throttledOrBanned);
+    expect(banned.message).toBe(`paymaster ${getAddress(paymaster)} is banned`);
   });
 
   it("decays reputation hour by hour on the engine's clock, so a throttled entity recovers", async () => {

@@ -34,6 +34,7 @@ import { createConfiguredSubmitter } from "../submit/configured-submitter.ts";
 import { createTransactionTracker } from "../submit/transaction-tracker.ts";
 import type { PreVerificationGasConfig } from "../userop/pre-verification-gas.ts";
 import type { UserOperation } from "../userop/types.ts";
+import { getAddress } from "../utils/get-address.ts";
 import { createSimulator } from "../validation/create-simulator.ts";
 import { type AbortOptions, withSignal } from "./abortable.ts";
 import { admitUserOperation } from "./admission.ts";
@@ -160,7 +161,7 @@ export interface Bundler {
   clearMempool(): Promise<void>;
   /** The ERC-7562 reputation of every tracked entity on `entryPoint`. */
   dumpReputation(entryPoint: Address): Promise<ReputationReport[]>;
-  /** Overwrite entities' reputation counters on `entryPoint`. */
+  /** Overwrite entities' reputation counters on `entryPoint` (addresses in any letter case). */
   setReputation(entryPoint: Address, entries: readonly ReputationEntry[]): Promise<void>;
   /** Forget all reputation, on every EntryPoint. */
   clearReputation(): Promise<void>;
@@ -303,7 +304,8 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
       for (const userOpHash of await store.clear({ now: clock.now() })) emit({ userOpHash, status: "dropped", reason: "cleared" });
     },
     dumpReputation: (entryPoint) => reputation.dump(entryPoints.get(entryPoint).address),
-    setReputation: (entryPoint, entries) => reputationStore.set(entryPoints.get(entryPoint).address, entries),
+    setReputation: (entryPoint, entries) =>
+      reputationStore.set(entryPoints.get(entryPoint).address, entries.map((entry) => ({ ...entry, address: getAddress(entry.address) }))),
     clearReputation: () => reputationStore.clear(),
     getStakeStatus: (address, entryPoint) => getStakeStatus(client, entryPoints.get(entryPoint), address, settings.reputation),
     start: () => loop.start(),

@@ -119,6 +119,14 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     entries.delete(oldest.userOpHash);
   }
 
+  /**
+   * The entry of `hash`, in any letter case. Looked up as given first: the keys are in lower case,
+   * as most hashes arrive, so a hash found needs no test of its case.
+   */
+  function find(hash: Hash): Stored | undefined {
+    return entries.get(hash) ?? (mayChangeCase.test(hash) ? entries.get(hash.toLowerCase() as Hash) : undefined);
+  }
+
   /** Add `entry` to (or, not `enters`, take it from) the sender and entity indexes of operations in the pool. */
   function indexInPool(entry: Stored, enters: boolean) {
     if (enters) entry.indexKeys = entitiesOf(entry.userOperation).map((entity) => senderKey(entry.entryPoint, entity.address));
@@ -167,7 +175,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     { keepClaim = false } = {},
   ) {
     for (const hash of hashes) {
-      const entry = entries.get(hashKey(hash));
+      const entry = find(hash);
       if (entry && from.includes(entry.status)) {
         const was = entry.status;
         change(entry);
@@ -181,10 +189,10 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
 
   return {
     async admit(entry, decide) {
-      const known = entries.get(hashKey(entry.userOpHash));
+      const known = find(entry.userOpHash);
       if (known && !readmissibleStatuses.includes(known.status)) throw new DuplicateUserOperationError(entry.userOpHash);
       const admission = decide(senderOperations(entry.entryPoint, entry.userOperation.sender));
-      const replaced = admission.replaces && entries.get(hashKey(admission.replaces.userOpHash));
+      const replaced = admission.replaces && find(admission.replaces.userOpHash);
       if (admission.replaces && replaced?.status !== "pending") {
         throw new MempoolRejectionError("the operation it would replace is already being bundled", {
           replacing: admission.replaces.userOpHash,
@@ -199,7 +207,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
     },
 
     async get(userOpHash) {
-      const entry = entries.get(hashKey(userOpHash));
+      const entry = find(userOpHash);
       return entry && toEntry(entry);
     },
 
@@ -274,7 +282,7 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
 
     async renewClaims(userOpHashes, claimant, until) {
       for (const hash of userOpHashes) {
-        const entry = entries.get(hashKey(hash));
+        const entry = find(hash);
         if (entry && (entry.status === "bundling" || entry.status === "submitted") && entry.claimedBy === claimant) {
           entry.claimedUntil = until;
         }

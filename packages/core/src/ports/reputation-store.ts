@@ -14,8 +14,10 @@ export const reputationDecayIntervalMs = 3_600_000;
 
 /**
  * ERC-7562 reputation, per entity address (account, factory, paymaster, aggregator) per
- * EntryPoint. Intent-level: each method is one event of the rules, and each is atomic. Addresses
- * match regardless of letter case and are returned checksummed. Counters never go below zero.
+ * EntryPoint. Intent-level: each method is one event of the rules, and each is atomic. Entity
+ * addresses are given and returned checksummed (`getAddress`, as `entitiesOf` gives them): the
+ * engine checksums an operation's entities once, and a store need not again. EntryPoints match
+ * regardless of letter case. Counters never go below zero.
  * Implementations: `createMemoryReputationStore` (the engine's default), SQLite and PostgreSQL
  * (`@bundlekit/storage-kysely`); every one passes `reputationStoreContract` (`@bundlekit/testing`).
  */

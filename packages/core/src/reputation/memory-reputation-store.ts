@@ -15,7 +15,7 @@ const maxDecaySteps = 1000;
  * Every method runs to completion synchronously, so each is atomic.
  */
 export function createMemoryReputationStore(): ReputationStore {
-  /** `entryPoint` → checksummed address → counters. */
+  /** Checksummed `entryPoint` → address → counters. */
   const byEntryPoint = new Map<Address, Map<Address, ReputationEntry>>();
   let decayedAt: number | undefined;
 
@@ -32,9 +32,8 @@ export function createMemoryReputationStore(): ReputationStore {
     last = { given: entryPoint, entries };
     return entries;
   };
-  const unique = (addresses: readonly Address[]) => [
-    ...new Set(addresses.map((a) => getAddress(a))),
-  ];
+  /** Each of `addresses` once: checksummed as the port takes them, one address is one string. */
+  const unique = (addresses: readonly Address[]) => (addresses.length < 2 ? addresses : [...new Set(addresses)]);
 
   return {
     async get(entryPoint, addresses) {
@@ -78,9 +77,8 @@ export function createMemoryReputationStore(): ReputationStore {
     async set(entryPoint, updates) {
       const entries = entriesOf(entryPoint);
       for (const { address, opsSeen, opsIncluded } of updates) {
-        const key = getAddress(address);
-        entries.set(key, {
-          address: key,
+        entries.set(address, {
+          address,
           opsSeen: Math.max(0, opsSeen),
           opsIncluded: Math.max(0, opsIncluded),
         });

@@ -23,10 +23,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
-    // A worker keeps the modules it loaded from one file to the next (a fifth of the run was
-    // loading them again). Each file still runs afresh: its own module state, devnets and engines;
-    // what the shared modules keep is caches of pure functions (checksums, hashes, artifacts).
-    isolate: false,
     // Two files at once even on 2 cores (vitest would take one): a file spends part of its time
     // waiting on anvil, a child process or a polling client, and the other file runs meanwhile.
     maxWorkers: Math.max(2, availableParallelism() - 1),

@@ -43,6 +43,12 @@ export interface ServerConfig {
    */
   database: string;
   /**
+   * Most connections the service keeps open to a PostgreSQL `database` (its pool's size; default
+   * 10, node-postgres's). Every service sharing the database counts against the server's
+   * `max_connections`. Unused with SQLite, which is one connection.
+   */
+  databasePoolSize: number;
+  /**
    * Names this service in the mempool's claims. Stable across restarts, so a restarted service
    * reconciles the operations it had in flight at once; one per service sharing a database.
    * Default `<hostname>:<port>`.
@@ -185,6 +191,7 @@ function readConfig(env: NodeJS.ProcessEnv, json: Source): ServerConfig {
     host: String(pick("BUNDLEKIT_HOST", "host") ?? "127.0.0.1"),
     port,
     database: database(pick("BUNDLEKIT_DATABASE", "database") ?? (rpcUrl ? "bundlekit-mempool.sqlite" : ":memory:")),
+    databasePoolSize: integer(pick("BUNDLEKIT_DATABASE_POOL_SIZE", "databasePoolSize") ?? 10, "databasePoolSize", 1, 1000),
     instanceId: nonEmpty(pick("BUNDLEKIT_INSTANCE_ID", "instanceId") ?? `${hostname()}:${port}`, "instanceId"),
     mempoolPolicy: oneOf(pick("BUNDLEKIT_MEMPOOL_POLICY", "mempoolPolicy") ?? "default", "mempoolPolicy", mempoolPolicyNames),
     l1DataCost: oneOf(pick("BUNDLEKIT_L1_DATA_COST", "l1DataCost") ?? "none", "l1DataCost", ["none", ...(Object.keys(l1DataCosts) as L1DataCostName[])]),

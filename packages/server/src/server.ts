@@ -115,7 +115,7 @@ async function startRedacted(
     Layer.succeed(Relayers, config.relayerKeys.length > 0 ? createLocalKeySigner(config.relayerKeys) : noRelayers),
     Layer.succeed(PoolPolicy, options.policy ?? mempoolPolicies[config.mempoolPolicy]({ sameSenderMempoolCount: config.bundler.mempool?.sameSenderCount })),
     Layer.succeed(EngineLogger, logger),
-    storesLayer(config.database, logger),
+    storesLayer(config.database, config.databasePoolSize, logger),
     submitterLayer(client as ChainClient, config.bundler, timeouts),
   );
   const engine = Bundler.layer(withOwnPaymastersWhitelisted(config.bundler, paymaster), {
@@ -164,10 +164,10 @@ class RunningService extends Context.Service<RunningService, Omit<BundlerService
 class StoreHealthService extends Context.Service<StoreHealthService, () => Promise<void>>()("@bundlekit/standalone/StoreHealth") {}
 
 /** The mempool, reputation and preconfirmation stores on the service's database, opened with its own errors (`openStores`) and closed with the scope. */
-function storesLayer(database: string, logger: Logger): Layer.Layer<MempoolStorage | ReputationStorage | PreconfirmationStorage | StoreHealthService, unknown> {
+function storesLayer(database: string, poolSize: number, logger: Logger): Layer.Layer<MempoolStorage | ReputationStorage | PreconfirmationStorage | StoreHealthService, unknown> {
   return Layer.effectContext(
     Effect.acquireRelease(
-      Effect.tryPromise({ try: () => openStores(database, logger), catch: (error) => error }),
+      Effect.tryPromise({ try: () => openStores(database, logger, { poolSize }), catch: (error) => error }),
       (stores) => Effect.promise(() => stores.close()),
     ).pipe(
       Effect.map((stores) =>

@@ -30,14 +30,14 @@ const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Open the stores `database` names: a PostgreSQL URL (`postgres://…`, shared by every service on
- * it) or a SQLite file (`:memory:` for none). Migrates them. A database that cannot be opened is
- * a `ConfigError` naming it without its password.
+ * it; a pool of at most `poolSize` connections) or a SQLite file (`:memory:` for none). Migrates
+ * them. A database that cannot be opened is a `ConfigError` naming it without its password.
  */
-export async function openStores(database: string, logger: Logger): Promise<ServiceStores> {
+export async function openStores(database: string, logger: Logger, options: { poolSize?: number } = {}): Promise<ServiceStores> {
   try {
     // One connection (SQLite) or pool (PostgreSQL) for every store, migrated once.
     const stores = isPostgresDatabase(database)
-      ? await createPostgresStores({ pool: postgresPool(database, logger) })
+      ? await createPostgresStores({ pool: postgresPool(database, logger, options.poolSize) })
       : await createSqliteStores({ filename: database, logger });
     return { store: stores.mempool, reputation: stores.reputation, preconfirmations: stores.preconfirmations, checkHealth: healthCheck(database, stores, logger), close: stores.close };
   } catch (error) {
@@ -79,9 +79,9 @@ function healthCheck(database: string, stores: { checkWritable(): Promise<void> 
   };
 }
 
-/** The stores' pool: connecting times out, and an idle connection that breaks is logged, not fatal. */
-function postgresPool(connectionString: string, logger: Logger): pg.Pool {
-  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+/** The stores' pool of at most `max` connections: connecting times out, and an idle connection that breaks is logged, not fatal. */
+function postgresPool(connectionString: string, logger: Logger, max: number | undefined): pg.Pool {
+  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...(max === undefined ? {} : { max }) });
   // An idle connection that breaks (the server restarted) is replaced on next use; without a
   // listener the pool's error event would end the process.
   pool.on("error", (error) => logger.warn("database connection lost", { error: error.message.split("\n")[0] }));

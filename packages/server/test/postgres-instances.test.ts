@@ -15,6 +15,8 @@ import { privateKeyToAccount } from "viem/accounts";
 import { createBundlerClient, formatUserOperationRequest, type SmartAccount } from "viem/account-abstraction";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { type ServiceProcess, startServiceProcess } from "../src/service-process.ts";
+import { openStores } from "../src/stores.ts";
+import { silentLogger } from "@bundlekit/core";
 
 const userOperationEvent = parseAbiItem(
   "event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)",
@@ -101,6 +103,21 @@ async function eventsOnChain(client: PublicClient, entryPoint: Hex): Promise<Map
   for (const log of logs) counts.set(log.args.userOpHash!, (counts.get(log.args.userOpHash!) ?? 0) + 1);
   return counts;
 }
+
+describe("the service's PostgreSQL pool", () => {
+  it("opens at most databasePoolSize connections, however many store calls wait at once", async () => {
+    const url = new URL((await freshDatabase()).url);
+    const application = `bundlekit_pool_${randomUUID().slice(0, 8)}`;
+    url.searchParams.set("application_name", application);
+    const stores = await openStores(url.href, silentLogger, { poolSize: 2 });
+    cleanups.push(() => stores.close());
+    await Promise.all(Array.from({ length: 20 }, (_, i) => stores.store.get(`0x${i.toString(16).padStart(64, "0")}`)));
+    const admin = new pg.Pool({ connectionString: inject("postgresUrl"), max: 1 });
+    cleanups.push(() => admin.end());
+    const { rows } = await admin.query("select count(*)::int as open from pg_stat_activity where application_name = $1", [application]);
+    expect(rows[0].open).toBe(2);
+  });
+});
 
 describe("several service processes on one PostgreSQL", () => {
   it("two instances sharing the database include every operation sent to either exactly once", { timeout: 180_000 }, async () => {

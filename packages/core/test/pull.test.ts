@@ -113,6 +113,36 @@ describe("pull path: proposeBundle, commitBundle, releaseBundle", () => {
     expect(await bundler.proposeBundle(block)).toBeUndefined();
   });
 
+  it("holds a relayer lease it signed a proposal with: given back when the proposal is released, when it lapses, and once its committed transaction is mined", async () => {
+    const { bundler } = await pullEngine({ bundling: { proposalLeaseMs: 200 } });
+    const leases: { address: Address; released: boolean }[] = [];
+    /** A lease of the sequencer's key that records its release. */
+    const lease = () => {
+      const held = { address: sequencer().address, released: false };
+      leases.push(held);
+      const release = () => {
+        held.released = true;
+      };
+      return { address: held.address, signTransaction: sequencer().signTransaction, release };
+    };
+    await admitted(bundler);
+    const released = await bundler.proposeBundle({ ...(await nextBlock()), signer: lease() });
+    expect(leases[0]!.released).toBe(false);
+    await bundler.releaseBundle(released!.id);
+    expect(leases[0]!.released).toBe(true);
+
+    const lapsed = await bundler.proposeBundle({ ...(await nextBlock()), signer: lease() });
+    expect(lapsed).toBeDefined();
+    await expect.poll(() => leases[1]!.released).toBe(true);
+
+    const committed = await bundler.proposeBundle({ ...(await nextBlock()), signer: lease() });
+    await bundler.commitBundle(committed!.id);
+    expect(leases[2]!.released).toBe(false);
+    await fx.client.sendRawTransaction({ serializedTransaction: committed!.signedTransaction! });
+    bundler.start();
+    await expect.poll(() => leases[2]!.released).toBe(true);
+  });
+
   it("runs in pull mode without a relayer signer: the builder signs, commits, and the operation is included", async () => {
     const { bundler } = await fx.makeBundler({ signer: "none", settings: { bundling: { mode: "pull" } } });
     engines.push(bundler);

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { EntryPointVersion } from "@bundlekit/devnet";
-import { createWalletClient, type Hash, type Hex, http, keccak256, parseEther, toHex } from "viem";
+import { createWalletClient, type Hash, type Hex, http, keccak256, parseEther, parseTransaction, toHex } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { signBuilderJwt } from "../src/builder-api/builder-jwt.ts";
 import type { BuilderProposalJson } from "../src/builder-api/builder-methods.ts";
 import { loadConfig } from "../src/config.ts";
@@ -149,13 +149,25 @@ describe("builder API", () => {
     expect(again.error.message).toContain(`no bundle proposal ${proposal.id} is open`);
   });
 
+  /**
+   * A proposal signed by one of the service's relayers, on EntryPoint `version`. A relayer is
+   * held until the transaction it signed for another test is followed to its receipt: while all
+   * are, the service answers -32005 and the builder asks again, as docs/sequencer.md says.
+   */
+  function signedProposal(version: EntryPointVersion): Promise<BuilderProposalJson & { signedTransaction: Hex; transactionHash: Hash }> {
+    return vi.waitFor(
+      async () => {
+        const answer = await builderCall("builder_proposeBundle", [await nextBlockRequest(fixture, { sign: true, entryPoint: fixture.entryPoint(version) })]);
+        if (answer.error?.code === -32005) throw new Error(answer.error.message);
+        return answer.result;
+      },
+      { timeout: 30_000, interval: 50 },
+    );
+  }
+
   it("signs with the service's relayer when asked, and the commit needs no hash", async () => {
     const userOpHash = await sendOperation("0.8");
-    const proposal = (
-      await builderCall("builder_proposeBundle", [
-        await nextBlockRequest(fixture, { sign: true, entryPoint: fixture.entryPoint("0.8") }),
-      ])
-    ).result;
+    const proposal = await signedProposal("0.8");
     expect(proposal.userOpHashes).toEqual([userOpHash]);
     expect(fixture.service.bundler.relayers).toContain(proposal.from);
     expect(proposal.transactionHash).toBe(keccak256(proposal.signedTransaction as Hex));
@@ -173,6 +185,32 @@ describe("builder API", () => {
           (await fixture.call("eth_getUserOperationReceipt", [userOpHash])).result?.success,
       )
       .toBe(true);
+  });
+
+  it("keeps a relayer that signed an open proposal from every other bundle: with both held, a third signed proposal waits, and none shares a nonce", async () => {
+    const version = "0.9";
+    const request = async () => builderCall("builder_proposeBundle", [await nextBlockRequest(fixture, { sign: true, entryPoint: fixture.entryPoint(version) })]);
+    await sendOperation(version);
+    const first = await signedProposal(version);
+    await sendOperation(version);
+    const second = await signedProposal(version);
+    await sendOperation(version);
+    // The service's two relayers each signed a transaction the node has not seen yet.
+    const busy = await request();
+    expect(busy.error?.code, busy.result && `signed by ${busy.result.from}`).toBe(-32005);
+    // Sent and committed, each is followed to its receipt, and its relayer is free again.
+    for (const proposal of [first, second]) {
+      await fixture.client.sendRawTransaction({ serializedTransaction: proposal.signedTransaction });
+      expect((await builderCall("builder_commitBundle", [proposal.id])).result).toBe(true);
+    }
+    const third = await signedProposal(version);
+    await fixture.client.sendRawTransaction({ serializedTransaction: third.signedTransaction });
+    expect((await builderCall("builder_commitBundle", [third.id])).result).toBe(true);
+    for (const proposal of [first, second, third]) {
+      expect((await fixture.client.waitForTransactionReceipt({ hash: proposal.transactionHash })).status).toBe("success");
+    }
+    const signedBy = (proposal: typeof first) => `${proposal.from}:${parseTransaction(proposal.signedTransaction).nonce}`;
+    expect(new Set([first, second, third].map(signedBy)).size).toBe(3);
   });
 
   it("releases a proposal: its operation goes back to the pool and is proposed again", async () => {

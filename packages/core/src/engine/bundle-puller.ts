@@ -10,10 +10,10 @@ import type { EntryPointRegistry } from "../entrypoint/registry.ts";
 import { InvalidParamsError, ProposalNotOpenError } from "../errors/errors.ts";
 import type { ChainClient } from "../ports/chain-client.ts";
 import type { CallState } from "../ports/eth-call.ts";
-import type { Clock } from "../ports/clock.ts";
+import type { Clock, Timer } from "../ports/clock.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { MempoolEntry, MempoolStore } from "../ports/mempool-store.ts";
-import type { PreconfirmationStore } from "../ports/preconfirmation-store.ts";
+import type { Preconfirmation, PreconfirmationStore } from "../ports/preconfirmation-store.ts";
 import { type PreconfirmationSigner, signPreconfirmation } from "../preconfirmation/sign-preconfirmation.ts";
 import type { RelayerLease } from "../ports/relayer-signer.ts";
 import type { StatusListener } from "../status/status-change.ts";
@@ -38,8 +38,14 @@ export interface ProposeBundleRequest {
   from: Address;
   /** Receives the EntryPoint's fee refunds. Default `from`. */
   beneficiary?: Address | undefined;
-  /** Sign the bundle here, at `from`'s next pending nonce. Default: the caller signs `to` and `data` itself. */
-  signer?: Pick<RelayerLease, "address" | "signTransaction"> | undefined;
+  /**
+   * Sign the bundle here, at `from`'s next pending nonce. Default: the caller signs `to` and `data`
+   * itself. A `RelayerLease` (one with `release`) is the proposal's to hold from then on: its
+   * signed transaction reaches the node only in the builder's block, and until then another
+   * transaction of the relayer would take the same nonce. It is released with the proposal, when
+   * the proposal lapses, or once committed when its transaction is mined or gone.
+   */
+  signer?: Pick<RelayerLease, "address" | "signTransaction"> | RelayerLease | undefined;
   /**
    * The builder's state: the checks before bundling and the `handleOps` simulation run on the
    * node's `block` (`latest` by default, or `pending`) with these overrides on top (e.g. the
@@ -104,21 +110,30 @@ export interface BundlePullerContext {
  */
 export function createBundlePuller(context: BundlePullerContext) {
   const { store, clock, emit } = context;
-  const proposals = new Map<string, BundleProposal & { entries: MempoolEntry[] }>();
+  const proposals = new Map<string, OpenProposal>();
+
+  /** The proposal lapsed (or the engine stops): no longer open, and the relayer it held given back. */
+  function close(id: string) {
+    const proposal = proposals.get(id);
+    proposals.delete(id);
+    proposal?.lapses?.cancel();
+    proposal?.holds?.release();
+  }
 
   function take(id: string) {
     const proposal = proposals.get(id);
-    proposals.delete(id);
     if (!proposal || proposal.expiresAt <= clock.now()) {
+      close(id);
       throw new ProposalNotOpenError(id);
     }
+    proposals.delete(id);
     return proposal;
   }
 
   return {
     async propose(request: ProposeBundleRequest, signal?: AbortSignal): Promise<BundleProposal | undefined> {
       await context.releaseEarlierClaims();
-      for (const [id, proposal] of proposals) if (proposal.expiresAt <= clock.now()) proposals.delete(id);
+      for (const [id, proposal] of proposals) if (proposal.expiresAt <= clock.now()) close(id);
       const candidates = request.entryPoint ? [context.entryPoints.get(request.entryPoint)] : context.entryPoints.all;
       const head = { number: request.blockNumber, hash: `0x${"0".repeat(64)}` as Hash, timestamp: request.timestamp, baseFeePerGas: request.baseFee, gasLimit: request.gasBudget };
       const budget = defaultMaxBundleGas(request.gasBudget, context.settings.gasLimitMarkupPercent);
@@ -144,7 +159,7 @@ export function createBundlePuller(context: BundlePullerContext) {
           gasLimitMarkupPercent: context.settings.gasLimitMarkupPercent,
           maxGas: request.gasBudget,
         });
-        const proposal: BundleProposal & { entries: MempoolEntry[] } = {
+        const proposal: OpenProposal = {
           id: randomUUID(),
           entryPoint: entryPoint.address,
           blockNumber: request.blockNumber,
@@ -164,8 +179,12 @@ export function createBundlePuller(context: BundlePullerContext) {
           proposal.signedTransaction = signed.serialized;
           proposal.transactionHash = signed.hash;
         }
+        if (request.signer && "release" in request.signer) {
+          proposal.holds = request.signer;
+          proposal.lapses = clock.setTimeout(() => close(proposal.id), context.settings.proposalLeaseMs);
+        }
         proposals.set(proposal.id, proposal);
-        const { entries: _entries, ...answer } = proposal;
+        const { entries: _entries, holds: _holds, lapses: _lapses, ...answer } = proposal;
         return answer;
       }
       return undefined;
@@ -184,21 +203,29 @@ export function createBundlePuller(context: BundlePullerContext) {
         proposals.set(id, proposal);
         throw new InvalidParamsError("transactionHash", "the bundle was signed by the caller: give the hash of the transaction the block holds");
       }
-      await store.markSubmitted(proposal.userOpHashes, transactionHash, clock.now());
-      // Held as a sent bundle is from now on, not for the proposal's short lease: until the tracker
-      // renews the claim at the next block, no other engine on the store may adopt them.
-      await store.renewClaims(proposal.userOpHashes, context.propose.claimant, clock.now() + context.settings.claimLeaseMs);
+      proposal.lapses?.cancel();
       const { blockNumber, entryPoint } = proposal;
       const promised = context.preconfirming();
-      const preconfirmations = promised
-        ? await Promise.all(
-            proposal.userOpHashes.map((userOpHash) =>
-              signPreconfirmation(context.preconfirmationSigner, { userOpHash, entryPoint, chainId: context.chainId, blockNumber, transactionHash }),
-            ),
-          )
-        : [];
-      await context.preconfirmations.promise(preconfirmations);
-      context.tracker.watch(transactionHash, proposal.entries, { notBefore: blockNumber, promised });
+      let preconfirmations: Preconfirmation[];
+      try {
+        await store.markSubmitted(proposal.userOpHashes, transactionHash, clock.now());
+        // Held as a sent bundle is from now on, not for the proposal's short lease: until the tracker
+        // renews the claim at the next block, no other engine on the store may adopt them.
+        await store.renewClaims(proposal.userOpHashes, context.propose.claimant, clock.now() + context.settings.claimLeaseMs);
+        preconfirmations = promised
+          ? await Promise.all(
+              proposal.userOpHashes.map((userOpHash) =>
+                signPreconfirmation(context.preconfirmationSigner, { userOpHash, entryPoint, chainId: context.chainId, blockNumber, transactionHash }),
+              ),
+            )
+          : [];
+        await context.preconfirmations.promise(preconfirmations);
+      } catch (error) {
+        proposal.holds?.release();
+        throw error;
+      }
+      // The relayer it holds goes with it: released once the transaction is mined or gone.
+      context.tracker.watch(transactionHash, proposal.entries, { notBefore: blockNumber, promised, relayer: proposal.holds });
       for (const userOpHash of proposal.userOpHashes) if (!promised) emit({ userOpHash, status: "submitted", transactionHash });
       for (const preconfirmation of preconfirmations) {
         emit({ userOpHash: preconfirmation.userOpHash, status: "preconfirmed", transactionHash, blockNumber, preconfirmation });
@@ -209,10 +236,23 @@ export function createBundlePuller(context: BundlePullerContext) {
     /** The block does not hold the proposal's bundle: its operations go back to the pool. */
     async release(id: string): Promise<void> {
       const proposal = take(id);
+      proposal.lapses?.cancel();
+      proposal.holds?.release();
       await store.requeue(proposal.userOpHashes, clock.now());
     },
 
+    /** Close every open proposal, giving back the relayers they hold (the engine stops). */
+    closeAll(): void {
+      for (const id of [...proposals.keys()]) close(id);
+    },
   };
 }
 
 export type BundlePuller = ReturnType<typeof createBundlePuller>;
+
+/** A proposal while it is open: its operations, and the relayer it holds (signed here with a lease) with the timer that lapses it. */
+interface OpenProposal extends BundleProposal {
+  entries: MempoolEntry[];
+  holds?: RelayerLease | undefined;
+  lapses?: Timer | undefined;
+}

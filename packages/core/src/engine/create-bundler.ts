@@ -311,6 +311,7 @@ export async function createBundler(parameters: CreateBundlerParameters): Promis
     start: () => loop.start(),
     async stop() {
       relayers.wakeAll();
+      puller.closeAll();
       await loop.stop();
       await simulator.close();
     },

@@ -7,6 +7,7 @@ import type { FeeOracle } from "../gas/fee-oracle.ts";
 import type { BlockHead } from "../ports/block-source.ts";
 import type { Inclusion, MempoolEntry } from "../ports/mempool-store.ts";
 import type { PreconfirmationStore } from "../ports/preconfirmation-store.ts";
+import type { RelayerLease } from "../ports/relayer-signer.ts";
 import { settlePreconfirmation } from "../preconfirmation/settle-preconfirmation.ts";
 import type { UserOperation } from "../userop/types.ts";
 import type { MinedReceipt } from "../receipt/lookup.ts";
@@ -45,6 +46,13 @@ export interface TransactionTrackerParameters extends SendBundleContext {
   preconfirmations: Pick<PreconfirmationStore, "get" | "settle">;
 }
 
+/** How `TransactionTracker.watch` follows a transaction. */
+export interface WatchOptions {
+  notBefore?: bigint;
+  promised?: boolean;
+  relayer?: Pick<RelayerLease, "release"> | undefined;
+}
+
 /** Follows sent bundles block by block until each relayer nonce is settled. */
 export interface TransactionTracker {
   /** Follow a bundle the engine just sent. Its relayer is released once its nonce is settled. */
@@ -55,9 +63,10 @@ export interface TransactionTracker {
    * that a sequencer committed to (not given up for gone before block `notBefore`). A committed
    * one's operations are also recognised in any other transaction, from block `notBefore` on
    * (a builder may wrap the bundle in a transaction of its own). With `promised`, their
-   * preconfirmations are kept on inclusion by block `notBefore`, and broken once it passes without them.
+   * preconfirmations are kept on inclusion by block `notBefore`, and broken once it passes without
+   * them. A `relayer` the transaction was signed by is released once it is mined or gone.
    */
-  watch(transactionHash: Hash, entries: readonly MempoolEntry[], options?: { notBefore?: bigint; promised?: boolean }): void;
+  watch(transactionHash: Hash, entries: readonly MempoolEntry[], options?: WatchOptions): void;
   /** Check every followed bundle against a new head: receipts, replacements, cancellations. */
   onBlock(head: BlockHead): Promise<void>;
   /** Resolves once the bundle first sent as `transactionHash` is settled (immediately if unknown). */
@@ -95,6 +104,8 @@ interface Watched {
   scanFrom?: bigint | undefined;
   /** Its operations were preconfirmed for block `notBefore`. */
   promised: boolean;
+  /** Held until the transaction is mined or gone (a proposal signed with one of the service's relayers). */
+  relayer?: Pick<RelayerLease, "release"> | undefined;
 }
 
 /** A mined bundle watched until it is `reorgDepth` blocks deep. */
@@ -125,14 +136,21 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
   const confirming = new Map<Hash, Confirming>();
   /** Blocks known canonical from the heads' parent hashes: mined bundles in them need no receipt read. */
   const chain = createCanonicalChain(settings.reorgDepth);
-  /** Transactions followed without their relayer: adopted after a restart, or back in the node's pool after a reorg. */
+  /** Transactions followed by their hash: adopted after a restart, back in the node's pool after a reorg, or committed by a sequencer. */
   const watched = new Map<Hash, Watched>();
 
-  function watch(transactionHash: Hash, entries: readonly MempoolEntry[], options: { notBefore?: bigint; promised?: boolean } = {}) {
+  function watch(transactionHash: Hash, entries: readonly MempoolEntry[], options: WatchOptions = {}) {
     const first = entries[0];
-    if (!first) return;
-    const { notBefore = 0n, promised = false } = options;
-    watched.set(transactionHash, { transactionHash, entryPoint: first.entryPoint, entries: [...entries], notBefore, scanFrom: options.notBefore, promised });
+    const { notBefore = 0n, promised = false, relayer } = options;
+    if (!first) return relayer?.release();
+    // Watched again (adopted by reconciliation, say): a relayer it holds stays held until it settles.
+    const held = relayer ?? watched.get(transactionHash)?.relayer;
+    watched.set(transactionHash, { transactionHash, entryPoint: first.entryPoint, entries: [...entries], notBefore, scanFrom: options.notBefore, promised, relayer: held });
+  }
+  /** No longer followed: the relayer it held is free. */
+  function unwatch(watchedTx: Watched) {
+    watched.delete(watchedTx.transactionHash);
+    watchedTx.relayer?.release();
   }
   /** Mined bundles each operation was left out of. */
   const attempts = new Map<Hash, number>();
@@ -257,11 +275,11 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
       watchedTx.scanFrom = head.number + 1n;
       const included = await include(watchedTx.entryPoint, watchedTx.entries, logs, promisedBlock);
       watchedTx.entries = watchedTx.entries.filter((e) => !included.has(e.userOpHash));
-      if (watchedTx.entries.length === 0) return void watched.delete(watchedTx.transactionHash);
+      if (watchedTx.entries.length === 0) return unwatch(watchedTx);
     }
     const receipt = await receiptOf(watchedTx.transactionHash);
     if (receipt) {
-      watched.delete(watchedTx.transactionHash);
+      unwatch(watchedTx);
       return recordReceipt(watchedTx.entryPoint, watchedTx.entries, receipt, "its bundle transaction was mined without it", promisedBlock);
     }
     if (head.number < watchedTx.notBefore) return;
@@ -271,7 +289,7 @@ export function createTransactionTracker(parameters: TransactionTrackerParameter
       for (const userOpHash of hashes) await settlePromise(userOpHash, promisedBlock, undefined);
     }
     if (await pendingInNode(watchedTx.transactionHash)) return;
-    watched.delete(watchedTx.transactionHash);
+    unwatch(watchedTx);
     await store.requeue(hashes, clock.now());
     for (const userOpHash of hashes) emit({ userOpHash, status: "pending", reason: "its bundle transaction left the node; back in the pool" });
   }

@@ -139,7 +139,9 @@ function encodeProposal(proposal: BundleProposal, from: Address): BuilderProposa
 /**
  * The builder API (docs/sequencer.md): `builder_proposeBundle`, `builder_commitBundle` and
  * `builder_releaseBundle`, the engine's pull calls over JSON-RPC. With `sign: true` a proposal is
- * signed by one of the service's relayers (`signer`), which is then its `from`.
+ * signed by one of the service's relayers (`signer`), which is then its `from`, and which no other
+ * bundle uses until the proposal is released or lapses, or its committed transaction is mined or
+ * gone.
  */
 export function createBuilderMethods(signer: RelayerSigner | undefined): Record<string, RpcMethod> {
   return {
@@ -195,16 +197,15 @@ export function createBuilderMethods(signer: RelayerSigner | undefined): Record<
           RpcErrorCode.limitExceeded,
           "every relayer of the service is busy: try again, or sign the bundle yourself",
         );
+      // A proposal holds the relayer until its transaction is mined or gone, or it is released or
+      // lapses: its nonce is not the node's pending one until the builder's block carries it.
+      let proposal: BundleProposal | undefined;
       try {
-        const proposal = await bundler.proposeBundle({
-          ...fields,
-          from: lease.address,
-          signer: lease,
-        });
-        return proposal ? encodeProposal(proposal, lease.address) : null;
+        proposal = await bundler.proposeBundle({ ...fields, from: lease.address, signer: lease });
       } finally {
-        lease.release();
+        if (!proposal) lease.release();
       }
+      return proposal ? encodeProposal(proposal, lease.address) : null;
     },
 
     async builder_commitBundle(params, bundler) {

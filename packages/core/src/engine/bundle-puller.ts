@@ -112,18 +112,17 @@ export function createBundlePuller(context: BundlePullerContext) {
   const { store, clock, emit } = context;
   const proposals = new Map<string, OpenProposal>();
 
-  /** The proposal lapsed (or the engine stops): no longer open, and the relayer it held given back. */
-  function close(id: string) {
-    const proposal = proposals.get(id);
-    proposals.delete(id);
-    proposal?.lapses?.cancel();
-    proposal?.holds?.release();
+  /** The proposal is no longer open (released, lapsed, or the engine stops): the relayer it held is given back. */
+  function close(proposal: OpenProposal) {
+    proposals.delete(proposal.id);
+    proposal.lapses?.cancel();
+    proposal.holds?.release();
   }
 
   function take(id: string) {
     const proposal = proposals.get(id);
     if (!proposal || proposal.expiresAt <= clock.now()) {
-      close(id);
+      if (proposal) close(proposal);
       throw new ProposalNotOpenError(id);
     }
     proposals.delete(id);
@@ -133,7 +132,7 @@ export function createBundlePuller(context: BundlePullerContext) {
   return {
     async propose(request: ProposeBundleRequest, signal?: AbortSignal): Promise<BundleProposal | undefined> {
       await context.releaseEarlierClaims();
-      for (const [id, proposal] of proposals) if (proposal.expiresAt <= clock.now()) close(id);
+      for (const proposal of [...proposals.values()]) if (proposal.expiresAt <= clock.now()) close(proposal);
       const candidates = request.entryPoint ? [context.entryPoints.get(request.entryPoint)] : context.entryPoints.all;
       const head = { number: request.blockNumber, hash: `0x${"0".repeat(64)}` as Hash, timestamp: request.timestamp, baseFeePerGas: request.baseFee, gasLimit: request.gasBudget };
       const budget = defaultMaxBundleGas(request.gasBudget, context.settings.gasLimitMarkupPercent);
@@ -181,7 +180,7 @@ export function createBundlePuller(context: BundlePullerContext) {
         }
         if (request.signer && "release" in request.signer) {
           proposal.holds = request.signer;
-          proposal.lapses = clock.setTimeout(() => close(proposal.id), context.settings.proposalLeaseMs);
+          proposal.lapses = clock.setTimeout(() => close(proposal), context.settings.proposalLeaseMs);
         }
         proposals.set(proposal.id, proposal);
         const { entries: _entries, holds: _holds, lapses: _lapses, ...answer } = proposal;
@@ -236,14 +235,13 @@ export function createBundlePuller(context: BundlePullerContext) {
     /** The block does not hold the proposal's bundle: its operations go back to the pool. */
     async release(id: string): Promise<void> {
       const proposal = take(id);
-      proposal.lapses?.cancel();
-      proposal.holds?.release();
+      close(proposal);
       await store.requeue(proposal.userOpHashes, clock.now());
     },
 
     /** Close every open proposal, giving back the relayers they hold (the engine stops). */
     closeAll(): void {
-      for (const id of [...proposals.keys()]) close(id);
+      for (const proposal of [...proposals.values()]) close(proposal);
     },
   };
 }

@@ -124,7 +124,10 @@ export function createMemoryMempoolStore(options: MemoryMempoolStoreOptions = {}
    * as most hashes arrive, so a hash found needs no test of its case.
    */
   function find(hash: Hash): Stored | undefined {
-    return entries.get(hash) ?? (mayChangeCase.test(hash) ? entries.get(hash.toLowerCase() as Hash) : undefined);
+    const entry = entries.get(hash);
+    if (entry) return entry;
+    const key = hashKey(hash);
+    return key === hash ? undefined : entries.get(key);
   }
 
   /** Add `entry` to (or, not `enters`, take it from) the sender and entity indexes of operations in the pool. */

@@ -84,11 +84,14 @@ export interface Reputation {
   rejected(entryPoint: Address, op: UserOperation, failure: FailureReason, staked?: readonly EntityRole[]): Promise<void>;
   /** Every tracked entity on `entryPoint` with its status. */
   dump(entryPoint: Address): Promise<ReputationReport[]>;
-  /** Of `addresses` (checksummed, as `entitiesOf` gives them), those throttled on `entryPoint` (not whitelisted), lower case. */
+  /**
+   * Of `addresses` (checksummed, as `entitiesOf` gives them), those throttled on `entryPoint` (not
+   * whitelisted), lower case.
+   */
   throttled(entryPoint: Address, addresses: readonly Address[]): Promise<Set<string>>;
   /**
-   * GREP-040: `address` (checksummed) made a bundle fail after passing its second validation: `opsSeen` becomes
-   * `banOpsSeenPenalty` and `opsIncluded` 0, so it is banned.
+   * GREP-040: `address` (checksummed) made a bundle fail after passing its second validation:
+   * `opsSeen` becomes `banOpsSeenPenalty` and `opsIncluded` 0, so it is banned.
    */
   penalize(entryPoint: Address, address: Address): Promise<void>;
 }
